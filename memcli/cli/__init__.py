@@ -1,0 +1,1 @@
+"""Command-line layer: argument parsing and rendering only."""

@@ -1,0 +1,158 @@
+"""The Typer application: global options, command registration, error mapping.
+
+Library exceptions become exit codes in exactly one place: :func:`handle_errors`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import typer
+
+from memcli import __version__
+from memcli.cli.output import Output
+from memcli.errors import ExitCode, MemcliError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EPILOG = (
+    "Exit codes: 0 success; 1 nothing found (search, diff); 2 usage or bad input; "
+    "3 workspace, index or git problem; 4 embedding/LLM provider failure; 130 interrupted."
+)
+
+
+@dataclass
+class State:
+    """Global flags, shared by every command through the Typer context."""
+
+    workspace: str | None = None
+    quiet: bool = False
+    no_color: bool = False
+    debug: bool = False
+
+    @property
+    def out(self) -> Output:
+        return Output(quiet=self.quiet, no_color=self.no_color)
+
+    def memory(self, overrides: dict[str, Any] | None = None) -> Any:
+        from memcli.memory import Memory
+
+        return Memory.open(self.workspace, overrides)
+
+
+def state(ctx: typer.Context) -> State:
+    obj = ctx.find_root().obj
+    return obj if isinstance(obj, State) else State()
+
+
+class MemcliTyper(typer.Typer):
+    """A Typer whose commands all map library errors to exit codes."""
+
+    def command(self, *args: Any, **kwargs: Any) -> Callable[[F], F]:
+        register = super().command(*args, **kwargs)
+
+        def decorator(fn: F) -> F:
+            register(handle_errors(fn))
+            return fn
+
+        return decorator
+
+
+def handle_errors(fn: F) -> F:
+    """Turn MemcliError (and Ctrl-C, and surprises) into one-line errors and exit codes."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        debug = _debug_requested()
+        out = Output(no_color="--no-color" in sys.argv)
+        try:
+            return fn(*args, **kwargs)
+        except (typer.Exit, typer.Abort):
+            raise
+        except MemcliError as exc:
+            if debug:
+                raise
+            out.error(exc.message, exc.hint)
+            raise typer.Exit(int(exc.exit_code)) from None
+        except KeyboardInterrupt:
+            out.error("interrupted")
+            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
+        except BrokenPipeError:
+            _silence_broken_pipe()
+            raise typer.Exit(0) from None
+        except Exception as exc:  # a bug or an OS failure: one line, traceback with --debug
+            if debug:
+                raise
+            out.error(f"{type(exc).__name__}: {exc}", "run again with --debug for a traceback")
+            raise typer.Exit(int(ExitCode.WORKSPACE)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _debug_requested() -> bool:
+    return "--debug" in sys.argv or os.environ.get("MEMCLI_DEBUG") == "1"
+
+
+def _silence_broken_pipe() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass
+
+
+app = MemcliTyper(
+    name="memcli",
+    help="Persistent, searchable memory for agents and people: Markdown in git, indexed in SQLite.",
+    epilog=EPILOG,
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"memcli {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_callback(
+    ctx: typer.Context,
+    workspace: str | None = typer.Option(
+        None, "--workspace", "-w", help="Workspace folder (default: $MEMCLI_WORKSPACE or search upwards).",
+        show_default=False,
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No warnings or progress on stderr."),
+    no_color: bool = typer.Option(False, "--no-color", help="No colour (also: NO_COLOR)."),
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks on errors."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """memcli: persistent, searchable memory for agents and people."""
+    ctx.obj = State(workspace=workspace, quiet=quiet, no_color=no_color, debug=debug)
+
+
+def _register() -> None:
+    from memcli.cli import cmd_core  # noqa: F401  (commands register on import)
+
+
+_register()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console-script entry point."""
+    try:
+        app(args=argv, prog_name="memcli")
+    except KeyboardInterrupt:
+        sys.stderr.write("Error: interrupted\n")
+        sys.exit(int(ExitCode.INTERRUPTED))

@@ -1,0 +1,202 @@
+"""Core commands: init, add, index, search, status, files, get."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from memcli.cli import render
+from memcli.cli.app import app, state
+from memcli.errors import BadInput, ExitCode
+
+JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
+
+
+@app.command()
+def init(
+    ctx: typer.Context,
+    path: Path | None = typer.Argument(
+        None, help="Folder to set up (default: -w, $MEMCLI_WORKSPACE, or here)."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Create memory/, memory/MEMORY.md and a .gitignore entry for .memcli/ (idempotent)."""
+    from memcli.workspace import init_workspace
+
+    st = state(ctx)
+    root = path or Path(st.workspace or os.environ.get("MEMCLI_WORKSPACE") or ".")
+    root.mkdir(parents=True, exist_ok=True)
+    created = init_workspace(root)
+    payload = {"workspace": str(root.resolve()), "created": created}
+    if as_json:
+        st.out.json(payload)
+    else:
+        render.init_result(st.out, payload)
+
+
+@app.command()
+def add(
+    ctx: typer.Context,
+    text: str = typer.Argument(..., help="The fact to remember, or '-' to read it from stdin."),
+    to: str | None = typer.Option(None, "--to", help="Append to this file under memory/."),
+    evergreen: bool = typer.Option(False, "--evergreen", help="Append to memory/MEMORY.md."),
+    ns: str | None = typer.Option(None, "--ns", help="Namespace: memory/NS/YYYY-MM-DD.md."),
+    type_: str | None = typer.Option(None, "--type", "-t", help="Entry type, e.g. decision."),
+    tag: list[str] = typer.Option([], "--tag", help="Tag (repeatable)."),
+    no_redact: bool = typer.Option(False, "--no-redact", help="Do not redact secrets."),
+    as_json: bool = JSON,
+) -> None:
+    """Append a fact as '- HH:MM [type] text #tags' and index the file."""
+    st = state(ctx)
+    if text == "-":
+        text = sys.stdin.read()
+    if not text.strip():
+        raise BadInput("empty fact", hint="give the text to remember")
+    with st.memory() as mem:
+        result = mem.add(
+            text, to=to, evergreen=evergreen, namespace=ns, type=type_, tags=tag,
+            redact=not no_redact,
+        )
+    st.out.warnings(result.warnings)
+    if as_json:
+        st.out.json(result.as_dict())
+    else:
+        render.add_result(st.out, result)
+
+
+@app.command()
+def index(
+    ctx: typer.Context,
+    paths: list[str] = typer.Argument(None, help="Only these files or folders."),
+    force: bool = typer.Option(False, "--force", help="Rebuild the whole index."),
+    as_json: bool = JSON,
+) -> None:
+    """Bring the index in line with the Markdown (incremental)."""
+    st = state(ctx)
+    with st.memory() as mem, st.out.progress("indexing") as progress:
+        report = mem.index(paths or None, force=force, progress=progress)
+    st.out.warnings(report.warnings)
+    if as_json:
+        st.out.json(report.as_dict())
+    elif not st.quiet:
+        render.index_report(st.out, report)
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    query: str | None = typer.Argument(None, help="What to look for (omit with --batch)."),
+    limit: int | None = typer.Option(None, "--limit", "-n", help="Number of results."),
+    min_score: float | None = typer.Option(None, "--min-score", help="Drop results below."),
+    source: list[str] = typer.Option([], "--source", help="Only this namespace (repeatable)."),
+    type_: list[str] = typer.Option([], "--type", help="Only entries of this type."),
+    tag: list[str] = typer.Option([], "--tag", help="Only entries with this tag."),
+    since: str | None = typer.Option(None, "--since", help="Only files dated on/after."),
+    until: str | None = typer.Option(None, "--until", help="Only files dated on/before."),
+    path: str | None = typer.Option(None, "--path", help="Only paths matching this glob."),
+    decay: bool | None = typer.Option(None, "--decay/--no-decay", help="Temporal decay."),
+    as_json: bool = JSON,
+    jsonl: bool = typer.Option(False, "--jsonl", help="One JSON result per line."),
+    files_only: bool = typer.Option(False, "--files", help="Only the paths of matching files."),
+    batch: bool = typer.Option(False, "--batch", help="Queries from stdin, one JSON per line."),
+) -> None:
+    """Search memory (BM25 keyword search; hybrid when an embedding model is set)."""
+    from memcli.search import Filters, check_date
+
+    st = state(ctx)
+    filters = Filters(
+        sources=tuple(source),
+        types=tuple(type_),
+        tags=tuple(tag),
+        since=check_date(since, "--since"),
+        until=check_date(until, "--until"),
+        path_glob=path,
+    )
+    with st.memory() as mem:
+        opts = mem.search_options(limit=limit, min_score=min_score, decay=decay, filters=filters)
+        if batch:
+            if query is not None:
+                raise BadInput("--batch reads queries from stdin; do not also give a QUERY")
+            _batch(st, mem, opts)
+            return
+        if query is None:
+            raise BadInput("missing QUERY", hint="memcli search 'words to find'")
+        result = mem.search(query, opts)
+    out = st.out
+    if not as_json:
+        out.warnings(result.warnings)
+    if as_json:
+        out.json(result.as_dict())
+    elif jsonl:
+        for hit in result.as_dict()["results"]:
+            out.json(hit)
+    elif files_only:
+        for p in dict.fromkeys(h.path for h in result.hits):
+            out.line(p)
+    else:
+        render.search_result(out, result)
+    if not result.hits:
+        raise typer.Exit(int(ExitCode.NOT_FOUND))
+
+
+def _batch(st: Any, mem: Any, opts: Any) -> None:
+    """One JSON envelope per stdin line; one process and one index open for all."""
+    stale, warnings = mem.sync_before_search()
+    for raw in sys.stdin:
+        q = raw.rstrip("\n")
+        if not q.strip():
+            continue
+        try:
+            result = mem.search(q, opts, sync=False)
+        except BadInput as exc:
+            st.out.json({"query": q, "error": exc.message, "results": []})
+            continue
+        result.stale = stale
+        result.warnings[:0] = warnings
+        st.out.json(result.as_dict())
+
+
+@app.command()
+def status(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Workspace, index, counts, search mode and files changed since the last index."""
+    st = state(ctx)
+    with st.memory() as mem:
+        info = mem.status()
+    if as_json:
+        st.out.json(info)
+    else:
+        st.out.warnings(info["warnings"])
+        render.status(st.out, info)
+
+
+@app.command()
+def files(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Indexed files with their chunks, source, date and evergreen flag."""
+    st = state(ctx)
+    with st.memory() as mem:
+        rows = mem.files()
+    if as_json:
+        st.out.json({"files": rows})
+    else:
+        render.files(st.out, rows)
+
+
+@app.command()
+def get(
+    ctx: typer.Context,
+    location: str = typer.Argument(..., help="PATH[:LINE[:COUNT]], e.g. memory/2026-11-22.md:12:3"),
+    as_json: bool = JSON,
+) -> None:
+    """Print lines of a memory file (to expand a search hit)."""
+    st = state(ctx)
+    with st.memory() as mem:
+        result = mem.get(location)
+    if as_json:
+        st.out.json(result.as_dict())
+    else:
+        for line in result.lines:
+            st.out.line(line)

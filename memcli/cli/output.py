@@ -1,0 +1,155 @@
+"""The one module that writes to the terminal: JSON, Rich tables or plain text.
+
+stdout carries data only. Tables are Rich on a terminal and tab-separated
+text when piped. Warnings and errors go to stderr; progress bars only when
+stderr is a terminal. Rich is imported only when something is drawn with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+
+class Output:
+    """Renders command results according to the global output flags."""
+
+    def __init__(self, *, quiet: bool = False, no_color: bool = False) -> None:
+        self.quiet = quiet
+        self.no_color = no_color or "NO_COLOR" in os.environ
+
+    # -- streams ------------------------------------------------------------
+    @property
+    def stdout_tty(self) -> bool:
+        return sys.stdout.isatty()
+
+    @property
+    def stderr_tty(self) -> bool:
+        return sys.stderr.isatty()
+
+    def _console(self, stderr: bool = False) -> Any:
+        from rich.console import Console
+
+        return Console(
+            stderr=stderr,
+            no_color=self.no_color,
+            highlight=False,
+            soft_wrap=not stderr,
+        )
+
+    # -- data ---------------------------------------------------------------
+    def json(self, obj: Any) -> None:
+        """One JSON document (or JSON line) on stdout."""
+        sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        sys.stdout.flush()
+
+    def line(self, text: str = "") -> None:
+        """A line of data on stdout, never styled."""
+        sys.stdout.write(text + "\n")
+
+    def table(
+        self,
+        columns: Sequence[str],
+        rows: Sequence[Sequence[Any]],
+        *,
+        title: str | None = None,
+        right: Sequence[str] = (),
+    ) -> None:
+        """A Rich table on a terminal, tab-separated lines (with a header) when piped."""
+        cells = [["" if v is None else str(v) for v in row] for row in rows]
+        if not self.stdout_tty:
+            self.line("\t".join(columns))
+            for row in cells:
+                self.line("\t".join(c.replace("\t", " ").replace("\n", " ") for c in row))
+            return
+        from rich.table import Table
+
+        table = Table(title=title, title_justify="left", header_style="bold")
+        for col in columns:
+            table.add_column(col, justify="right" if col in right else "left", overflow="fold")
+        for row in cells:
+            table.add_row(*(_escape(c) for c in row))
+        self._console().print(table)
+
+    def kv(self, pairs: Sequence[tuple[str, Any]], *, title: str | None = None) -> None:
+        """Key/value listing: a two-column table on a terminal, ``key: value`` when piped."""
+        if not self.stdout_tty:
+            for key, value in pairs:
+                self.line(f"{key}: {_plain(value)}")
+            return
+        self.table(["", ""], [(k, _plain(v)) for k, v in pairs], title=title)
+
+    def styled(self, text: str, style: str = "") -> None:
+        """A human-readable line on stdout, styled only on a terminal."""
+        if not self.stdout_tty:
+            self.line(text)
+            return
+        self._console().print(_escape(text), style=style or None)
+
+    # -- diagnostics (stderr) -------------------------------------------------
+    def info(self, text: str) -> None:
+        if not self.quiet:
+            self._err(text, "dim")
+
+    def warn(self, text: str) -> None:
+        if not self.quiet:
+            self._err(f"Warning: {text}", "yellow")
+
+    def warnings(self, items: Sequence[str]) -> None:
+        for item in items:
+            self.warn(item)
+
+    def error(self, text: str, hint: str | None = None) -> None:
+        """One line ``Error: ...`` (plus a hint line), always shown."""
+        self._err(f"Error: {text}", "bold red")
+        if hint:
+            self._err(f"Hint: {hint}", "")
+
+    def _err(self, text: str, style: str) -> None:
+        if self.stderr_tty and not self.no_color:
+            self._console(stderr=True).print(_escape(text), style=style or None)
+        else:
+            sys.stderr.write(text + "\n")
+            sys.stderr.flush()
+
+    @contextmanager
+    def progress(self, label: str) -> Iterator[Callable[[int, int], None] | None]:
+        """A progress bar on stderr when it is a terminal; yields a (done, total) callback."""
+        if self.quiet or not self.stderr_tty:
+            yield None
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn(label),
+            BarColumn(),
+            MofNCompleteColumn(),
+            console=self._console(stderr=True),
+            transient=True,
+        ) as bar:
+            task = bar.add_task(label, total=None)
+
+            def update(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            yield update
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(str(v) for v in value) if value else "-"
+    if value is None:
+        return "-"
+    return str(value)

@@ -1,0 +1,89 @@
+"""Human views of command results (tables on a terminal, plain text when piped)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memcli.cli.output import Output
+
+
+def init_result(out: Output, payload: dict[str, Any]) -> None:
+    if payload["created"]:
+        out.styled(f"Initialised memcli workspace in {payload['workspace']}", "green")
+        for item in payload["created"]:
+            out.line(f"  created {item}")
+    else:
+        out.styled(f"Workspace {payload['workspace']} is already set up", "green")
+
+
+def add_result(out: Output, result: Any) -> None:
+    if result.added:
+        out.styled(f"Added to {result.path}:{result.line}", "green")
+        out.line(result.entry.rstrip("\n"))
+    else:
+        out.styled(f"Skipped: already in {result.duplicate_of}", "yellow")
+    for kind in result.redactions:
+        out.info(f"redacted a secret ({kind})")
+
+
+def index_report(out: Output, report: Any) -> None:
+    d = report.as_dict()
+    out.table(
+        ["added", "updated", "removed", "unchanged", "files", "chunks", "seconds"],
+        [[d["added"], d["updated"], d["removed"], d["unchanged"], d["files"], d["chunks"],
+          f"{d['seconds']:.2f}"]],
+        right=["added", "updated", "removed", "unchanged", "files", "chunks", "seconds"],
+    )
+
+
+def search_result(out: Output, result: Any) -> None:
+    if not result.hits:
+        out.info(f"no results for {result.query!r} ({result.mode})")
+        return
+    for hit in result.hits:
+        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+        meta = ", ".join(x for x in (hit.source, hit.date or "evergreen") if x)
+        out.styled(f"{where}  {hit.score:.3f}  ({meta})", "bold cyan")
+        for line in hit.snippet.splitlines():
+            out.line(f"  {line}")
+        out.line()
+    if result.stale:
+        out.warn("index may be stale")
+
+
+def status(out: Output, info: dict[str, Any]) -> None:
+    pairs: list[tuple[str, Any]] = [
+        ("workspace", info["workspace"]),
+        ("index", info["index"]),
+        ("files", info["files"]),
+        ("chunks", info["chunks"]),
+        ("mode", f"{info['mode']} ({info['mode_reason']})"),
+        ("last indexed", info["last_indexed"] or "never"),
+        ("dirty", len(info["dirty"])),
+    ]
+    for key in ("embedding", "cache", "git"):
+        if key in info and info[key] is not None:
+            pairs.append((key, _inline(info[key])))
+    out.kv(pairs, title="memcli status")
+    for path in info["dirty"][:20]:
+        out.line(f"  changed: {path}")
+
+
+def files(out: Output, rows: list[dict[str, Any]]) -> None:
+    out.table(
+        ["path", "chunks", "source", "date", "evergreen"],
+        [[r["path"], r["chunks"], r["source"], r["date"] or "-", "yes" if r["evergreen"] else "no"]
+         for r in rows],
+        right=["chunks"],
+    )
+
+
+def _inline(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={v}" for k, v in value.items())
+    return str(value)
+
+
+def when(ts: float | None) -> str:
+    return datetime.fromtimestamp(ts).isoformat(timespec="seconds") if ts else "-"

@@ -1,0 +1,87 @@
+"""The one place that picks a SQLite driver and loads sqlite-vec.
+
+The stdlib ``sqlite3`` is used when it can load extensions; otherwise the
+drop-in ``sqlean`` driver (a SQLite build with extension loading) is used.
+Keyword search never needs an extension, so it works either way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from functools import lru_cache
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+BUSY_TIMEOUT_MS = 15000
+
+
+@lru_cache(maxsize=1)
+def driver() -> ModuleType:
+    """The DB-API module memcli uses: stdlib sqlite3 or sqlean."""
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    try:
+        import sqlean  # type: ignore[import-untyped]
+    except ImportError:
+        return sqlite3
+    return sqlean
+
+
+def driver_name() -> str:
+    mod = driver()
+    return "sqlite3" if mod is sqlite3 else mod.__name__
+
+
+def connect(path: Path | str, *, readonly: bool = False) -> Any:
+    """Open a connection with WAL, a busy timeout and autocommit off by default."""
+    mod = driver()
+    if readonly:
+        conn = mod.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+    else:
+        conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
+    conn.isolation_level = None  # explicit BEGIN/COMMIT
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    if not readonly:
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
+def database_errors() -> tuple[type[BaseException], ...]:
+    """DatabaseError classes of every driver in use (they are distinct classes)."""
+    mod = driver()
+    errs: tuple[type[BaseException], ...] = (sqlite3.DatabaseError,)
+    if mod is not sqlite3:
+        errs += (mod.DatabaseError,)
+    return errs
+
+
+def operational_errors() -> tuple[type[BaseException], ...]:
+    mod = driver()
+    errs: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
+    if mod is not sqlite3:
+        errs += (mod.OperationalError,)
+    return errs
+
+
+def load_vec(conn: Any) -> str | None:
+    """Load sqlite-vec into ``conn``; return None on success, else why it failed."""
+    if not hasattr(conn, "enable_load_extension"):
+        return "this Python's sqlite3 cannot load extensions and sqlean is not installed"
+    try:
+        import sqlite_vec  # type: ignore[import-untyped]
+    except ImportError:
+        return "the sqlite-vec package is not installed"
+    try:
+        conn.enable_load_extension(True)
+        sqlite_vec.load(conn)
+        conn.enable_load_extension(False)
+    except Exception as exc:  # driver-specific error classes
+        return f"sqlite-vec failed to load: {exc}"
+    return None
+
+
+def sqlite_version() -> str:
+    return str(driver().sqlite_version)

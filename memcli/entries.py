@@ -1,0 +1,148 @@
+"""The entry format (``- HH:MM [type] text #tags``) and atomic, locked appends."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memcli.errors import BadInput
+
+_ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
+_TAG = re.compile(r"^#([\w][\w\-/]*)$")
+_TYPE = re.compile(r"^[\w][\w\-]*$")
+_WS = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One fact: a list item with optional time, type and tags."""
+
+    text: str
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    time: str | None = None
+    line: int = 0  # 1-based line of the item in its file (0 when not from a file)
+    end_line: int = 0
+    extra: dict[str, str] = field(default_factory=dict, compare=False)
+
+
+def clean_tag(tag: str) -> str:
+    """Normalise a tag (drop a leading '#') and check it is one word."""
+    name = tag.strip().lstrip("#")
+    if not _TAG.match("#" + name):
+        raise BadInput(f"invalid tag {tag!r}", hint="tags are single words like 'infra' or 'db/pg'")
+    return name
+
+
+def clean_type(kind: str) -> str:
+    name = kind.strip().strip("[]")
+    if not _TYPE.match(name):
+        raise BadInput(f"invalid type {kind!r}", hint="a type is one word like 'decision'")
+    return name
+
+
+def format_entry(
+    text: str, type: str | None = None, tags: tuple[str, ...] | list[str] = (), time: str = ""
+) -> str:
+    """Render one entry as Markdown lines ending in a newline.
+
+    Multi-line text continues on lines indented by two spaces; blank lines are
+    dropped so the item stays one list item.
+    """
+    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        raise BadInput("empty fact", hint="give the text to remember")
+    head = "- "
+    if time:
+        head += f"{time} "
+    if type:
+        head += f"[{clean_type(type)}] "
+    tag_text = " ".join(f"#{clean_tag(t)}" for t in tags)
+    if tag_text:
+        lines[-1] = f"{lines[-1]} {tag_text}"
+    first, rest = lines[0], lines[1:]
+    return "\n".join([head + first.lstrip(), *("  " + ln.strip() for ln in rest)]) + "\n"
+
+
+def parse_entries(text: str) -> list[Entry]:
+    """All top-level list items of a Markdown text as entries (prose is ignored)."""
+    entries: list[Entry] = []
+    lines = text.splitlines()
+    i = 0
+    in_fence = False
+    while i < len(lines):
+        line = lines[i]
+        if line.lstrip().startswith(("```", "~~~")):
+            in_fence = not in_fence
+        m = None if in_fence else _ENTRY.match(line)
+        if not m:
+            i += 1
+            continue
+        start = i
+        body = [m.group(3)]
+        i += 1
+        while i < len(lines) and lines[i].startswith(("  ", "\t")) and lines[i].strip():
+            body.append(lines[i].strip())
+            i += 1
+        entries.append(_make_entry(body, m.group(1), m.group(2), start + 1, i))
+    return entries
+
+
+def _make_entry(body: list[str], time: str | None, kind: str | None, line: int, end: int) -> Entry:
+    words = body[-1].split(" ")
+    tags: list[str] = []
+    while words and _TAG.match(words[-1]):
+        tags.insert(0, words.pop()[1:])
+    body = [*body[:-1], " ".join(words).rstrip()]
+    text = "\n".join(b for b in body if b)
+    return Entry(text=text, type=kind, tags=tuple(tags), time=time, line=line, end_line=end)
+
+
+def fact_key(text: str) -> str:
+    """Identity of a fact for duplicate checks: case and spacing do not matter."""
+    norm = _WS.sub(" ", text).strip().lower().rstrip(".!")
+    return hashlib.sha1(norm.encode("utf-8")).hexdigest()
+
+
+@contextmanager
+def locked_append(path: Path) -> Iterator[int]:
+    """Open ``path`` for appending under an exclusive lock; yield the fd.
+
+    The lock is an advisory ``flock`` on the file itself, so every memcli
+    process appending to the same file is serialised.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        _lock(fd)
+        yield fd
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _lock(fd: int) -> None:
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - non-POSIX
+        return
+    fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def append_text(fd: int, path: Path, block: str) -> None:
+    """Append ``block`` with one ``write`` call (all or nothing), fixing a missing newline."""
+    size = os.fstat(fd).st_size
+    if size:
+        with path.open("rb") as fh:
+            fh.seek(size - 1)
+            if fh.read(1) != b"\n":
+                block = "\n" + block
+    data = block.encode("utf-8")
+    written = os.write(fd, data)
+    if written != len(data):  # pragma: no cover - disk full
+        raise OSError(f"short write to {path}")
+    os.fsync(fd)

@@ -1,0 +1,71 @@
+"""Exit codes and the typed exceptions the library raises.
+
+Every exception carries its exit code; the CLI maps them in exactly one place
+(``memcli.cli.app.run``).
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Process exit codes (documented in --help, README and man page)."""
+
+    SUCCESS = 0
+    NOT_FOUND = 1  # search or diff found nothing (like grep / git diff --exit-code)
+    USAGE = 2  # usage error or bad input
+    WORKSPACE = 3  # workspace, index, lock or git problem
+    PROVIDER = 4  # embedding or LLM provider failure that cannot degrade
+    INTERRUPTED = 130  # Ctrl-C
+
+
+class MemcliError(Exception):
+    """Base class: a one-line message, an optional hint and an exit code."""
+
+    exit_code: ExitCode = ExitCode.WORKSPACE
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+
+class BadInput(MemcliError):
+    """The user gave input that cannot be used."""
+
+    exit_code = ExitCode.USAGE
+
+
+class PathOutsideWorkspace(BadInput):
+    """A user path resolves outside the workspace."""
+
+
+class ConfigError(BadInput):
+    """A setting is unknown or has a value of the wrong type."""
+
+
+class WorkspaceNotFound(MemcliError):
+    """No workspace could be found from the current directory."""
+
+
+class IndexProblem(MemcliError):
+    """The index cannot be opened, migrated or repaired."""
+
+
+class LockTimeout(MemcliError):
+    """Another process holds a lock for too long."""
+
+
+class AlreadyRunning(MemcliError):
+    """Another process already does this job (e.g. a second watcher)."""
+
+
+class GitError(MemcliError):
+    """A git operation failed or the workspace is not a git repository."""
+
+
+class ProviderError(MemcliError):
+    """An embedding or LLM provider failed (down, timeout, auth, garbage)."""
+
+    exit_code = ExitCode.PROVIDER

@@ -1,0 +1,261 @@
+"""Keeping the index in step with the Markdown: open, repair, incremental sync."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memcli import chunking, db, entries
+from memcli.config import Settings
+from memcli.errors import IndexProblem
+from memcli.locks import ProcessLock
+from memcli.scan import FoundFile, ScanResult, read_text, scan
+from memcli.store import ChunkRow, ForeignIndex, Store, remove_index_files
+from memcli.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
+
+BATCH_FILES = 500  # files per transaction: bounds lost work on a crash and WAL growth
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class IndexReport:
+    """What one sync did (the ``index --json`` payload plus warnings)."""
+
+    added: int = 0
+    updated: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    files: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "added": self.added,
+            "updated": self.updated,
+            "removed": self.removed,
+            "unchanged": self.unchanged,
+            "files": self.files,
+            "chunks": self.chunks,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def writer_lock(ws: Workspace) -> ProcessLock:
+    """The one-writer-at-a-time lock of a workspace's index."""
+    return ProcessLock(ws.lock_path, "the index")
+
+
+def chunk_params(settings: Settings) -> str:
+    return json.dumps(
+        {"chunker": chunking.CHUNKER_VERSION, "chars": settings.get("index.chunk_chars")},
+        sort_keys=True,
+    )
+
+
+def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
+    """Open the index, rebuilding it (empty) when it is corrupt or not ours.
+
+    The Markdown is the source of truth, so a broken index is simply removed;
+    the caller's next sync refills it. Nothing in ``memory/`` is touched.
+    """
+    ws.ensure_state_dir()
+    path = ws.index_path
+    try:
+        store = Store.open(path)
+        store.conn.execute("SELECT count(*) FROM files").fetchone()
+        return store
+    except IndexProblem:
+        raise
+    except ForeignIndex as exc:
+        reason = str(exc)
+    except db.database_errors() as exc:
+        if "locked" in str(exc).lower() or "busy" in str(exc).lower():
+            raise IndexProblem(f"index {path} is locked: {exc}", hint="try again") from None
+        reason = f"index {path} is unreadable ({exc})"
+    if warnings is not None:
+        warnings.append(f"{reason}; rebuilt it from the Markdown")
+    remove_index_files(path)
+    try:
+        return Store.open(path)
+    except db.database_errors() as exc:
+        raise IndexProblem(f"cannot create index {path}: {exc}") from None
+
+
+def _file_date(rel: str, text: str) -> str | None:
+    if rel.rsplit("/", 1)[-1] == EVERGREEN_FILE:
+        return None
+    return chunking.front_matter_date(text) or date_from_name(rel)
+
+
+def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[tuple[str, int]]]:
+    """Chunk a file and extract its facts (entry hashes with their line)."""
+    lines = chunking.split_lines(text)
+    facts: list[tuple[str, int]] = []
+    line_types: dict[int, str] = {}
+    line_tags: dict[int, str] = {}
+    for e in entries.parse_entries(text):
+        facts.append((entries.fact_key(e.text), e.line))
+        if e.type:
+            line_types[e.line] = e.type.lower()
+        if e.tags:
+            line_tags[e.line] = " ".join(t.lower() for t in e.tags)
+    rows = []
+    for c in chunking.chunk_lines(lines, target):
+        span = range(c.start_line, c.end_line + 1)
+        types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
+        tags = " ".join(sorted({t for n in span if n in line_tags for t in line_tags[n].split()}))
+        digest = hashlib.sha256(c.text.encode("utf-8")).hexdigest()
+        rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, types, tags, digest))
+    return rows, facts
+
+
+class Indexer:
+    """Incremental sync of one workspace into its store (caller holds the writer lock)."""
+
+    def __init__(self, ws: Workspace, store: Store, settings: Settings) -> None:
+        self.ws = ws
+        self.store = store
+        self.settings = settings
+        self.include: list[str] = settings.get("index.include")
+        self.max_bytes = int(settings.get("index.max_file_mb") * 1024 * 1024)
+        self.target = int(settings.get("index.chunk_chars"))
+
+    def scan(self) -> ScanResult:
+        return scan(self.ws, self.include, self.max_bytes)
+
+    def dirty(self, found: ScanResult | None = None) -> list[str]:
+        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones."""
+        found = found or self.scan()
+        known = self.store.file_states()
+        out = [
+            rel
+            for rel, f in found.files.items()
+            if (k := known.get(rel)) is None or (k.mtime_ns, k.size) != (f.mtime_ns, f.size)
+        ]
+        out.extend(rel for rel in known if rel not in found.files)
+        return sorted(out)
+
+    def needs_rebuild(self) -> bool:
+        return self.store.get_meta("chunking") != chunk_params(self.settings)
+
+    def sync(
+        self,
+        paths: Iterable[str] | None = None,
+        *,
+        force: bool = False,
+        progress: Progress | None = None,
+    ) -> IndexReport:
+        """Bring the index in line with the files (all, or only ``paths``)."""
+        t0 = time.perf_counter()
+        report = IndexReport()
+        store = self.store
+        if force or self.needs_rebuild():
+            if not force and store.get_meta("chunking") is not None:
+                report.warnings.append("chunking settings changed; rebuilding the index")
+            with store.transaction():
+                store.clear()
+                store.set_meta("chunking", chunk_params(self.settings))
+        found = self.scan()
+        report.warnings.extend(found.warnings)
+        known = store.file_states()
+        wanted = _selector(paths)
+        todo = [f for rel, f in sorted(found.files.items()) if wanted(rel)]
+        gone = [k for rel, k in known.items() if rel not in found.files and wanted(rel)]
+        total = len(todo) + len(gone)
+        done = 0
+        batch = 0
+        store.conn.execute("BEGIN IMMEDIATE")
+        try:
+            for f in todo:
+                self._sync_file(f, known.get(f.rel), report)
+                done += 1
+                batch += 1
+                if batch >= BATCH_FILES:
+                    store.conn.execute("COMMIT")
+                    store.conn.execute("BEGIN IMMEDIATE")
+                    batch = 0
+                if progress:
+                    progress(done, total)
+            for k in gone:
+                store.remove_file(k.id)
+                report.removed += 1
+                report.changed.append(k.path)
+                done += 1
+                if progress:
+                    progress(done, total)
+            store.set_meta("last_indexed", str(time.time()))
+            store.conn.execute("COMMIT")
+        except BaseException:
+            store.conn.execute("ROLLBACK")
+            raise
+        report.files, report.chunks = store.counts()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _sync_file(self, f: FoundFile, known, report: IndexReport) -> None:  # noqa: ANN001
+        if known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size):
+            report.unchanged += 1
+            return
+        try:
+            data, text, warning = read_text(f.abspath)
+        except OSError as exc:
+            report.warnings.append(f"{f.rel}: skipped: {exc.strerror or exc}")
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        if known is not None and known.sha256 == digest:
+            self.store.touch_file(known.id, f.mtime_ns, f.size)
+            report.unchanged += 1
+            return
+        if warning:
+            report.warnings.append(f"{f.rel}: {warning}")
+        if text is None:
+            if known is not None:
+                self.store.remove_file(known.id)
+                report.removed += 1
+            return
+        rows, facts = build_rows(f.rel, text, self.target)
+        self.store.write_file(
+            f.rel,
+            mtime_ns=f.mtime_ns,
+            size=f.size,
+            sha256=digest,
+            date=_file_date(f.rel, text),
+            source=source_of(f.rel),
+            evergreen=_file_date(f.rel, text) is None,
+            chunks=rows,
+            facts=facts,
+            file_id=known.id if known is not None else None,
+        )
+        report.changed.append(f.rel)
+        if known is None:
+            report.added += 1
+        else:
+            report.updated += 1
+
+
+def _selector(paths: Iterable[str] | None) -> Callable[[str], bool]:
+    """A predicate for 'rel is one of paths or under one of these folders'."""
+    if paths is None:
+        return lambda rel: True
+    exact = set(paths)
+    if "" in exact:
+        return lambda rel: True
+    prefixes = tuple(p.rstrip("/") + "/" for p in exact)
+    return lambda rel: rel in exact or rel.startswith(prefixes)
+
+
+def rel_paths(ws: Workspace, paths: Iterable[str | Path]) -> list[str]:
+    """User paths (files or folders) as workspace-relative POSIX paths, confined."""
+    out: list[str] = []
+    for p in paths:
+        resolved = ws.resolve_user_path(p, base=Path.cwd())
+        out.append(ws.rel(resolved) if resolved != ws.root.resolve() else "")
+    return out

@@ -1,0 +1,166 @@
+"""Finding the Markdown files of a workspace and reading them safely."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from memcli.workspace import STATE_DIR, Workspace
+
+SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
+BINARY_SNIFF = 8192
+
+
+@dataclass(frozen=True)
+class FoundFile:
+    rel: str
+    abspath: Path
+    mtime_ns: int
+    size: int
+
+
+@dataclass
+class ScanResult:
+    files: dict[str, FoundFile] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+
+def glob_to_regex(pattern: str) -> re.Pattern[str]:
+    """Translate a glob with ``**`` (any folders), ``*``, ``?`` and ``[...]``."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if pattern.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pattern.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        elif c == "[":
+            j = pattern.find("]", i + 1)
+            if j < 0:
+                out.append(re.escape(c))
+                i += 1
+            else:
+                body = pattern[i + 1 : j].replace("\\", "\\\\")
+                if body.startswith("!"):
+                    body = "^" + body[1:]
+                out.append(f"[{body}]")
+                i = j + 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _static_prefix(pattern: str) -> str:
+    parts = []
+    for part in pattern.split("/")[:-1]:
+        if any(ch in part for ch in "*?["):
+            break
+        parts.append(part)
+    return "/".join(parts)
+
+
+class Matcher:
+    """Include globs minus ``.memignore`` (gitignore syntax, via pathspec when present)."""
+
+    def __init__(self, ws: Workspace, include: list[str]) -> None:
+        self.include = [glob_to_regex(p.lstrip("/")) for p in include]
+        self.roots = sorted({_static_prefix(p.lstrip("/")) for p in include})
+        self._ignore = None
+        ignore_file = ws.root / ".memignore"
+        if ignore_file.is_file():
+            import pathspec  # only imported when a .memignore exists
+
+            lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+            self._ignore = pathspec.PathSpec.from_lines("gitwildmatch", lines)
+
+    def matches(self, rel: str) -> bool:
+        if not any(rx.match(rel) for rx in self.include):
+            return False
+        return not (self._ignore is not None and self._ignore.match_file(rel))
+
+
+def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
+    """Every indexable file with its (mtime_ns, size); warnings for what is skipped.
+
+    Symlinks are followed only while they stay inside the workspace; loops
+    and links leaving it are skipped with a warning and never read.
+    """
+    result = ScanResult()
+    matcher = Matcher(ws, include)
+    root = ws.root.resolve()
+    seen_dirs: set[tuple[int, int]] = set()
+
+    def walk(folder: Path, rel_folder: str) -> None:
+        try:
+            st = folder.stat()
+        except OSError:
+            return
+        key = (st.st_dev, st.st_ino)
+        if key in seen_dirs:
+            return
+        seen_dirs.add(key)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as exc:
+            result.warnings.append(f"{rel_folder or '.'}: cannot list: {exc.strerror}")
+            return
+        for entry in entries:
+            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            if "\n" in entry.name or "\r" in entry.name:
+                result.warnings.append(f"{rel!r}: skipped: newline in file name")
+                continue
+            try:
+                is_link = entry.is_symlink()
+                if is_link:
+                    target = Path(entry.path).resolve()
+                    if target != root and root not in target.parents:
+                        if matcher.matches(rel) or entry.is_dir():
+                            result.warnings.append(f"{rel}: skipped: symlink leaves the workspace")
+                        continue
+                if entry.is_dir():
+                    if entry.name in SKIP_DIRS:
+                        continue
+                    walk(Path(entry.path), rel)
+                    continue
+                if not entry.is_file() or not matcher.matches(rel):
+                    continue
+                st = entry.stat()
+            except OSError as exc:  # broken link, loop, permission
+                if matcher.matches(rel):
+                    result.warnings.append(f"{rel}: skipped: {exc.strerror or exc}")
+                continue
+            if st.st_size > max_bytes:
+                mb = st.st_size / 1048576
+                result.warnings.append(f"{rel}: skipped: {mb:.1f} MiB is over the size cap")
+                continue
+            result.files[rel] = FoundFile(rel, Path(entry.path), st.st_mtime_ns, st.st_size)
+
+    for prefix in matcher.roots:
+        base = ws.root / prefix if prefix else ws.root
+        if base.is_dir():
+            walk(base, prefix)
+    return result
+
+
+def read_text(path: Path) -> tuple[bytes, str | None, str | None]:
+    """Read a file: (bytes, text or None when binary, warning or None)."""
+    data = path.read_bytes()
+    if b"\x00" in data[:BINARY_SNIFF]:
+        return data, None, "skipped: binary file"
+    try:
+        return data, data.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        text = data.decode("utf-8", errors="replace")
+        return data, text, f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters"

@@ -1,0 +1,300 @@
+"""The SQLite index: schema, migrations and every SQL statement about files and chunks."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from memcli import db
+from memcli.errors import IndexProblem
+
+APP_ID = "memcli"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+
+def _script(conn: Any, sql: str) -> None:
+    """Run several statements inside the caller's transaction (executescript would commit)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _m001_base(conn: Any) -> None:
+    _script(
+        conn,
+        f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            date TEXT,
+            source TEXT NOT NULL,
+            evergreen INTEGER NOT NULL,
+            indexed_at REAL NOT NULL
+        );
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            types TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '',
+            hash TEXT NOT NULL,
+            embedded INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX chunks_file ON chunks(file_id);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, tokenize='{FTS_TOKENIZER}');
+        CREATE TABLE facts (
+            hash TEXT NOT NULL,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX facts_hash ON facts(hash);
+        CREATE INDEX facts_file ON facts(file_id);
+        """
+    )
+
+
+#: Forward migrations; ``PRAGMA user_version`` is the number applied.
+MIGRATIONS: list[Callable[[Any], None]] = [_m001_base]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+@dataclass(frozen=True)
+class FileState:
+    id: int
+    path: str
+    mtime_ns: int
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class ChunkRow:
+    """What the indexer stores for one chunk."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    types: str
+    tags: str
+    hash: str
+
+
+class Store:
+    """A connection to ``index.db`` with the schema applied."""
+
+    def __init__(self, path: Path, conn: Any) -> None:
+        self.path = path
+        self.conn = conn
+        self.vec_loaded: bool = False
+        self.vec_error: str | None = None
+
+    # -- opening -------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path) -> Store:
+        """Open (creating and migrating as needed). Raises db errors on corruption."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = db.connect(path)
+        store = cls(path, conn)
+        try:
+            store._migrate()
+        except BaseException:
+            conn.close()
+            raise
+        return store
+
+    def _migrate(self) -> None:
+        conn = self.conn
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise IndexProblem(
+                f"index {self.path} has schema {version}, newer than this memcli ({SCHEMA_VERSION})",
+                hint="upgrade memcli, or delete the .memcli folder to rebuild the index",
+            )
+        if version == 0:
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            if names:
+                raise ForeignIndex(f"{self.path} is not a memcli index")
+        elif self.get_meta("app") != APP_ID:
+            raise ForeignIndex(f"{self.path} is not a memcli index")
+        if version == SCHEMA_VERSION:
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            current = conn.execute("PRAGMA user_version").fetchone()[0]
+            for step in MIGRATIONS[current:]:
+                step(conn)
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('app', ?)", (APP_ID,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    # -- meta ----------------------------------------------------------
+    def get_meta(self, key: str) -> str | None:
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    # -- vectors -------------------------------------------------------
+    def has_table(self, name: str) -> bool:
+        row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
+        return row is not None
+
+    def ensure_vec(self) -> bool:
+        """Load sqlite-vec once; False (and ``vec_error``) when it cannot load."""
+        if not self.vec_loaded and self.vec_error is None:
+            self.vec_error = db.load_vec(self.conn)
+            self.vec_loaded = self.vec_error is None
+        return self.vec_loaded
+
+    # -- files ---------------------------------------------------------
+    def file_states(self) -> dict[str, FileState]:
+        rows = self.conn.execute("SELECT id, path, mtime_ns, size, sha256 FROM files")
+        return {r[1]: FileState(*r) for r in rows}
+
+    def touch_file(self, file_id: int, mtime_ns: int, size: int) -> None:
+        self.conn.execute(
+            "UPDATE files SET mtime_ns = ?, size = ? WHERE id = ?", (mtime_ns, size, file_id)
+        )
+
+    def _delete_file_rows(self, file_id: int) -> None:
+        ids = "SELECT id FROM chunks WHERE file_id = ?"
+        self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({ids})", (file_id,))
+        if self.has_table("chunks_vec") and self.ensure_vec():
+            self.conn.execute(f"DELETE FROM chunks_vec WHERE rowid IN ({ids})", (file_id,))
+        self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
+        self.conn.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
+
+    def remove_file(self, file_id: int) -> None:
+        self._delete_file_rows(file_id)
+        self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
+
+    def write_file(
+        self,
+        path: str,
+        *,
+        mtime_ns: int,
+        size: int,
+        sha256: str,
+        date: str | None,
+        source: str,
+        evergreen: bool,
+        chunks: list[ChunkRow],
+        facts: Iterable[tuple[str, int]],
+        file_id: int | None = None,
+    ) -> int:
+        """Insert or replace one file with all its chunks and facts."""
+        now = time.time()
+        if file_id is not None:
+            self._delete_file_rows(file_id)
+            self.conn.execute(
+                "UPDATE files SET mtime_ns=?, size=?, sha256=?, date=?, source=?, evergreen=?,"
+                " indexed_at=? WHERE id=?",
+                (mtime_ns, size, sha256, date, source, int(evergreen), now, file_id),
+            )
+        else:
+            cur = self.conn.execute(
+                "INSERT INTO files (path, mtime_ns, size, sha256, date, source, evergreen,"
+                " indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (path, mtime_ns, size, sha256, date, source, int(evergreen), now),
+            )
+            file_id = int(cur.lastrowid)
+        conn = self.conn
+        for c in chunks:
+            cur = conn.execute(
+                "INSERT INTO chunks (file_id, start_line, end_line, heading, types, tags, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (file_id, c.start_line, c.end_line, c.heading, c.types, c.tags, c.hash),
+            )
+            conn.execute(
+                "INSERT INTO chunks_fts (rowid, text, heading) VALUES (?, ?, ?)",
+                (cur.lastrowid, c.text, c.heading),
+            )
+        conn.executemany(
+            "INSERT INTO facts (hash, file_id, line) VALUES (?, ?, ?)",
+            [(h, file_id, line) for h, line in facts],
+        )
+        return file_id
+
+    def clear(self) -> None:
+        """Delete every indexed row (a full rebuild follows)."""
+        self.conn.execute("DELETE FROM chunks_fts")
+        if self.has_table("chunks_vec") and self.ensure_vec():
+            self.conn.execute("DELETE FROM chunks_vec")
+        self.conn.execute("DELETE FROM facts")
+        self.conn.execute("DELETE FROM chunks")
+        self.conn.execute("DELETE FROM files")
+
+    # -- reads ---------------------------------------------------------
+    def counts(self) -> tuple[int, int]:
+        files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
+        chunks = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+        return int(files), int(chunks)
+
+    def find_fact(self, fact_hash: str) -> tuple[str, int] | None:
+        row = self.conn.execute(
+            "SELECT f.path, x.line FROM facts x JOIN files f ON f.id = x.file_id"
+            " WHERE x.hash = ? LIMIT 1",
+            (fact_hash,),
+        ).fetchone()
+        return (row[0], int(row[1])) if row else None
+
+    def list_files(self) -> list[dict[str, Any]]:
+        rows = self.conn.execute(
+            "SELECT f.path, f.source, f.date, f.evergreen, f.size, f.indexed_at,"
+            " (SELECT count(*) FROM chunks c WHERE c.file_id = f.id)"
+            " FROM files f ORDER BY f.path"
+        )
+        return [
+            {
+                "path": r[0],
+                "source": r[1],
+                "date": r[2],
+                "evergreen": bool(r[3]),
+                "size": r[4],
+                "indexed_at": r[5],
+                "chunks": r[6],
+            }
+            for r in rows
+        ]
+
+
+class ForeignIndex(Exception):
+    """The file is a SQLite database, but not a memcli index."""
+
+
+def remove_index_files(path: Path) -> None:
+    """Delete an index and its WAL/SHM side files."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except FileNotFoundError:
+            pass

@@ -1,0 +1,167 @@
+"""Workspace discovery, layout and path confinement."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from memcli.errors import BadInput, PathOutsideWorkspace, WorkspaceNotFound
+
+MEMORY_DIR = "memory"
+EVERGREEN_FILE = "MEMORY.md"
+STATE_DIR = ".memcli"
+CONFIG_FILE = "memcli.toml"
+
+_DATE_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+_NS_NAME = re.compile(r"^[\w][\w.\-]*$")
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A folder with ``memory/`` (the Markdown) and ``.memcli/`` (derived state)."""
+
+    root: Path
+
+    @property
+    def memory_dir(self) -> Path:
+        return self.root / MEMORY_DIR
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @property
+    def index_path(self) -> Path:
+        return self.state_dir / "index.db"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.state_dir / "lock"
+
+    @property
+    def evergreen_path(self) -> Path:
+        return self.memory_dir / EVERGREEN_FILE
+
+    def ensure_state_dir(self) -> Path:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        return self.state_dir
+
+    def rel(self, path: Path) -> str:
+        """Workspace-relative POSIX path."""
+        return path.relative_to(self.root).as_posix()
+
+    def resolve_user_path(self, user_path: str | Path, *, base: Path | None = None) -> Path:
+        """Resolve a user-given path and refuse anything outside the workspace.
+
+        Relative paths are taken from ``base`` (default: the workspace root).
+        Symlinked folders are resolved, so a link pointing out is refused too.
+        """
+        text = str(user_path)
+        if not text or "\x00" in text or "\n" in text:
+            raise BadInput(f"invalid path: {text!r}")
+        raw = Path(text).expanduser()
+        candidate = raw if raw.is_absolute() else (base or self.root) / raw
+        resolved = candidate.resolve(strict=False)
+        root = self.root.resolve()
+        if resolved != root and root not in resolved.parents:
+            raise PathOutsideWorkspace(
+                f"path {text!r} is outside the workspace {root}",
+                hint="paths must stay inside the workspace",
+            )
+        return resolved
+
+    def daily_path(self, day: date, namespace: str | None = None) -> Path:
+        """``memory/YYYY-MM-DD.md`` or ``memory/<ns>/YYYY-MM-DD.md``."""
+        folder = self.memory_dir
+        if namespace:
+            folder = self.memory_dir / check_namespace(namespace)
+        return self.resolve_user_path(folder / f"{day.isoformat()}.md")
+
+
+def check_namespace(name: str) -> str:
+    """A namespace is one safe folder name (no separators, no ``..``)."""
+    if not _NS_NAME.match(name) or name in (".", "..") or ".." in name:
+        raise BadInput(
+            f"invalid namespace {name!r}",
+            hint="use letters, digits, '_', '-' or '.' (no slashes)",
+        )
+    return name
+
+
+def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) -> Workspace:
+    """Find the workspace: explicit flag, ``$MEMCLI_WORKSPACE``, or nearest ancestor."""
+    chosen = explicit or os.environ.get("MEMCLI_WORKSPACE")
+    if chosen:
+        root = Path(chosen).expanduser().resolve()
+        if not root.is_dir():
+            raise WorkspaceNotFound(
+                f"workspace {str(chosen)!r} is not a directory",
+                hint="run 'memcli init' there first",
+            )
+        return Workspace(root)
+    start = (cwd or Path.cwd()).resolve()
+    for folder in (start, *start.parents):
+        if (folder / MEMORY_DIR).is_dir() or (folder / CONFIG_FILE).is_file():
+            return Workspace(folder)
+    raise WorkspaceNotFound(
+        f"no memcli workspace in {start} or any parent",
+        hint="run 'memcli init' to create one, or pass -w DIR",
+    )
+
+
+def source_of(rel_path: str) -> str:
+    """Source label: ``memory/x.md`` -> ``memory``; ``memory/ns/.../x.md`` -> ``ns``."""
+    parts = rel_path.split("/")
+    if len(parts) >= 3 and parts[0] == MEMORY_DIR:
+        return parts[1]
+    return parts[0] if len(parts) > 1 else MEMORY_DIR
+
+
+def date_from_name(rel_path: str) -> str | None:
+    """A ``YYYY-MM-DD`` prefix of the file name, if it is a real date."""
+    name = rel_path.rsplit("/", 1)[-1]
+    m = _DATE_PREFIX.match(name)
+    if not m:
+        return None
+    try:
+        return date.fromisoformat(m.group(1)).isoformat()
+    except ValueError:
+        return None
+
+
+MEMORY_TEMPLATE = """# Memory
+
+Evergreen facts: curated by hand, never decayed, never written by `memcli flush`.
+"""
+
+
+def init_workspace(root: Path) -> list[str]:
+    """Create the layout in ``root`` (idempotent); return what was created or changed."""
+    root = root.resolve()
+    ws = Workspace(root)
+    done: list[str] = []
+    if not ws.memory_dir.is_dir():
+        if ws.memory_dir.exists():
+            raise BadInput(f"{ws.memory_dir} exists and is not a folder")
+        ws.memory_dir.mkdir(parents=True)
+        done.append(f"{MEMORY_DIR}/")
+    if not ws.evergreen_path.exists():
+        ws.evergreen_path.write_text(MEMORY_TEMPLATE, encoding="utf-8")
+        done.append(f"{MEMORY_DIR}/{EVERGREEN_FILE}")
+    if ensure_line(root / ".gitignore", f"{STATE_DIR}/"):
+        done.append(".gitignore")
+    return done
+
+
+def ensure_line(path: Path, line: str) -> bool:
+    """Append ``line`` to a text file unless present; True when the file changed."""
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    if line in (ln.strip() for ln in text.splitlines()):
+        return False
+    prefix = "" if not text or text.endswith("\n") else "\n"
+    with path.open("a", encoding="utf-8") as fh:
+        fh.write(f"{prefix}{line}\n")
+    return True

@@ -1,0 +1,100 @@
+"""End-to-end CLI behaviour of the core commands (init, add, index, search, status, files, get)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import Cli
+
+
+def test_add_index_search_roundtrip(cli: Cli, workspace: Path) -> None:
+    r = cli("add", "--type", "decision", "--tag", "infra", "Use Valkey instead of Redis.", "--json")
+    assert r.exit_code == 0, r.stderr
+    added = r.json()
+    assert added["added"] is True
+    assert added["entry"].endswith("[decision] Use Valkey instead of Redis. #infra")
+    text = (workspace / added["path"]).read_text()
+    assert "[decision] Use Valkey instead of Redis. #infra" in text
+
+    r = cli("search", "--json", "which cache: valkey or redis?")
+    assert r.exit_code == 0
+    env = r.json()
+    assert set(env) == {"query", "mode", "stale", "warnings", "results"}
+    assert env["mode"] == "keyword"
+    hit = env["results"][0]
+    assert hit["path"] == added["path"]
+    assert 0.0 <= hit["score"] <= 1.0
+    assert "Valkey" in hit["snippet"]
+    assert hit["start_line"] <= added["line"] <= hit["end_line"]
+
+
+def test_duplicate_is_skipped(cli: Cli) -> None:
+    assert cli("add", "The build uses uv.").exit_code == 0
+    r = cli("add", "--json", "the build  uses uv")
+    assert r.exit_code == 0
+    assert r.json()["added"] is False
+    assert r.json()["duplicate_of"]
+
+
+def test_no_hit_exits_1_with_valid_json(cli: Cli) -> None:
+    cli("add", "alpha")
+    r = cli("search", "--json", "zzzunknown")
+    assert r.exit_code == 1
+    assert r.json()["results"] == []
+
+
+def test_empty_query_is_usage_error(cli: Cli) -> None:
+    r = cli("search", "   ")
+    assert r.exit_code == 2
+    assert "Error:" in r.stderr
+
+
+def test_missing_workspace_exit_3(tmp_path: Path) -> None:
+    r = Cli(tmp_path / "nowhere")("status")
+    assert r.exit_code == 3
+    assert "memcli init" in r.stderr
+
+
+def test_get_and_confinement(cli: Cli, workspace: Path) -> None:
+    (workspace / "memory" / "notes.md").write_text("one\ntwo\nthree\n")
+    r = cli("get", "memory/notes.md:2:2", "--json")
+    assert r.exit_code == 0
+    assert r.json() == {"path": "memory/notes.md", "start_line": 2, "end_line": 3, "text": "two\nthree"}
+    r = cli("get", "../outside.md")
+    assert r.exit_code == 2
+
+
+def test_add_to_outside_refused(cli: Cli, tmp_path: Path) -> None:
+    r = cli("add", "--to", "../../evil.md", "x")
+    assert r.exit_code == 2
+    assert not (tmp_path / "evil.md").exists()
+
+
+def test_batch_one_envelope_per_line(cli: Cli) -> None:
+    cli("add", "Postgres runs on port 5433")
+    r = cli("search", "--batch", input="postgres port\n\nnothingmatches\n")
+    assert r.exit_code == 0
+    lines = r.jsonl()
+    assert [x["query"] for x in lines] == ["postgres port", "nothingmatches"]
+    assert lines[0]["results"] and lines[1]["results"] == []
+
+
+def test_status_and_files_json(cli: Cli) -> None:
+    cli("add", "fact one")
+    st = cli("status", "--json").json()
+    assert st["files"] == 1 and st["dirty"] == ["memory/MEMORY.md"]  # add indexes its file only
+    assert cli("index", "--json").json()["added"] == 1
+    st = cli("status", "--json").json()
+    assert st["files"] == 2 and st["chunks"] >= 2 and st["dirty"] == []
+    files = cli("files", "--json").json()["files"]
+    assert {f["path"] for f in files} >= {"memory/MEMORY.md"}
+
+
+def test_installed_entry_point_help() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "memcli", "--help"], capture_output=True, text=True, timeout=60
+    )
+    assert out.returncode == 0
+    assert "search" in out.stdout and "Exit codes" in out.stdout
