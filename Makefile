@@ -9,11 +9,13 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -e .
+	$(BIN)/python -m compileall -q memcli
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -e '.[dev]'
+	$(BIN)/python -m compileall -q memcli
 	touch $(VENV)/.installed $@
 
 demo: $(VENV)/.installed
