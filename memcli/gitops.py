@@ -7,12 +7,16 @@ helpers (:func:`find_git_root`, :func:`quick_status`) do not import it at all.
 
 from __future__ import annotations
 
+import difflib
 import os
 import subprocess
+from dataclasses import dataclass, field
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from memcli.errors import GitError
+from memcli.entries import parse_entries
+from memcli.errors import BadInput, GitError
 
 NOT_A_REPO_HINT = "run 'git init' there (or 'memcli init --git'), or use -w to pick a workspace"
 IDENTITY_HINT = "set your identity: git config user.name 'Name'; git config user.email 'you@host'"
@@ -142,6 +146,9 @@ def commit_paths(root: Path, paths: list[Path], message: str) -> str:
         )
     _, tracked, _ = run_git(repo, "ls-files", "-z", "--", *rels)
     known = set(tracked.split("\0")) | {r for r in rels if (top / r).exists()}
+    if has_head(repo):  # deleted from the index already (git rm, git mv): still committable
+        _, in_head, _ = run_git(repo, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *rels)
+        known.update(in_head.split("\0"))
     rels = [r for r in rels if r in known]
     if not rels:
         return ""
@@ -224,3 +231,529 @@ def _parse_status_v2(out: str, prefix: str) -> dict[str, Any]:
             i += 1  # the original path of a rename follows in its own field
     rels = sorted(p[len(prefix):] if p.startswith(prefix) else p for p in dirty)
     return {"branch": branch, "dirty_memory_files": rels, "ahead": ahead, "behind": behind}
+
+
+# -- diff of facts -------------------------------------------------------------------
+WORKTREE = "worktree"
+
+
+@dataclass(frozen=True)
+class FactLine:
+    """A fact (a list entry) or a line of prose that was added or removed."""
+
+    line: int
+    text: str
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    time: str | None = None
+    kind: str = "fact"  # "fact" for a parsed entry, "line" for any other line
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "line": self.line,
+            "text": self.text,
+            "type": self.type,
+            "tags": list(self.tags),
+            "time": self.time,
+            "kind": self.kind,
+        }
+
+
+@dataclass
+class FileDiff:
+    """How one memory file changed between two states."""
+
+    path: str  # workspace-relative POSIX path (the new path of a rename)
+    status: str  # added, modified, deleted, renamed, untracked, typechange
+    old_path: str | None = None
+    added: list[FactLine] = field(default_factory=list)
+    removed: list[FactLine] = field(default_factory=list)
+    binary: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "status": self.status,
+            "old_path": self.old_path,
+            "binary": self.binary,
+            "added": [f.as_dict() for f in self.added],
+            "removed": [f.as_dict() for f in self.removed],
+        }
+
+
+@dataclass
+class DiffResult:
+    """Facts added and removed under ``memory/`` between ``old`` and ``new``."""
+
+    old: str | None  # commit sha; None = before the first commit (empty tree)
+    new: str  # commit sha or WORKTREE
+    files: list[FileDiff] = field(default_factory=list)
+
+    @property
+    def totals(self) -> dict[str, int]:
+        return {
+            "files": len(self.files),
+            "added": sum(len(f.added) for f in self.files),
+            "removed": sum(len(f.removed) for f in self.files),
+        }
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.files)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "from": self.old,
+            "to": self.new,
+            "files": [f.as_dict() for f in self.files],
+            "totals": self.totals,
+        }
+
+
+_STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "C": "added",
+           "T": "typechange", "U": "modified"}
+
+
+class _Scope:
+    """A repository seen from a workspace: its top, and the memory folder's pathspec."""
+
+    def __init__(self, root: Path, memory_dir: str = "memory") -> None:
+        self.repo = open_repo(root)
+        self.top = repo_top(self.repo)
+        self.prefix = _prefix(self.top, Path(root).resolve())
+        self.pathspec = self.prefix + memory_dir
+        self._empty_tree: str | None = None
+
+    def ws_rel(self, repo_rel: str) -> str:
+        return repo_rel[len(self.prefix):] if repo_rel.startswith(self.prefix) else repo_rel
+
+    def resolve(self, rev: str) -> str:
+        """A revision as a full commit sha; BadInput when it names nothing."""
+        if not rev or rev.startswith("-"):
+            raise BadInput(f"invalid revision {rev!r}")
+        status, out, _ = run_git(self.repo, "rev-parse", "--verify", "--quiet", "--end-of-options",
+                                 f"{rev}^{{commit}}", check=False)
+        if status != 0:
+            raise BadInput(f"unknown revision {rev!r}", hint="see 'git log' for valid revisions")
+        return out.strip()
+
+    def head(self) -> str | None:
+        status, out, _ = run_git(self.repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}",
+                                 check=False)
+        return out.strip() if status == 0 else None
+
+    def empty_tree(self) -> str:
+        if self._empty_tree is None:
+            _, out, _ = run_git(self.repo, "hash-object", "-t", "tree", os.devnull)
+            self._empty_tree = out.strip()
+        return self._empty_tree
+
+    def blob_text(self, commit: str | None, repo_rel: str) -> bytes:
+        if commit is None:
+            return b""
+        if commit == WORKTREE:
+            try:
+                return (self.top / repo_rel).read_bytes()
+            except OSError:
+                return b""
+        try:
+            return self.repo.commit(commit).tree[repo_rel].data_stream.read()
+        except KeyError:
+            return b""
+
+    def changes(self, old: str | None, new: str) -> list[tuple[str, str, str | None]]:
+        """(status letter, repo-relative path, old path) for files under memory/."""
+        base = old or self.empty_tree()
+        args = ["diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", base]
+        if new != WORKTREE:
+            args.append(new)
+        _, out, _ = run_git(self.repo, *args, "--", self.pathspec)
+        fields = out.split("\0")
+        found: list[tuple[str, str, str | None]] = []
+        i = 0
+        while i < len(fields) - 1:
+            letter = fields[i][:1]
+            if letter in ("R", "C"):
+                found.append((letter, fields[i + 2], fields[i + 1]))
+                i += 3
+            else:
+                found.append((letter, fields[i + 1], None))
+                i += 2
+        if new == WORKTREE:
+            _, out, _ = run_git(self.repo, "ls-files", "-z", "--others", "--exclude-standard",
+                                "--", self.pathspec)
+            found.extend(("?", p, None) for p in out.split("\0") if p)
+        return found
+
+    def file_diff(self, old: str | None, new: str, letter: str, path: str,
+                  old_path: str | None) -> FileDiff:
+        status = "untracked" if letter == "?" else _STATUS.get(letter, "modified")
+        before = b"" if letter in ("A", "?") else self.blob_text(old, old_path or path)
+        after = b"" if letter == "D" else self.blob_text(new, path)
+        fd = FileDiff(self.ws_rel(path), status, self.ws_rel(old_path) if old_path else None)
+        if b"\0" in before or b"\0" in after:
+            fd.binary = True
+            return fd
+        fd.added, fd.removed = fact_changes(before.decode("utf-8", "replace"),
+                                            after.decode("utf-8", "replace"))
+        return fd
+
+    def diff(self, old: str | None, new: str) -> DiffResult:
+        result = DiffResult(old, new)
+        for letter, path, old_path in self.changes(old, new):
+            fd = self.file_diff(old, new, letter, path, old_path)
+            if fd.added or fd.removed or fd.binary or fd.status != "modified":
+                result.files.append(fd)
+        result.files.sort(key=lambda f: f.path)
+        return result
+
+
+def fact_changes(before: str, after: str) -> tuple[list[FactLine], list[FactLine]]:
+    """(added, removed): facts or prose lines touched by a line diff of two texts."""
+    old_lines = before.splitlines()
+    new_lines = after.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    gone: set[int] = set()
+    came: set[int] = set()
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag in ("delete", "replace"):
+            gone.update(range(i1 + 1, i2 + 1))
+        if tag in ("insert", "replace"):
+            came.update(range(j1 + 1, j2 + 1))
+    return _facts_at(after, new_lines, came), _facts_at(before, old_lines, gone)
+
+
+def _facts_at(text: str, lines: list[str], touched: set[int]) -> list[FactLine]:
+    if not touched:
+        return []
+    found: list[FactLine] = []
+    covered: set[int] = set()
+    for e in parse_entries(text):
+        span = range(e.line, max(e.end_line, e.line) + 1)
+        covered.update(span)
+        if touched.intersection(span):
+            found.append(FactLine(e.line, e.text, e.type, tuple(e.tags), e.time, "fact"))
+    for n in sorted(touched - covered):
+        line = lines[n - 1].strip() if n - 1 < len(lines) else ""
+        if line:
+            found.append(FactLine(n, line, kind="line"))
+    found.sort(key=lambda f: f.line)
+    return found
+
+
+def _day_start(date_text: str) -> str:
+    """``YYYY-MM-DD`` means the start of that day; anything else goes to git as is."""
+    text = date_text.strip()
+    try:
+        return datetime.combine(date.fromisoformat(text), datetime.min.time()).isoformat()
+    except ValueError:
+        pass
+    if not text or text.startswith("-"):
+        raise BadInput(f"invalid date {date_text!r}", hint="use YYYY-MM-DD or e.g. '2 weeks ago'")
+    return text
+
+
+def diff(
+    root: Path,
+    rev_range: str | None = None,
+    *,
+    since: str | None = None,
+    memory_dir: str = "memory",
+) -> DiffResult:
+    """Facts added/removed under ``memory/``.
+
+    ``rev_range``: None (work tree, staged or not, untracked files included,
+    against HEAD), ``A..B``, ``A...B`` (from their merge base) or a single rev
+    ``A`` (A against the work tree). ``since``: from the last commit before
+    that date (the state the first commit since then started from) to the work tree.
+    """
+    scope = _Scope(root, memory_dir)
+    if since and rev_range:
+        raise BadInput("give either a revision range or --since, not both")
+    if since:
+        head = scope.head()
+        base = None
+        if head:
+            _, out, _ = run_git(scope.repo, "rev-list", "-1", "--first-parent",
+                                f"--before={_day_start(since)}", head)
+            base = out.strip() or None
+        return scope.diff(base, WORKTREE)
+    if not rev_range:
+        return scope.diff(scope.head(), WORKTREE)
+    if "..." in rev_range:
+        a, b = rev_range.split("...", 1)
+        left, right = scope.resolve(a or "HEAD"), scope.resolve(b or "HEAD")
+        status, out, _ = run_git(scope.repo, "merge-base", left, right, check=False)
+        return scope.diff((out.strip() or None) if status == 0 else None, right)
+    if ".." in rev_range:
+        a, b = rev_range.split("..", 1)
+        return scope.diff(scope.resolve(a or "HEAD"), scope.resolve(b or "HEAD"))
+    return scope.diff(scope.resolve(rev_range), WORKTREE)
+
+
+# -- log ---------------------------------------------------------------------------------
+@dataclass
+class LogEntry:
+    sha: str
+    author: str
+    date: str
+    subject: str
+    files: int
+    added: int
+    removed: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sha": self.sha,
+            "short": self.sha[:10],
+            "author": self.author,
+            "date": self.date,
+            "subject": self.subject,
+            "files": self.files,
+            "added": self.added,
+            "removed": self.removed,
+        }
+
+
+def log(
+    root: Path,
+    rev: str | None = None,
+    *,
+    limit: int = 20,
+    since: str | None = None,
+    memory_dir: str = "memory",
+) -> list[LogEntry]:
+    """Commits that touched ``memory/`` (newest first) with facts added/removed by each."""
+    scope = _Scope(root, memory_dir)
+    start = scope.resolve(rev) if rev else scope.head()
+    if start is None:
+        return []
+    args = ["log", "--format=%H%x1f%P%x1f%an%x1f%aI%x1f%s%x1e", f"-n{max(limit, 1)}"]
+    if since:
+        args.append(f"--since={_day_start(since)}")
+    _, out, _ = run_git(scope.repo, *args, start, "--", scope.pathspec)
+    entries: list[LogEntry] = []
+    for rec in out.split("\x1e"):
+        rec = rec.strip("\n")
+        if not rec:
+            continue
+        sha, parents, author, when, subject = rec.split("\x1f", 4)
+        parent = parents.split()[0] if parents.split() else None
+        d = scope.diff(parent, sha)
+        t = d.totals
+        entries.append(LogEntry(sha, author, when, subject, t["files"], t["added"], t["removed"]))
+    return entries
+
+
+# -- sync ----------------------------------------------------------------------------------
+class SyncConflict(GitError):
+    """Integrating the upstream needs a human: the same lines changed on both sides."""
+
+
+@dataclass
+class SyncResult:
+    branch: str
+    upstream: str
+    strategy: str
+    committed: str | None = None  # sha of the commit of pending memory files
+    before: str | None = None
+    after: str | None = None
+    pulled: int = 0  # upstream commits brought in
+    pushed: int = 0  # local commits sent
+    changed: list[str] = field(default_factory=list)  # memory files the pull changed
+    attempts: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "branch": self.branch,
+            "upstream": self.upstream,
+            "strategy": self.strategy,
+            "committed": self.committed,
+            "before": self.before,
+            "after": self.after,
+            "pulled": self.pulled,
+            "pushed": self.pushed,
+            "changed": self.changed,
+        }
+
+
+SYNC_STRATEGIES = ("rebase", "merge")
+PUSH_ATTEMPTS = 3
+
+
+def sync(
+    root: Path,
+    *,
+    strategy: str = "rebase",
+    commit: bool = True,
+    push: bool = True,
+    memory_dir: str = "memory",
+) -> SyncResult:
+    """Fetch, integrate the upstream (rebase or merge), push; commit pending memory first.
+
+    Daily files merge with git's union driver (see ``.gitattributes``), so two
+    clones appending to the same day keep both. A real conflict aborts the
+    rebase/merge (the repository is as before the pull) and raises
+    :class:`SyncConflict` naming the files. The caller re-indexes ``changed``.
+    """
+    if strategy not in SYNC_STRATEGIES:
+        raise BadInput(f"unknown sync strategy {strategy!r}", hint="use rebase or merge")
+    scope = _Scope(root, memory_dir)
+    repo = scope.repo
+    busy = operation_in_progress(repo)
+    if busy:
+        raise GitError(
+            f"a {busy} is in progress in {scope.top}",
+            hint=f"finish it or run 'git {busy} --abort' (git status explains), then sync again",
+        )
+    status, out, _ = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    if status != 0:
+        raise GitError("HEAD is detached: sync needs a branch", hint="git switch <branch>")
+    branch = out.strip()
+    remote, merge_ref, upstream = _upstream(repo, branch)
+    result = SyncResult(branch, upstream, strategy)
+    dirty = _dirty_memory(scope)
+    if dirty:
+        if not commit:
+            raise GitError(
+                f"{len(dirty)} memory file(s) have uncommitted changes",
+                hint="commit them, or run sync without --no-commit",
+            )
+        message = sync_message(scope.diff(scope.head(), WORKTREE))
+        result.committed = commit_paths(root, [scope.top / p for p in dirty], message) or None
+    result.before = scope.head()
+    for attempt in range(1, PUSH_ATTEMPTS + 1):
+        result.attempts = attempt
+        if remote != ".":
+            run_git(repo, "fetch", "--quiet", remote)
+        ahead, behind = _ahead_behind(repo)
+        if behind:
+            _integrate(scope, strategy, fast_forward=ahead == 0, upstream=upstream)
+            result.pulled += behind
+        ahead, _ = _ahead_behind(repo)
+        if not push or not ahead:
+            break
+        status, _, err = run_git(repo, "push", "--quiet", remote, f"HEAD:{merge_ref}",
+                                 check=False)
+        if status == 0:
+            result.pushed = ahead
+            break
+        if attempt == PUSH_ATTEMPTS or not _rejected(err):
+            raise GitError(f"push to {remote} failed: {last_line(err)}", hint=_hint_for(err))
+    result.after = scope.head()
+    if result.before != result.after:
+        result.changed = [
+            scope.ws_rel(p) for _, p, _ in scope.changes(result.before, result.after or "HEAD")
+        ]
+    return result
+
+
+def _upstream(repo: Any, branch: str) -> tuple[str, str, str]:
+    """(remote, merge ref, short upstream name) of ``branch``; GitError when it has none."""
+    _, remote, _ = run_git(repo, "config", "--get", f"branch.{branch}.remote", check=False)
+    _, merge, _ = run_git(repo, "config", "--get", f"branch.{branch}.merge", check=False)
+    status, short, _ = run_git(repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
+                               check=False)
+    if not remote.strip() or not merge.strip():
+        raise GitError(
+            f"branch {branch!r} has no upstream to sync with",
+            hint=f"set one: git push -u origin {branch}  (or git branch -u origin/{branch})",
+        )
+    if status != 0:
+        if remote.strip() != ".":
+            run_git(repo, "fetch", "--quiet", remote.strip())
+        status, short, err = run_git(repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name",
+                                     "@{u}", check=False)
+        if status != 0:
+            raise GitError(
+                f"the upstream of {branch!r} ({remote.strip()} {merge.strip()}) does not exist",
+                hint=f"push it first: git push -u {remote.strip()} {branch}",
+            )
+    return remote.strip(), merge.strip(), short.strip()
+
+
+def _dirty_memory(scope: _Scope) -> list[str]:
+    _, out, _ = run_git(scope.repo, "status", "--porcelain", "-z", "--untracked-files=all",
+                        "--", scope.pathspec)
+    paths: list[str] = []
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        rec = fields[i]
+        i += 1
+        if len(rec) < 4:
+            continue
+        paths.append(rec[3:])
+        if rec[0] in "RC":
+            paths.append(fields[i])
+            i += 1
+    return sorted(set(paths))
+
+
+def _ahead_behind(repo: Any) -> tuple[int, int]:
+    _, out, _ = run_git(repo, "rev-list", "--left-right", "--count", "HEAD...@{u}")
+    ahead, behind = out.split()
+    return int(ahead), int(behind)
+
+
+def _rejected(err: str) -> bool:
+    low = err.lower()
+    return "rejected" in low or "fetch first" in low or "non-fast-forward" in low
+
+
+def _integrate(scope: _Scope, strategy: str, *, fast_forward: bool, upstream: str) -> None:
+    repo = scope.repo
+    if fast_forward:
+        args = ["merge", "--ff-only", "--autostash", "--quiet", "@{u}"]
+    elif strategy == "rebase":
+        args = ["rebase", "--autostash", "--quiet", "@{u}"]
+    else:
+        args = ["merge", "--autostash", "--no-edit", "--quiet", "@{u}"]
+    status, out, err = run_git(repo, *args, check=False)
+    if status == 0:
+        return
+    op = "rebase" if args[0] == "rebase" else "merge"
+    _, unmerged, _ = run_git(repo, "diff", "--name-only", "-z", "--diff-filter=U", check=False)
+    files = [scope.ws_rel(p) for p in unmerged.split("\0") if p]
+    if not files:
+        if operation_in_progress(repo):
+            run_git(repo, op, "--abort", check=False)
+        raise GitError(f"{op} onto {upstream} failed: {last_line(err or out)}",
+                       hint="run 'git status' to see why")
+    aborted, _, _ = run_git(repo, op, "--abort", check=False)
+    names = ", ".join(files)
+    if aborted == 0:
+        raise SyncConflict(
+            f"sync stopped: {names} changed on both sides; nothing was changed here "
+            f"({op} aborted)",
+            hint=f"resolve by hand: git pull {'--rebase' if op == 'rebase' else '--no-rebase'}"
+            ", fix and 'git add' the files, "
+            f"git {op} --continue, then memcli sync",
+        )
+    raise SyncConflict(
+        f"sync stopped: {names} changed on both sides and the {op} is still in progress",
+        hint=f"fix the files and run 'git {op} --continue', or 'git {op} --abort' (see git status)",
+    )
+
+
+def sync_message(d: DiffResult) -> str:
+    """A commit message for pending memory changes that names the facts."""
+    added = [f.text for fd in d.files for f in fd.added]
+    t = d.totals
+    return facts_message(added, removed=t["removed"], files=t["files"])
+
+
+def facts_message(texts: list[str], *, removed: int = 0, files: int = 1) -> str:
+    """``memory: <the fact>`` for one fact; a count and a list of them for several."""
+    if len(texts) == 1 and not removed:
+        return f"memory: {_short(texts[0])}"
+    parts = [f"{len(texts)} added"] + ([f"{removed} removed"] if removed else [])
+    head = f"memory: {', '.join(parts)} in {files} file{'s' if files != 1 else ''}"
+    body = "\n".join(f"- {_short(t)}" for t in texts[:20])
+    more = f"\n- ... and {len(texts) - 20} more" if len(texts) > 20 else ""
+    return f"{head}\n\n{body}{more}" if body else head
+
+
+def _short(text: str, width: int = 72) -> str:
+    one = " ".join(text.split())
+    return one if len(one) <= width else one[: width - 1].rstrip() + "\u2026"
