@@ -1,0 +1,68 @@
+"""flush: extract durable facts from a conversation with an LLM and append the new ones."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from memcli.cli.app import app, state
+from memcli.cli.cmd_core import JSON
+from memcli.cli.output import Output
+
+
+@app.command()
+def flush(
+    ctx: typer.Context,
+    file: str | None = typer.Argument(
+        None, help="Conversation: JSON messages, JSON Lines or a transcript; '-' or none: stdin."
+    ),
+    ns: str | None = typer.Option(None, "--ns", help="Namespace: memory/NS/YYYY-MM-DD.md."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Show the facts that would be written; write nothing."
+    ),
+    prompt_file: Path | None = typer.Option(
+        None, "--prompt-file",
+        help="Instructions for the model (default: llm.prompt_file or built in)."
+    ),
+    commit: bool = typer.Option(False, "--commit", help="git commit the memory file afterwards."),
+    as_json: bool = JSON,
+) -> None:
+    """Extract durable facts from a conversation (LLM), skip known ones, append the rest."""
+    from memcli.flush import flush as run_flush
+    from memcli.flush import read_input
+
+    st = state(ctx)
+    text = read_input(file, sys.stdin)
+    with st.memory() as mem:
+        result = run_flush(
+            mem, text, namespace=ns, dry_run=dry_run, prompt_file=prompt_file, commit=commit
+        )
+    st.out.warnings(result.warnings)
+    if as_json:
+        st.out.json(result.as_dict())
+    else:
+        _render(st.out, result)
+
+
+def _render(out: Output, result: object) -> None:
+    r = result  # FlushResult
+    rows = [
+        ["would write" if r.dry_run else "written", o.fact.type or "", o.fact.text,
+         " ".join(f"#{t}" for t in o.fact.tags), f"line {o.line}" if o.line else ""]
+        for o in r.written
+    ] + [
+        ["skipped", o.fact.type or "", o.fact.text, " ".join(f"#{t}" for t in o.fact.tags),
+         f"{o.reason}" + (f" of {o.duplicate_of}" if o.duplicate_of else "")]
+        for o in r.skipped
+    ]
+    if rows:
+        out.table(["status", "type", "fact", "tags", "note"], rows)
+    out.styled(r.message, "green" if r.written else "yellow")
+    if r.written and not r.dry_run:
+        out.info(f"under '{r.heading}'")
+    if r.commit:
+        out.info(f"committed {r.commit[:12]}")
+    for kind in r.redactions:
+        out.info(f"redacted a secret ({kind})")
