@@ -8,6 +8,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from memcli import chunking, db, entries
 from memcli.config import Settings
@@ -35,6 +36,8 @@ class IndexReport:
     seconds: float = 0.0
     warnings: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    embedded: int = 0  # chunks given a vector by this run
+    missing_vectors: int = 0  # chunks still without one (embedding model configured)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -44,6 +47,8 @@ class IndexReport:
             "unchanged": self.unchanged,
             "files": self.files,
             "chunks": self.chunks,
+            "embedded": self.embedded,
+            "missing_vectors": self.missing_vectors,
             "seconds": round(self.seconds, 3),
         }
 
@@ -120,10 +125,13 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
 class Indexer:
     """Incremental sync of one workspace into its store (caller holds the writer lock)."""
 
-    def __init__(self, ws: Workspace, store: Store, settings: Settings) -> None:
+    def __init__(
+        self, ws: Workspace, store: Store, settings: Settings, embedder: Any = None
+    ) -> None:
         self.ws = ws
         self.store = store
         self.settings = settings
+        self._embedder = embedder  # memcli.embeddings.Embedder; made from settings when None
         self.include: list[str] = settings.get("index.include")
         self.max_bytes = int(settings.get("index.max_file_mb") * 1024 * 1024)
         self.target = int(settings.get("index.chunk_chars"))
@@ -152,8 +160,14 @@ class Indexer:
         *,
         force: bool = False,
         progress: Progress | None = None,
+        embed: bool = True,
+        embed_limit: int | None = None,
     ) -> IndexReport:
-        """Bring the index in line with the files (all, or only ``paths``)."""
+        """Bring the index in line with the files (all, or only ``paths``).
+
+        With an embedding model configured (and ``embed``), chunks without vectors are then
+        embedded; ``embed_limit`` skips that when more chunks wait (searches use it).
+        """
         t0 = time.perf_counter()
         report = IndexReport()
         store = self.store
@@ -197,8 +211,29 @@ class Indexer:
             store.conn.execute("ROLLBACK")
             raise
         report.files, report.chunks = store.counts()
+        if embed:
+            self.embed_pending(report, embed_limit)
         report.seconds = time.perf_counter() - t0
         return report
+
+    @property
+    def embedder(self) -> Any:
+        if self._embedder is None:
+            from memcli.embeddings import Embedder
+
+            self._embedder = Embedder.from_settings(self.settings) or False
+        return self._embedder or None
+
+    def embed_pending(self, report: IndexReport, limit: int | None = None) -> None:
+        """Back-fill vectors (memcli.embeddings.backfill); provider failures become warnings."""
+        if not self.settings.get("embedding.model"):
+            return
+        from memcli.embeddings import backfill
+
+        result = backfill(self.store, self.embedder, limit=limit, quick=limit is not None)
+        report.embedded = result.embedded
+        report.missing_vectors = result.missing
+        report.warnings.extend(result.warnings)
 
     def _sync_file(self, f: FoundFile, known, report: IndexReport) -> None:  # noqa: ANN001
         if known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size):

@@ -17,6 +17,8 @@ from memcli.store import Store
 from memcli.workspace import MEMORY_DIR, Workspace, date_from_name, find_workspace
 
 INDEX_LOCK_TIMEOUT = 60.0
+#: A search embeds chunks still without vectors only when at most this many wait.
+SEARCH_EMBED_LIMIT = 256
 
 
 @dataclass
@@ -64,6 +66,7 @@ class Memory:
         self.settings = settings
         self.warnings: list[str] = []
         self._store: Store | None = None
+        self._embedder: Any = None  # memcli.embeddings.Embedder, False when no model is set
 
     @classmethod
     def open(
@@ -78,10 +81,23 @@ class Memory:
             self._store = open_store(self.ws, self.warnings)
         return self._store
 
+    @property
+    def embedder(self) -> Any:
+        """The configured Embedder (memcli.embeddings), or None: keyword search only."""
+        if self._embedder is None:
+            self._embedder = False
+            if self.settings.get("embedding.model"):
+                from memcli.embeddings import Embedder
+
+                self._embedder = Embedder.from_settings(self.settings) or False
+        return self._embedder or None
+
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
+        if self._embedder:
+            self._embedder.close()
 
     def __enter__(self) -> Memory:
         return self
@@ -91,7 +107,7 @@ class Memory:
 
     # -- indexing --------------------------------------------------------
     def indexer(self) -> Indexer:
-        return Indexer(self.ws, self.store, self.settings)
+        return Indexer(self.ws, self.store, self.settings, self.embedder or False)
 
     def index(
         self,
@@ -100,11 +116,12 @@ class Memory:
         force: bool = False,
         progress: Any = None,
         lock_timeout: float = INDEX_LOCK_TIMEOUT,
+        embed: bool = True,
     ) -> IndexReport:
-        """Incremental sync under the writer lock."""
+        """Incremental sync under the writer lock (then vectors, unless ``embed`` is False)."""
         rels = rel_paths(self.ws, paths) if paths else None
         with writer_lock(self.ws).acquire(lock_timeout):
-            report = self.indexer().sync(rels, force=force, progress=progress)
+            report = self.indexer().sync(rels, force=force, progress=progress, embed=embed)
         report.warnings[:0] = self.warnings
         self.warnings = []
         return report
@@ -115,7 +132,11 @@ class Memory:
             return bool(self.indexer().dirty()), []
         indexer = self.indexer()
         found = indexer.scan()
-        if not indexer.dirty(found) and not indexer.needs_rebuild():
+        if (
+            not indexer.dirty(found)
+            and not indexer.needs_rebuild()
+            and not self._vectors_waiting()
+        ):
             return False, []
         lock = writer_lock(self.ws)
         if not lock.try_acquire():
@@ -124,15 +145,30 @@ class Memory:
             except LockTimeout:
                 return True, ["index is being written by another process; results may be stale"]
         try:
-            report = indexer.sync()
+            report = indexer.sync(embed_limit=SEARCH_EMBED_LIMIT)
         finally:
             lock.release()
         return False, [w for w in report.warnings]
 
+    def _vectors_waiting(self) -> bool:
+        """A few chunks lack vectors and a search may embed them first (memcli.embeddings)."""
+        if self.embedder is None:
+            return False
+        from memcli.embeddings import needs_backfill
+
+        return needs_backfill(self.store, self.embedder, SEARCH_EMBED_LIMIT)
+
     # -- search ----------------------------------------------------------
     def search(self, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
         stale, warnings = self.sync_before_search() if sync else (False, [])
-        result = run_search(self.store, query, opts)
+        mode, vector = "keyword", None
+        if self.embedder is not None or opts.strategy not in ("auto", "keyword"):
+            from memcli.embeddings import plan_search
+
+            plan = plan_search(self.store, self.embedder, opts.strategy, query)
+            mode, vector = plan.mode, plan.vector
+            warnings = [*warnings, *plan.warnings]
+        result = run_search(self.store, query, opts, mode=mode, query_vector=vector)
         result.stale = stale
         result.warnings[:0] = [*self.warnings, *warnings]
         self.warnings = []
@@ -149,6 +185,10 @@ class Memory:
             decay=s.get("decay.enabled"),
             half_life_days=s.get("decay.half_life_days"),
             snippet_lines=s.get("search.snippet_lines"),
+            fusion=s.get("search.fusion"),
+            rrf_k=s.get("search.rrf_k"),
+            keyword_weight=s.get("search.keyword_weight"),
+            vector_weight=s.get("search.vector_weight"),
         )
         for key, value in flags.items():
             if value is not None:
@@ -261,19 +301,32 @@ class Memory:
         dirty = indexer.dirty(found)
         files, chunks = store.counts()
         last = store.get_meta("last_indexed")
+        from memcli.embeddings import status_info  # no provider call, no LiteLLM
+
+        vec = status_info(store, self.settings)
         return {
             "workspace": str(self.ws.root),
             "index": str(self.ws.index_path),
             "files": files,
             "chunks": chunks,
-            "mode": "keyword",
-            "mode_reason": "no embedding model configured",
+            "mode": vec["mode"],
+            "mode_reason": vec["mode_reason"],
+            "embedding": vec["embedding"],
+            "cache": vec["cache"],
             "dirty": dirty,
+            "git": _git_state(self.ws.root),
             "last_indexed": (
                 datetime.fromtimestamp(float(last)).isoformat(timespec="seconds") if last else None
             ),
             "warnings": [*self.warnings, *found.warnings],
         }
+
+
+def _git_state(root: Path) -> dict[str, Any] | None:
+    """Branch, dirty memory files, ahead/behind; None outside git (one subprocess, no GitPython)."""
+    from memcli.gitops import quick_status
+
+    return quick_status(root, MEMORY_DIR)
 
 
 def _to_path(to: str) -> str:

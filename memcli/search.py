@@ -41,6 +41,11 @@ class SearchOptions:
     snippet_lines: int = 1
     filters: Filters = field(default_factory=Filters)
     today: date | None = None
+    # fusion of keyword and vector candidates (memcli.fusion; settings search.fusion etc.)
+    fusion: str = "rrf"
+    rrf_k: int = 60
+    keyword_weight: float = 0.5
+    vector_weight: float = 0.5
 
 
 @dataclass
@@ -210,19 +215,49 @@ def _marked_words(line: str) -> list[str]:
     return out
 
 
-def run_search(store: Store, query: str, opts: SearchOptions, mode: str = "keyword") -> SearchResult:
-    """Keyword search over an open store (the CLI adds sync, vectors and rendering)."""
-    parsed = parse_query(query)
+def run_search(
+    store: Store,
+    query: str,
+    opts: SearchOptions,
+    mode: str = "keyword",
+    query_vector: list[float] | None = None,
+) -> SearchResult:
+    """Search an open store; ``mode`` vector/hybrid needs ``query_vector`` (see Memory.search)."""
     result = SearchResult(query=query, mode=mode)
     pool = max(opts.candidates, opts.limit)
-    kw = keyword_candidates(store, parsed, opts.filters, pool)
-    hits = load_hits(store, list(kw))
+    # -- vector candidates and fusion (memcli.vectors, memcli.fusion) ----------------------
+    fused: dict[int, Any] | None = None
+    if mode in ("vector", "hybrid") and query_vector is not None:
+        from memcli import fusion
+
+        kw = {}
+        if mode == "hybrid":
+            kw = _hybrid_keyword(store, query, opts.filters, pool)
+        params = fusion.FusionParams(
+            opts.fusion, opts.rrf_k, opts.keyword_weight, opts.vector_weight
+        )
+        fused = fusion.hybrid_candidates(
+            store,
+            {cid: keyword_score(raw) for cid, (raw, _) in kw.items()},
+            query_vector,
+            mode,
+            params,
+            pool,
+            _filter_sql(opts.filters, store),
+        )
+    else:
+        kw = keyword_candidates(store, parse_query(query), opts.filters, pool)
+    # -- end of vector candidates and fusion ---------------------------------------------
+    hits = load_hits(store, list(fused) if fused is not None else list(kw))
     today = opts.today or date.today()
     for cid, hit in hits.items():
-        raw, highlighted = kw[cid]
+        raw, highlighted = kw.get(cid, (0.0, None))
         hit.highlighted = highlighted
         base = keyword_score(raw)
         hit.scores = {"keyword": round(base, 4), "bm25": round(raw, 4)}
+        if fused is not None:
+            base = fused[cid].score
+            hit.scores.update(fused[cid].signals)
         score = base
         if opts.decay:
             factor = decay_factor(hit.date, hit.evergreen, today, opts.half_life_days)
@@ -235,3 +270,16 @@ def run_search(store: Store, query: str, opts: SearchOptions, mode: str = "keywo
         make_snippet(h, opts.snippet_lines)
     result.hits = ranked
     return result
+
+
+def _hybrid_keyword(
+    store: Store, query: str, filters: Filters, pool: int
+) -> dict[int, tuple[float, str]]:
+    """Keyword candidates for hybrid search; a query of stop words alone leaves it to vectors."""
+    if not query.strip():
+        parse_query(query)  # raises "empty query"
+    try:
+        parsed = parse_query(query)
+    except BadInput:
+        return {}
+    return keyword_candidates(store, parsed, filters, pool)

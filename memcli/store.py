@@ -175,6 +175,15 @@ class Store:
             self.vec_loaded = self.vec_error is None
         return self.vec_loaded
 
+    def _delete_vectors(self, where: str, args: tuple[Any, ...]) -> None:
+        """Delete vectors of chunks about to go; without sqlite-vec, flag them for a purge."""
+        if not self.has_table("chunks_vec"):
+            return
+        if self.ensure_vec():
+            self.conn.execute(f"DELETE FROM chunks_vec WHERE {where}", args)
+        else:
+            self.set_meta("vec_dirty", "1")  # memcli.vectors.purge_orphans runs when it loads
+
     # -- files ---------------------------------------------------------
     def file_states(self) -> dict[str, FileState]:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, sha256 FROM files")
@@ -188,8 +197,7 @@ class Store:
     def _delete_file_rows(self, file_id: int) -> None:
         ids = "SELECT id FROM chunks WHERE file_id = ?"
         self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({ids})", (file_id,))
-        if self.has_table("chunks_vec") and self.ensure_vec():
-            self.conn.execute(f"DELETE FROM chunks_vec WHERE rowid IN ({ids})", (file_id,))
+        self._delete_vectors(f"rowid IN ({ids})", (file_id,))
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
 
@@ -247,8 +255,7 @@ class Store:
     def clear(self) -> None:
         """Delete every indexed row (a full rebuild follows)."""
         self.conn.execute("DELETE FROM chunks_fts")
-        if self.has_table("chunks_vec") and self.ensure_vec():
-            self.conn.execute("DELETE FROM chunks_vec")
+        self._delete_vectors("1", ())
         self.conn.execute("DELETE FROM facts")
         self.conn.execute("DELETE FROM chunks")
         self.conn.execute("DELETE FROM files")

@@ -22,6 +22,12 @@ def init(
     path: Path | None = typer.Argument(
         None, help="Folder to set up (default: -w, $MEMCLI_WORKSPACE, or here)."
     ),
+    git_init: bool = typer.Option(
+        False, "--git", help="Run 'git init' there unless it is already in a git repository."
+    ),
+    hooks: bool = typer.Option(
+        False, "--hooks", help="Install git hooks that re-index after commit/merge/checkout."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Create memory/, memory/MEMORY.md and a .gitignore entry for .memcli/ (idempotent)."""
@@ -30,8 +36,25 @@ def init(
     st = state(ctx)
     root = path or Path(st.workspace or os.environ.get("MEMCLI_WORKSPACE") or ".")
     root.mkdir(parents=True, exist_ok=True)
-    created = init_workspace(root)
-    payload = {"workspace": str(root.resolve()), "created": created}
+    created: list[str] = []
+    if git_init or hooks:
+        from memcli import gitops
+
+        if git_init and gitops.find_git_root(root) is None:
+            gitops.git_init(root)
+            created.append("git repository")
+        gitops.require_repo(root)
+    created += init_workspace(root)
+    payload: dict[str, Any] = {"workspace": str(root.resolve()), "created": created}
+    if hooks:
+        from memcli.hooks import install
+
+        report = install(root)
+        st.out.warnings(report.warnings)
+        payload["hooks"] = [h.as_dict() for h in report.hooks]
+        fresh = [h.name for h in report.hooks if h.action.startswith(("installed", "updated"))]
+        if fresh:
+            created.append(f"git hooks ({', '.join(fresh)})")
     if as_json:
         st.out.json(payload)
     else:
@@ -48,6 +71,9 @@ def add(
     type_: str | None = typer.Option(None, "--type", "-t", help="Entry type, e.g. decision."),
     tag: list[str] = typer.Option([], "--tag", help="Tag (repeatable)."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Do not redact secrets."),
+    commit: bool = typer.Option(
+        False, "--commit", help="git commit the file written (nothing else), naming the fact."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Append a fact as '- HH:MM [type] text #tags' and index the file."""
@@ -56,16 +82,29 @@ def add(
         text = sys.stdin.read()
     if not text.strip():
         raise BadInput("empty fact", hint="give the text to remember")
+    sha: str | None = None
     with st.memory() as mem:
+        if commit:
+            from memcli import gitops
+
+            gitops.require_repo(mem.ws.root)  # refuse before writing anything
         result = mem.add(
             text, to=to, evergreen=evergreen, namespace=ns, type=type_, tags=tag,
             redact=not no_redact,
         )
+        if commit and result.added:
+            from memcli.entries import parse_entries
+
+            fact = parse_entries(result.entry)[0].text  # redacted, as written
+            message = gitops.facts_message([fact])
+            sha = gitops.commit_paths(mem.ws.root, [mem.ws.root / result.path], message) or None
     st.out.warnings(result.warnings)
     if as_json:
-        st.out.json(result.as_dict())
+        st.out.json({**result.as_dict(), **({"commit": sha} if commit else {})})
     else:
         render.add_result(st.out, result)
+        if sha:
+            st.out.line(f"committed {sha[:10]}")
 
 
 @app.command()
@@ -73,12 +112,15 @@ def index(
     ctx: typer.Context,
     paths: list[str] = typer.Argument(None, help="Only these files or folders."),
     force: bool = typer.Option(False, "--force", help="Rebuild the whole index."),
+    no_embed: bool = typer.Option(
+        False, "--no-embed", help="Keyword index only: do not compute vectors now."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Bring the index in line with the Markdown (incremental)."""
     st = state(ctx)
     with st.memory() as mem, st.out.progress("indexing") as progress:
-        report = mem.index(paths or None, force=force, progress=progress)
+        report = mem.index(paths or None, force=force, progress=progress, embed=not no_embed)
     st.out.warnings(report.warnings)
     if as_json:
         st.out.json(report.as_dict())
@@ -99,6 +141,11 @@ def search(
     until: str | None = typer.Option(None, "--until", help="Only files dated on/before."),
     path: str | None = typer.Option(None, "--path", help="Only paths matching this glob."),
     decay: bool | None = typer.Option(None, "--decay/--no-decay", help="Temporal decay."),
+    strategy: str | None = typer.Option(
+        None,
+        "--strategy",
+        help="keyword, vector or hybrid (default auto: hybrid when an embedding model is set).",
+    ),
     as_json: bool = JSON,
     jsonl: bool = typer.Option(False, "--jsonl", help="One JSON result per line."),
     files_only: bool = typer.Option(False, "--files", help="Only the paths of matching files."),
@@ -117,7 +164,9 @@ def search(
         path_glob=path,
     )
     with st.memory() as mem:
-        opts = mem.search_options(limit=limit, min_score=min_score, decay=decay, filters=filters)
+        opts = mem.search_options(
+            limit=limit, min_score=min_score, decay=decay, filters=filters, strategy=strategy
+        )
         if batch:
             if query is not None:
                 raise BadInput("--batch reads queries from stdin; do not also give a QUERY")
