@@ -64,6 +64,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "watch": {
         "debounce_ms": 300,
     },
+    "git": {
+        "sync_strategy": "rebase",
+    },
 }
 
 ORIGINS = ("default", "user", "workspace", "env", "flag")

@@ -32,6 +32,24 @@ def find_git_root(path: Path) -> Path | None:
     return None
 
 
+def require_repo(root: Path) -> Path:
+    """The top of the repository holding ``root``; GitError when there is none (cheap)."""
+    top = find_git_root(root)
+    if top is None:
+        raise GitError(f"{Path(root).resolve()} is not in a git repository", hint=NOT_A_REPO_HINT)
+    return top
+
+
+def git_init(root: Path) -> Path:
+    """``git init`` in ``root``; returns the repository's top folder."""
+    git = _git_module()
+    try:
+        repo = git.Repo.init(Path(root))
+    except git.GitCommandError as exc:
+        raise GitError(f"git init failed: {last_line(str(exc.stderr))}") from None
+    return repo_top(repo)
+
+
 def _git_module() -> Any:
     try:
         import git
@@ -291,10 +309,16 @@ class DiffResult:
 
     @property
     def totals(self) -> dict[str, int]:
+        """Facts (entries) added/removed, and other lines (prose, headings) apart."""
+        def count(side: str, kind: str) -> int:
+            return sum(1 for f in self.files for x in getattr(f, side) if x.kind == kind)
+
         return {
             "files": len(self.files),
-            "added": sum(len(f.added) for f in self.files),
-            "removed": sum(len(f.removed) for f in self.files),
+            "added": count("added", "fact"),
+            "removed": count("removed", "fact"),
+            "lines_added": count("added", "line"),
+            "lines_removed": count("removed", "line"),
         }
 
     @property
@@ -738,7 +762,7 @@ def _integrate(scope: _Scope, strategy: str, *, fast_forward: bool, upstream: st
 
 def sync_message(d: DiffResult) -> str:
     """A commit message for pending memory changes that names the facts."""
-    added = [f.text for fd in d.files for f in fd.added]
+    added = [f.text for fd in d.files for f in fd.added if f.kind == "fact"]
     t = d.totals
     return facts_message(added, removed=t["removed"], files=t["files"])
 

@@ -153,7 +153,15 @@ def init_workspace(root: Path) -> list[str]:
         done.append(f"{MEMORY_DIR}/{EVERGREEN_FILE}")
     if ensure_line(root / ".gitignore", f"{STATE_DIR}/"):
         done.append(".gitignore")
+    from memcli.gitops import find_git_root
+
+    if find_git_root(root) is not None and ensure_line(root / ".gitattributes", UNION_MERGE):
+        done.append(".gitattributes")
     return done
+
+
+#: Dated memory files are append-only logs: git's union merge keeps both sides' lines.
+UNION_MERGE = f"{MEMORY_DIR}/**/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*.md merge=union"
 
 
 def ensure_line(path: Path, line: str) -> bool:

@@ -1,0 +1,211 @@
+"""Git commands: diff (what was learned), log, hooks install|uninstall|status, sync."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+
+from memcli.cli.app import MemcliTyper, app, state
+from memcli.cli.output import Output
+from memcli.errors import ExitCode
+
+JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
+
+
+def _workspace(ctx: typer.Context) -> Any:
+    from memcli.workspace import find_workspace
+
+    return find_workspace(state(ctx).workspace)
+
+
+# -- diff -----------------------------------------------------------------------------
+@app.command()
+def diff(
+    ctx: typer.Context,
+    rev_range: str | None = typer.Argument(
+        None,
+        help="A..B, A...B, or REV (REV against the work tree). Default: the work tree "
+        "(staged, unstaged and untracked memory files) against HEAD.",
+        show_default=False,
+    ),
+    since: str | None = typer.Option(
+        None, "--since", help="From the last commit before DATE (YYYY-MM-DD or '2 weeks ago')."
+    ),
+    stat: bool = typer.Option(False, "--stat", help="Only counts per file."),
+    as_json: bool = JSON,
+) -> None:
+    """Facts added and removed under memory/ (exit 1 when nothing changed)."""
+    from memcli import gitops
+
+    st = state(ctx)
+    result = gitops.diff(_workspace(ctx).root, rev_range, since=since)
+    if as_json:
+        st.out.json(result.as_dict())
+    elif stat:
+        _render_stat(st.out, result)
+    else:
+        _render_diff(st.out, result)
+    if not result.changed:
+        raise typer.Exit(int(ExitCode.NOT_FOUND))
+
+
+def _label(result: Any) -> str:
+    old = result.old[:10] if result.old else "(nothing)"
+    new = result.new if result.new == "worktree" else result.new[:10]
+    return f"{old}..{new}"
+
+
+def _render_stat(out: Output, result: Any) -> None:
+    rows = [[f.path, f.status, f"+{len(f.added)}", f"-{len(f.removed)}"] for f in result.files]
+    if rows:
+        out.table(["path", "status", "added", "removed"], rows, right=["added", "removed"])
+    _render_totals(out, result)
+
+
+def _render_diff(out: Output, result: Any) -> None:
+    for f in result.files:
+        name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
+        out.styled(f"{name} ({f.status})  +{len(f.added)} -{len(f.removed)}", "bold")
+        if f.binary:
+            out.line("  (binary file)")
+            continue
+        rows = [_fact_row("-", x) for x in f.removed] + [_fact_row("+", x) for x in f.added]
+        if rows:
+            out.table(["", "line", "type", "fact", "tags"], rows, right=["line"])
+        out.line()
+    _render_totals(out, result)
+
+
+def _fact_row(sign: str, fact: Any) -> list[Any]:
+    kind = fact.type or ("" if fact.kind == "fact" else "(line)")
+    return [sign, fact.line, kind, fact.text, " ".join(f"#{t}" for t in fact.tags)]
+
+
+def _render_totals(out: Output, result: Any) -> None:
+    t = result.totals
+    if not t["files"]:
+        out.info(f"no memory changes in {_label(result)}")
+        return
+    files = f"{t['files']} file{'s' if t['files'] != 1 else ''}"
+    facts = f"+{t['added']} -{t['removed']} facts"
+    lines = f", +{t['lines_added']} -{t['lines_removed']} other lines" if (
+        t["lines_added"] or t["lines_removed"]) else ""
+    out.styled(f"{files} changed: {facts}{lines} ({_label(result)})", "dim")
+
+
+# -- log ------------------------------------------------------------------------------
+@app.command()
+def log(
+    ctx: typer.Context,
+    rev: str | None = typer.Argument(None, help="Start from this revision (default HEAD)."),
+    limit: int = typer.Option(20, "--limit", "-n", help="Number of commits."),
+    since: str | None = typer.Option(None, "--since", help="Only commits since DATE."),
+    as_json: bool = JSON,
+) -> None:
+    """Commits that touched memory/, with the number of facts each added and removed."""
+    from memcli import gitops
+
+    st = state(ctx)
+    commits = gitops.log(_workspace(ctx).root, rev, limit=limit, since=since)
+    if as_json:
+        st.out.json({"commits": [c.as_dict() for c in commits]})
+        return
+    if not commits:
+        st.out.info("no commits touched memory/")
+        return
+    st.out.table(
+        ["commit", "date", "author", "added", "removed", "subject"],
+        [[c.sha[:10], c.date[:16].replace("T", " "), c.author, f"+{c.added}", f"-{c.removed}",
+          c.subject] for c in commits],
+        right=["added", "removed"],
+    )
+
+
+# -- hooks ----------------------------------------------------------------------------
+hooks_app = MemcliTyper(
+    help="Git hooks that re-index after commit, merge, checkout and rewrite.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+)
+app.add_typer(hooks_app, name="hooks")
+
+
+@hooks_app.command("install")
+def hooks_install(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Install the hooks (chaining any hook already there); safe to run again."""
+    from memcli import hooks
+
+    st = state(ctx)
+    _render_hooks(st, hooks.install(_workspace(ctx).root), as_json)
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Remove the hooks and restore the hooks they chained."""
+    from memcli import hooks
+
+    st = state(ctx)
+    _render_hooks(st, hooks.uninstall(_workspace(ctx).root), as_json)
+
+
+@hooks_app.command("status")
+def hooks_status(ctx: typer.Context, as_json: bool = JSON) -> None:
+    """Which hooks are installed, chained, missing or someone else's."""
+    from memcli import hooks
+
+    st = state(ctx)
+    _render_hooks(st, hooks.status(_workspace(ctx).root), as_json)
+
+
+def _render_hooks(st: Any, report: Any, as_json: bool) -> None:
+    st.out.warnings(report.warnings)
+    if as_json:
+        st.out.json(report.as_dict())
+        return
+    rows = [
+        [h.name, h.state, "yes" if h.chained else "no", h.action or "-"] for h in report.hooks
+    ]
+    st.out.table(["hook", "state", "chains", "action"], rows, title=report.hooks_dir)
+    st.out.info(f"hooks folder: {report.hooks_dir}; errors are logged to {report.log}")
+
+
+# -- sync -----------------------------------------------------------------------------
+@app.command()
+def sync(
+    ctx: typer.Context,
+    strategy: str | None = typer.Option(
+        None, "--strategy", help="rebase or merge (default: setting git.sync_strategy)."
+    ),
+    no_push: bool = typer.Option(False, "--no-push", help="Pull and re-index, do not push."),
+    no_commit: bool = typer.Option(
+        False, "--no-commit", help="Refuse to run with uncommitted memory changes."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Share memory through the upstream remote: commit memory, pull, re-index, push."""
+    from memcli import gitops
+
+    st = state(ctx)
+    with st.memory() as mem:
+        chosen = strategy or mem.settings.get("git.sync_strategy")
+        result = gitops.sync(mem.ws.root, strategy=chosen, commit=not no_commit,
+                             push=not no_push)
+        report = mem.index()
+    payload = {**result.as_dict(), "index": report.as_dict()}
+    st.out.warnings(report.warnings)
+    if as_json:
+        st.out.json(payload)
+        return
+    out = st.out
+    if result.committed:
+        out.line(f"committed {result.committed[:10]} (pending memory changes)")
+    pulled = f"pulled {result.pulled} commit{'s' if result.pulled != 1 else ''}"
+    pushed = f"pushed {result.pushed}" if not no_push else "push skipped"
+    out.styled(f"{result.branch} <-> {result.upstream}: {pulled} ({result.strategy}), {pushed}",
+               "green")
+    for path in result.changed:
+        out.line(f"  changed: {path}")
+    out.line(f"re-indexed: {report.added} added, {report.updated} updated, "
+             f"{report.removed} removed")
