@@ -1,0 +1,465 @@
+"""Performance benchmarks: index throughput against an FTS5 floor, re-index, search latency,
+batch throughput, peak memory, scaling and start-up imports.
+
+Usage::
+
+    python benchmarks/perf.py [--sizes 1000,10000,100000] [--quick] [--repeat N] [--json OUT]
+
+For every size a deterministic corpus (``benchmarks/corpus.py``) is generated once under
+``benchmarks/.work/corpus-<size>/`` and reused. Every memcli figure is measured on the real
+command (``memcli -w DIR ...`` in a fresh process, as an agent or a hook calls it) unless it
+says "in-process". Each process is reaped with ``os.wait4`` so its own peak RSS and CPU time
+are known. Figures:
+
+* **floor**: a minimal script (same Python, same SQLite driver as memcli, same FTS5
+  tokenizer, WAL) that walks ``memory/``, reads every ``*.md`` file and inserts its text into
+  an FTS5 table with one ``executemany`` in one transaction. ``ratio`` = memcli cold index /
+  floor, both whole-process wall time (and both in-process, from their own clocks).
+* **cold index**: ``memcli index --json`` with no ``.memcli/``.
+* **no-op re-index**: the same again with nothing changed.
+* **touch 1%**: ``os.utime`` on every 100th file (content unchanged: hashes confirm it), then
+  index; **edit 1%**: an entry appended to every 100th file, then index.
+* **search in-process**: p50/p95 of ``Memory.search`` (including the changed-files check that
+  every CLI search does) and of ``run_search`` alone, over a fixed set of queries.
+* **search whole-process**: median wall time of ``memcli search --json Q`` minus the median of
+  ``python -c pass`` (same interpreter), measured interleaved.
+* **batch**: queries per second of ``memcli search --batch --json`` over the query set.
+* **peak RSS** of cold index and of one search process; **scaling**: per-file cold index time
+  at the largest size / at the smallest.
+* **start-up**: median wall of ``memcli --help``; ``-X importtime`` totals (sum of "self") for
+  ``--help``, a keyword search and a hybrid search (loopback stub embedder, small workspace).
+
+Nothing here asserts: figures are printed and written (``--json``); ``benchmarks/run.py``
+renders them into Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+WORK = HERE / ".work"
+sys.path.insert(0, str(HERE))
+
+import corpus as corpus_mod  # noqa: E402
+
+PY = sys.executable
+BIN = Path(PY).parent
+MEMCLI = str(BIN / "memcli") if (BIN / "memcli").exists() else None
+
+
+# -- processes --------------------------------------------------------------------------------
+class Proc:
+    """A finished child process: wall seconds, exit code, output, peak RSS (KiB), CPU seconds."""
+
+    def __init__(self, wall: float, rc: int, out: str, err: str, rss_kb: int, cpu: float) -> None:
+        self.wall, self.rc, self.out, self.err, self.rss_kb, self.cpu = wall, rc, out, err, rss_kb, cpu
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+def memcli_cmd(*args: str) -> list[str]:
+    return [MEMCLI, *args] if MEMCLI else [PY, "-m", "memcli", *args]
+
+
+def run(cmd: list[str], *, stdin: str | None = None, env: dict[str, str] | None = None,
+        cwd: Path | None = None) -> Proc:
+    """Run ``cmd`` to completion and reap it with wait4 (its own rusage, not the sum)."""
+    full_env = {**os.environ, **(env or {})}
+    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, \
+            tempfile.TemporaryFile() as ferr:
+        if stdin is not None:
+            fin.write(stdin.encode())
+            fin.seek(0)
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=ferr, env=full_env, cwd=cwd)
+        _, status, ru = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - t0
+        p.returncode = os.waitstatus_to_exitcode(status)
+        fout.seek(0)
+        ferr.seek(0)
+        out = fout.read().decode("utf-8", "replace")
+        err = ferr.read().decode("utf-8", "replace")
+    return Proc(wall, p.returncode, out, err, int(ru.ru_maxrss), ru.ru_utime + ru.ru_stime)
+
+
+def check(p: Proc, what: str, ok: tuple[int, ...] = (0,)) -> Proc:
+    if p.rc not in ok:
+        raise SystemExit(f"{what} failed (exit {p.rc}):\n{p.err[-2000:]}")
+    return p
+
+
+def med(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def pct(xs: list[float], q: float) -> float:
+    s = sorted(xs)
+    if not s:
+        return float("nan")
+    k = (len(s) - 1) * q
+    lo, hi = int(k), min(int(k) + 1, len(s) - 1)
+    return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+def loadavg() -> list[float]:
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except OSError:
+        return []
+
+
+# -- machine ----------------------------------------------------------------------------------
+def machine_info() -> dict[str, Any]:
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem_gib = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                mem_gib = round(int(line.split()[1]) / 1048576, 1)
+    except OSError:
+        pass
+    probe = subprocess.run(
+        [PY, "-c", "import sqlite3, json; from memcli import db; m = db.driver();"
+         " print(json.dumps([db.driver_name(), m.sqlite_version, sqlite3.sqlite_version]))"],
+        capture_output=True, text=True, check=True,
+    )
+    driver, sqlite_version, stdlib_sqlite = json.loads(probe.stdout)
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_gib": mem_gib,
+        "os": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "sqlite_driver": driver,
+        "sqlite": sqlite_version,
+        "stdlib_sqlite": stdlib_sqlite,
+        "dont_write_bytecode": bool(os.environ.get("PYTHONDONTWRITEBYTECODE")),
+    }
+
+
+# -- the floor and the in-process helpers (run as child processes) ----------------------------
+FLOOR = r"""
+import json, os, sys, time
+t0 = time.perf_counter()
+from memcli import db
+from memcli.store import FTS_TOKENIZER
+root, path = sys.argv[1], sys.argv[2]
+conn = db.driver().connect(path)
+conn.isolation_level = None
+conn.execute("PRAGMA journal_mode = WAL")
+conn.execute("PRAGMA synchronous = NORMAL")
+conn.execute(f"CREATE VIRTUAL TABLE docs USING fts5(text, tokenize='{FTS_TOKENIZER}')")
+def texts():
+    for folder, dirs, files in os.walk(os.path.join(root, "memory")):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith(".md"):
+                with open(os.path.join(folder, name), "rb") as fh:
+                    yield (fh.read().decode("utf-8", "replace"),)
+t1 = time.perf_counter()
+conn.execute("BEGIN")
+conn.executemany("INSERT INTO docs (text) VALUES (?)", texts())
+conn.execute("COMMIT")
+n = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
+conn.close()
+print(json.dumps({"files": n, "seconds": time.perf_counter() - t1, "total": time.perf_counter() - t0}))
+"""
+
+INPROC = r"""
+import json, sys, time
+from memcli.memory import Memory
+from memcli.search import run_search
+ws, qfile, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+queries = json.loads(open(qfile).read())
+full, core = [], []
+with Memory.open(ws) as mem:
+    opts = mem.search_options()
+    for q in queries[:5]:  # warm-up: page cache, statement cache
+        mem.search(q, opts)
+    for _ in range(rounds):
+        for q in queries:
+            t = time.perf_counter(); mem.search(q, opts); full.append(time.perf_counter() - t)
+            t = time.perf_counter(); run_search(mem.store, q, opts); core.append(time.perf_counter() - t)
+print(json.dumps({"full": full, "core": core}))
+"""
+
+
+def floor(ws: Path) -> tuple[Proc, dict[str, Any]]:
+    with tempfile.TemporaryDirectory(dir=WORK) as tmp:
+        p = check(run([PY, "-c", FLOOR, str(ws), str(Path(tmp) / "floor.db")]), "floor")
+    return p, p.json()
+
+
+# -- queries ----------------------------------------------------------------------------------
+def make_queries(ws: Path, n: int = 40, seed: int = 7) -> list[str]:
+    """A fixed, varied query set: tech words, common words, rare names, ids, phrases."""
+    rng = random.Random(seed)
+    c = corpus_mod.Corpus()
+    tail = c.words[len(corpus_mod.COMMON) + len(corpus_mod.TECH):]
+    out: list[str] = []
+    for i in range(n):
+        kind = i % 5
+        if kind == 0:
+            out.append(" ".join(rng.sample(corpus_mod.TECH, 2)))
+        elif kind == 1:
+            out.append(f"what did we decide about {rng.choice(corpus_mod.TECH)} {rng.choice(corpus_mod.TECH)}?")
+        elif kind == 2:
+            out.append(f"{rng.choice(tail)} {rng.choice(corpus_mod.TECH)}")
+        elif kind == 3:
+            out.append(c._ident(rng))
+        else:
+            out.append(f'"{rng.choice(corpus_mod.TECH)} {rng.choice(corpus_mod.COMMON)}" {rng.choice(c.people)}')
+    return out
+
+
+# -- the stub embedder for the hybrid import path ---------------------------------------------
+@contextmanager
+def stub_env():
+    sys.path.insert(0, str(ROOT))
+    try:
+        from tests.stub_openai import StubOpenAI
+    except Exception:  # noqa: BLE001 - pytest missing: no hybrid figure
+        yield None
+        return
+    with StubOpenAI() as stub:
+        yield {
+            "MEMCLI_EMBEDDING_MODEL": "openai/stub-embed",
+            "MEMCLI_EMBEDDING_API_BASE": stub.base_url,
+            "OPENAI_API_KEY": "sk-stub-not-a-secret",
+        }
+
+
+def importtime(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, Any]:
+    """Sum of the 'self' column of -X importtime, plus the heaviest top-level imports."""
+    p = run(cmd, env={"PYTHONPROFILEIMPORTTIME": "1", **(env or {})})
+    total_us = 0
+    top: list[tuple[int, str]] = []
+    modules = 0
+    for line in p.err.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, cum_us, raw_name = line[len("import time:") :].split("|", 2)
+        name = raw_name.strip()
+        total_us += int(self_us)
+        modules += 1
+        depth = (len(raw_name) - len(raw_name.lstrip(" ")) - 1) // 2
+        if depth == 0:
+            top.append((int(cum_us), name))
+    top.sort(reverse=True)
+    return {
+        "total_ms": round(total_us / 1000, 1),
+        "modules": modules,
+        "top": [{"module": m, "ms": round(us / 1000, 1)} for us, m in top[:8]],
+        "rc": p.rc,
+    }
+
+
+# -- one size ---------------------------------------------------------------------------------
+def corpus_dir(size: int) -> Path:
+    return WORK / f"corpus-{size}"
+
+
+def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any]:  # noqa: ANN001
+    ws = corpus_dir(size)
+    ws.mkdir(parents=True, exist_ok=True)
+    t = time.perf_counter()
+    manifest = corpus_mod.generate(ws, size, quiet=True)
+    log(f"[{size}] corpus ready ({manifest['bytes'] / 1e6:.1f} MB, {time.perf_counter() - t:.1f} s)")
+    res: dict[str, Any] = {"files": size, "bytes": manifest["bytes"], "load_before": loadavg()}
+    reps = repeat if size < 50000 else max(1, repeat // 3)
+
+    # warm the page cache once so floor and memcli read the same cached files
+    for folder, _, files in os.walk(ws / "memory"):
+        for name in files:
+            with open(os.path.join(folder, name), "rb") as fh:
+                fh.read()
+
+    floors, colds = [], []
+    for r in range(reps):
+        p, info = floor(ws)
+        floors.append({"wall": p.wall, "inproc": info["seconds"], "cpu": p.cpu, "rss_kb": p.rss_kb})
+        shutil.rmtree(ws / ".memcli", ignore_errors=True)
+        c = check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "cold index")
+        rep = c.json()
+        colds.append({"wall": c.wall, "inproc": rep["seconds"], "cpu": c.cpu, "rss_kb": c.rss_kb,
+                      "chunks": rep["chunks"]})
+        log(f"[{size}] run {r + 1}/{reps}: floor {p.wall:.2f} s, cold index {c.wall:.2f} s"
+            f" (cpu {c.cpu:.2f} s, {rep['chunks']} chunks)")
+    fw = med([f["wall"] for f in floors])
+    cw = med([c["wall"] for c in colds])
+    res["floor"] = {"wall": fw, "inproc": med([f["inproc"] for f in floors]),
+                    "cpu": med([f["cpu"] for f in floors]), "rss_mb": max(f["rss_kb"] for f in floors) / 1024,
+                    "runs": [f["wall"] for f in floors]}
+    res["cold"] = {"wall": cw, "inproc": med([c["inproc"] for c in colds]),
+                   "cpu": med([c["cpu"] for c in colds]), "rss_mb": max(c["rss_kb"] for c in colds) / 1024,
+                   "chunks": colds[-1]["chunks"], "runs": [c["wall"] for c in colds]}
+    res["ratio_wall"] = cw / fw
+    res["ratio_inproc"] = res["cold"]["inproc"] / res["floor"]["inproc"]
+    res["ratio_cpu"] = res["cold"]["cpu"] / res["floor"]["cpu"]
+    res["per_file_ms"] = cw / size * 1000
+    res["per_file_cpu_ms"] = res["cold"]["cpu"] / size * 1000
+
+    # no-op re-index
+    noops = [check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "no-op index")
+             for _ in range(max(3, reps))]
+    res["noop"] = {"wall": med([p.wall for p in noops]), "inproc": med([p.json()["seconds"] for p in noops]),
+                   "cpu": med([p.cpu for p in noops]), "rss_mb": max(p.rss_kb for p in noops) / 1024}
+    log(f"[{size}] no-op re-index {res['noop']['wall']:.3f} s")
+
+    # touch 1% (mtime only), then edit 1% (append an entry)
+    rels = corpus_mod.corpus_paths(ws, size)
+    picked = list(range(0, size, 100))
+    future = time.time_ns() + 10**9
+    for i in picked:
+        os.utime(ws / rels[i], ns=(future, future))
+    p = check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "touch index")
+    res["touch1"] = {"wall": p.wall, "inproc": p.json()["seconds"], "files": len(picked)}
+    for i in picked:
+        with open(ws / rels[i], "a", encoding="utf-8") as fh:
+            fh.write("- 23:59 [fact] Benchmark edit: the nightly rollup moved to the edge region. #bench\n")
+    p = check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "edit index")
+    res["edit1"] = {"wall": p.wall, "inproc": p.json()["seconds"], "updated": p.json()["updated"]}
+    for i in picked:
+        corpus_mod.regenerate_file(ws, size, i)
+    check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "restore index")
+    log(f"[{size}] touch 1% {res['touch1']['wall']:.3f} s, edit 1% {res['edit1']['wall']:.3f} s")
+
+    # search: in-process
+    qfile = WORK / "queries.json"
+    qfile.write_text(json.dumps(queries))
+    rounds = 3 if size < 50000 else 2
+    p = check(run([PY, "-c", INPROC, str(ws), str(qfile), str(rounds)]), "in-process search")
+    data = p.json()
+    res["search_inproc"] = {
+        "p50_ms": pct(data["full"], 0.5) * 1000, "p95_ms": pct(data["full"], 0.95) * 1000,
+        "core_p50_ms": pct(data["core"], 0.5) * 1000, "core_p95_ms": pct(data["core"], 0.95) * 1000,
+        "n": len(data["full"]),
+    }
+    log(f"[{size}] in-process search p50 {res['search_inproc']['p50_ms']:.1f} ms,"
+        f" p95 {res['search_inproc']['p95_ms']:.1f} ms")
+
+    # search: whole process, interleaved with bare start-up
+    bare, walls, rss, hits = [], [], [], 0
+    nq = 15 if size < 50000 else 9
+    for q in queries[:nq]:
+        bare.append(run([PY, "-c", "pass"]).wall)
+        s = check(run(memcli_cmd("-w", str(ws), "search", "--json", q)), "search", ok=(0, 1))
+        walls.append(s.wall)
+        rss.append(s.rss_kb)
+        hits += len(s.json()["results"])
+    res["search_process"] = {
+        "median_ms": med(walls) * 1000, "bare_ms": med(bare) * 1000,
+        "over_bare_ms": (med(walls) - med(bare)) * 1000, "rss_mb": max(rss) / 1024,
+        "n": len(walls), "hits": hits,
+    }
+    log(f"[{size}] search process {res['search_process']['median_ms']:.0f} ms"
+        f" (bare python {res['search_process']['bare_ms']:.0f} ms)")
+
+    # batch
+    batch_q = queries * (5 if size < 50000 else 3)
+    p = check(run(memcli_cmd("-w", str(ws), "search", "--batch", "--json"), stdin="\n".join(batch_q) + "\n"),
+              "batch search", ok=(0, 1))
+    lines = [ln for ln in p.out.splitlines() if ln.strip()]
+    res["batch"] = {"queries": len(batch_q), "answers": len(lines), "wall": p.wall,
+                    "qps": len(batch_q) / p.wall,
+                    "qps_after_startup": len(batch_q) / max(p.wall - med(walls), 1e-9),
+                    "rss_mb": p.rss_kb / 1024}
+    log(f"[{size}] batch {res['batch']['qps']:.0f} queries/s")
+    res["load_after"] = loadavg()
+    return res
+
+
+def startup(repeat: int, ws: Path, queries: list[str], log) -> dict[str, Any]:  # noqa: ANN001
+    res: dict[str, Any] = {}
+    bare, helps = [], []
+    for _ in range(max(9, repeat * 3)):
+        bare.append(run([PY, "-c", "pass"]).wall)
+        helps.append(check(run(memcli_cmd("--help")), "--help").wall)
+    res["bare_ms"] = med(bare) * 1000
+    res["help_ms"] = med(helps) * 1000
+    res["import_bare"] = importtime([PY, "-c", "pass"])
+    res["import_help"] = importtime(memcli_cmd("--help"))
+    res["import_keyword"] = importtime(memcli_cmd("-w", str(ws), "search", "--json", queries[0]))
+    with tempfile.TemporaryDirectory(dir=WORK) as tmp:
+        small = Path(tmp) / "ws"
+        small.mkdir()
+        corpus_mod.generate(small, 30, quiet=True)
+        with stub_env() as env:
+            if env is None:
+                res["import_hybrid"] = None
+            else:
+                check(run(memcli_cmd("-w", str(small), "-q", "index"), env=env), "hybrid index")
+                res["import_hybrid"] = importtime(
+                    memcli_cmd("-w", str(small), "search", "--json", queries[0]), env=env)
+                mode = run(memcli_cmd("-w", str(small), "search", "--json", queries[0]), env=env)
+                try:
+                    res["import_hybrid"]["mode"] = mode.json().get("mode")
+                except ValueError:
+                    res["import_hybrid"]["mode"] = None
+    log(f"[startup] --help {res['help_ms']:.0f} ms, bare python {res['bare_ms']:.0f} ms;"
+        f" imports: help {res['import_help']['total_ms']} ms, keyword search"
+        f" {res['import_keyword']['total_ms']} ms")
+    return res
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="1000,10000,100000")
+    p.add_argument("--quick", action="store_true", help="1k files only, fewer repeats")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--json", type=Path, default=WORK / "perf.json")
+    args = p.parse_args(argv)
+    sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
+    repeat = 1 if args.quick else args.repeat
+    WORK.mkdir(parents=True, exist_ok=True)
+
+    def log(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    results: dict[str, Any] = {"machine": machine_info(), "when": time.strftime("%Y-%m-%d %H:%M"),
+                               "repeat": repeat, "sizes": {}}
+    queries = make_queries(WORK)
+    for size in sizes:
+        results["sizes"][str(size)] = bench_size(size, repeat, queries, log)
+    results["startup"] = startup(repeat, corpus_dir(sizes[min(1, len(sizes) - 1)]), queries, log)
+    if len(sizes) > 1:
+        lo, hi = results["sizes"][str(sizes[0])], results["sizes"][str(sizes[-1])]
+        results["scaling"] = {
+            "from": sizes[0], "to": sizes[-1],
+            "per_file_wall_ratio": hi["per_file_ms"] / lo["per_file_ms"],
+            "per_file_cpu_ratio": hi["per_file_cpu_ms"] / lo["per_file_cpu_ms"],
+            "per_byte_wall_ratio": (hi["cold"]["wall"] / hi["bytes"]) / (lo["cold"]["wall"] / lo["bytes"]),
+            "index_rss_ratio": hi["cold"]["rss_mb"] / lo["cold"]["rss_mb"],
+            "search_rss_ratio": hi["search_process"]["rss_mb"] / lo["search_process"]["rss_mb"],
+        }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=1) + "\n")
+    print(json.dumps(results, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
