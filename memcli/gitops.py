@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import subprocess
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -465,16 +466,25 @@ def _facts_at(text: str, lines: list[str], touched: set[int]) -> list[FactLine]:
     return found
 
 
+_RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$")
+
+
 def _day_start(date_text: str) -> str:
-    """``YYYY-MM-DD`` means the start of that day; anything else goes to git as is."""
-    text = date_text.strip()
-    try:
-        return datetime.combine(date.fromisoformat(text), datetime.min.time()).isoformat()
-    except ValueError:
-        pass
-    if not text or text.startswith("-"):
-        raise BadInput(f"invalid date {date_text!r}", hint="use YYYY-MM-DD or e.g. '2 weeks ago'")
-    return text
+    """A date for git: ``YYYY-MM-DD`` (local midnight), an ISO time, or 'N days ago'.
+
+    ISO forms become ``@<epoch>`` so git's lenient date parser cannot guess;
+    anything else is refused rather than silently read as "now".
+    """
+    text = date_text.strip().lower()
+    for parse in (lambda t: datetime.combine(date.fromisoformat(t), datetime.min.time()),
+                  datetime.fromisoformat):
+        try:
+            return f"@{int(parse(text).timestamp())}"
+        except ValueError:
+            pass
+    if _RELATIVE.match(text) or text in ("yesterday", "today", "now"):
+        return text
+    raise BadInput(f"invalid date {date_text!r}", hint="use YYYY-MM-DD or e.g. '2 weeks ago'")
 
 
 def diff(
