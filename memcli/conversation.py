@@ -32,14 +32,17 @@ _ROLE_LINE = re.compile(
     r"(?:\*\*)?[ \t]*:(?:\*\*)?[ \t]?(.*)$",
     re.IGNORECASE,
 )
-# Where input is meant as JSON: "[{", "[]", '["', "[[" or '{"', "{}". Free text that merely
-# starts with a bracket ("[draft] notes") is a transcript.
+# Input that does not parse as JSON is still meant as JSON (and refused) when it starts like
+# JSON: "[{", "[]", '["', "[[", '{"' or "{}". Free text that merely starts with a bracket
+# ("[draft] notes") is a transcript.
 _JSON_ARRAY = re.compile(r'^\[\s*[\[{\]"]')
 _JSON_OBJECT = re.compile(r'^\{\s*["}]')
 _ALIASES = {"human": "user", "ai": "assistant"}
 _TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 #: Characters a message costs besides its content when rendered for the model.
 MESSAGE_OVERHEAD = 32
+#: Smallest part size :func:`split_for_context` accepts.
+MIN_PART_CHARS = 100
 
 
 @dataclass(frozen=True)
@@ -57,35 +60,43 @@ def parse(text: str) -> list[Message]:
     body = text.lstrip("\ufeff").strip()
     if not body:
         return []
-    if _JSON_ARRAY.match(body):
-        return _from_json_array(body)
-    if _JSON_OBJECT.match(body):
-        return _from_json_object_or_lines(body)
+    if body[0] in "[{":
+        try:
+            data = json.loads(body)
+        except ValueError as exc:
+            if body[0] == "{" and _first_line_is_json(body):
+                return _from_json_lines(body)
+            if _JSON_ARRAY.match(body) or _JSON_OBJECT.match(body):
+                raise BadInput(
+                    f"the conversation is not valid JSON: {exc}",
+                    hint="give a JSON array of {role, content} messages, JSON Lines, or a "
+                    "transcript",
+                ) from None
+        else:
+            return _from_json(data)
     return _from_transcript(body)
 
 
-def _from_json_array(body: str) -> list[Message]:
-    try:
-        data = json.loads(body)
-    except ValueError as exc:
-        raise BadInput(
-            f"the conversation is not valid JSON: {exc}",
-            hint="give a JSON array of {role, content} messages, JSON Lines, or a transcript",
-        ) from None
-    if not isinstance(data, list):  # pragma: no cover - a body starting with '[' is a list
-        raise BadInput("the conversation JSON is not an array of messages")
-    return _messages(data, "item")
-
-
-def _from_json_object_or_lines(body: str) -> list[Message]:
-    try:
-        data = json.loads(body)
-    except ValueError:
-        data = None
+def _from_json(data: Any) -> list[Message]:
+    if isinstance(data, list):
+        return _messages(data, "item")
     if isinstance(data, dict):
         if isinstance(data.get("messages"), list):
             return _messages(data["messages"], "message")
         return _messages([data], "line")
+    raise BadInput(  # pragma: no cover - a text starting with '[' or '{' is a list or object
+        "the conversation JSON is not a list of messages"
+    )
+
+
+def _first_line_is_json(body: str) -> bool:
+    try:
+        return isinstance(json.loads(body.splitlines()[0]), dict)
+    except ValueError:
+        return False
+
+
+def _from_json_lines(body: str) -> list[Message]:
     items: list[Any] = []
     for n, line in enumerate(body.splitlines(), 1):
         if not line.strip():
@@ -183,8 +194,8 @@ def split_for_context(messages: list[Message], max_chars: int) -> list[list[Mess
     only when a single word is longer) and its pieces keep the message's role. An empty
     conversation has no parts.
     """
-    if max_chars < 1:
-        raise ValueError("max_chars must be positive")
+    if max_chars < MIN_PART_CHARS:
+        raise ValueError(f"max_chars must be at least {MIN_PART_CHARS}")
     parts: list[list[Message]] = []
     current: list[Message] = []
     size = 0

@@ -48,8 +48,8 @@ __all__ = [
     "similarity",
 ]
 
-#: Two facts whose content-word sets have a Jaccard similarity of at least this are
-#: near-duplicates ("Use Valkey for the cache" vs "We use Valkey for caching").
+#: Facts with a :func:`similarity` of at least this are near-duplicates ("Use Valkey
+#: instead of Redis for the cache" / "We use Valkey instead of Redis for caching").
 NEAR_DUPLICATE = 0.8
 #: Longest fact text accepted from the model (characters, after whitespace is collapsed).
 MAX_FACT_CHARS = 1000
@@ -363,21 +363,32 @@ def _words(text: str) -> frozenset[str]:
 
     out = set()
     for token in _SIM_TOKEN.findall(text.lower()):
-        if token in STOPWORDS and token not in _KEEP_WORDS and not token.endswith("n't"):
+        negation = token in _KEEP_WORDS or token.endswith("n't")
+        if token in STOPWORDS and not negation:
             continue
-        out.add(_stem(token))
+        out.add("not" if negation else _stem(token))
     return frozenset(out)
 
 
 def similarity(a: str, b: str) -> float:
-    """Jaccard similarity of the content words of two texts (stop words dropped, crude stems).
+    """How alike two facts are, in [0, 1]: Jaccard similarity of their content words.
 
-    Negations (no, not, never, ...n't) are kept as words, so "do not use X" and "use X" differ.
+    Stop words are dropped and words crudely stemmed. Two facts that differ in polarity
+    (one has no, not, never, ...n't and the other does not) or in their numbers ("port
+    8080" / "port 8081") score half their Jaccard similarity, so they are never
+    near-duplicates at the :data:`NEAR_DUPLICATE` threshold.
     """
     wa, wb = _words(a), _words(b)
     if not wa or not wb:
         return 1.0 if entries.fact_key(a) == entries.fact_key(b) else 0.0
-    return len(wa & wb) / len(wa | wb)
+    score = len(wa & wb) / len(wa | wb)
+    if ("not" in wa) != ("not" in wb) or _numbers(wa) != _numbers(wb):
+        score /= 2
+    return score
+
+
+def _numbers(words: frozenset[str]) -> frozenset[str]:
+    return frozenset(w for w in words if any(c.isdigit() for c in w))
 
 
 @dataclass
@@ -447,21 +458,11 @@ class _Known:
 
 
 def _dedupe(facts: list[Fact], known: _Known) -> tuple[list[FactOutcome], list[FactOutcome]]:
+    """Split facts into new ones and skipped ones (known exactly, known nearly, repeated)."""
     keep: list[FactOutcome] = []
     skip: list[FactOutcome] = []
-    seen: dict[str, Fact] = {}
     for fact in facts:
         key = entries.fact_key(fact.text)
-        if key in seen:
-            skip.append(FactOutcome(fact, reason="repeated"))
-            continue
-        twin = next((f for f in seen.values() if similarity(fact.text, f.text) >= NEAR_DUPLICATE),
-                    None)
-        if twin is not None:
-            skip.append(FactOutcome(fact, reason="repeated",
-                                    similarity=similarity(fact.text, twin.text)))
-            continue
-        seen[key] = fact
         where = known.exact(key)
         if where:
             skip.append(FactOutcome(fact, reason="duplicate", duplicate_of=where))
@@ -471,6 +472,10 @@ def _dedupe(facts: list[Fact], known: _Known) -> tuple[list[FactOutcome], list[F
             skip.append(
                 FactOutcome(fact, reason="near-duplicate", duplicate_of=near[0], similarity=near[1])
             )
+            continue
+        twin = max((similarity(fact.text, o.fact.text) for o in keep), default=0.0)
+        if twin >= NEAR_DUPLICATE or any(entries.fact_key(o.fact.text) == key for o in keep):
+            skip.append(FactOutcome(fact, reason="repeated", similarity=twin))
             continue
         keep.append(FactOutcome(fact))
     return keep, skip
@@ -576,8 +581,10 @@ def flush(
     if commit and not dry_run:
         _check_git(ws.root)
     max_chars = int(settings.get("llm.max_chars"))
-    if max_chars < 1:
-        raise ConfigError(f"llm.max_chars must be positive, got {max_chars}")
+    if max_chars < conversation.MIN_PART_CHARS:
+        raise ConfigError(
+            f"llm.max_chars must be at least {conversation.MIN_PART_CHARS}, got {max_chars}"
+        )
     parts = conversation.split_for_context(
         [conversation.Message(role, content) for role, content in clean], max_chars
     )
