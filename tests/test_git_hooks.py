@@ -1,0 +1,279 @@
+"""Git hooks: they fire on real git commands, re-index, chain, never fail git, uninstall cleanly."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memcli import hooks
+from memcli.errors import GitError
+from tests.conftest import Cli
+from tests.test_git import append, git, repo_workspace, write
+
+FOREGROUND = {"MEMCLI_HOOK_FOREGROUND": "1"}
+
+
+def env(**extra: str) -> dict[str, str]:
+    return {**os.environ, **extra}
+
+
+def status(root: Path) -> dict:
+    """``memcli status --json`` in a real subprocess (what a user would run)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(root), "status", "--json"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def log_text(root: Path) -> str:
+    path = root / ".memcli" / hooks.LOG_NAME
+    return path.read_text() if path.exists() else ""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = repo_workspace(tmp_path / "r")
+    assert Cli(root)("index").exit_code == 0
+    return root
+
+
+def test_install_status_and_commit_reindexes(repo: Path) -> None:
+    cli = Cli(repo)
+    r = cli("hooks", "install", "--json")
+    assert r.exit_code == 0, r.stderr
+    report = r.json()
+    assert Path(report["hooks_dir"]) == repo / ".git" / "hooks"
+    for name in hooks.HOOK_NAMES:
+        path = repo / ".git" / "hooks" / name
+        assert path.stat().st_mode & stat.S_IXUSR
+    st = cli("hooks", "status", "--json").json()
+    assert [(h["name"], h["state"], h["python_exists"]) for h in st["hooks"]] == [
+        (n, "installed", True) for n in hooks.HOOK_NAMES
+    ]
+
+    write(repo / "memory" / "2026-11-22.md", "- 10:00 [decision] Hooks keep the index fresh.\n")
+    assert status(repo)["dirty"] == ["memory/2026-11-22.md"]
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "a fact", env=env(**FOREGROUND))
+    after = status(repo)
+    assert after["dirty"] == []
+    assert after["git"]["dirty_memory_files"] == []
+    assert log_text(repo) == ""
+    hit = cli("search", "--json", "hooks fresh").json()["results"]
+    assert hit and hit[0]["path"] == "memory/2026-11-22.md"
+
+
+def test_merge_checkout_and_rewrite_reindex(repo: Path) -> None:
+    hooks.install(repo)
+    git(repo, "switch", "-q", "-c", "side", env=env(**FOREGROUND))
+    write(repo / "memory" / "side.md", "- a fact learned on a branch\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "side", env=env(**FOREGROUND))
+    # checkout back: post-checkout removes side.md from the index
+    git(repo, "switch", "-q", "main", env=env(**FOREGROUND))
+    assert status(repo)["dirty"] == []
+    assert status(repo)["files"] == 1
+    # merge: post-merge indexes the file the merge brought in
+    git(repo, "merge", "-q", "--no-ff", "--no-edit", "side", env=env(**FOREGROUND))
+    st = status(repo)
+    assert st["dirty"] == [] and st["files"] == 2
+    # rewrite: amend changes the file; post-rewrite (and post-commit) re-index it
+    append(repo / "memory" / "side.md", "- amended fact\n")
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit", env=env(**FOREGROUND))
+    assert status(repo)["dirty"] == []
+    assert log_text(repo) == ""
+
+
+def test_background_hook_does_not_block_and_catches_up(repo: Path) -> None:
+    hooks.install(repo)
+    write(repo / "memory" / "bg.md", "- indexed in the background\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "bg")  # returns without waiting for the index
+    deadline = time.monotonic() + 60
+    while status(repo)["dirty"] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert status(repo)["dirty"] == []
+
+
+def test_missing_memcli_never_fails_git(repo: Path, tmp_path: Path) -> None:
+    hooks.install(repo, python=str(tmp_path / "no" / "python"))
+    write(repo / "memory" / "x.md", "- fact\n")
+    git(repo, "add", "-A")
+    path = os.pathsep.join([str(Path(shutil.which("git") or "git").parent), "/bin", "/usr/bin"])
+    assert shutil.which("memcli", path=path) is None
+    no_memcli = env(PATH=path, **FOREGROUND)
+    proc = subprocess.run(["git", "commit", "-q", "-m", "x"], cwd=repo, env=no_memcli,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "no memcli" in log_text(repo)
+    # a checkout's exit status is the hook's: it must stay 0
+    proc = subprocess.run(["git", "switch", "-q", "-c", "other"], cwd=repo, env=no_memcli,
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_hook_without_memcli_on_path_and_no_coreutils(repo: Path, tmp_path: Path) -> None:
+    """PATH holding only git: the hook cannot even find mkdir or wc; git still succeeds."""
+    hooks.install(repo, python=str(tmp_path / "gone"))
+    only_git = tmp_path / "only-git"
+    only_git.mkdir()
+    git_exe = subprocess.run(["sh", "-c", "command -v git"], capture_output=True,
+                             text=True).stdout.strip()
+    os.symlink(git_exe, only_git / "git")
+    write(repo / "memory" / "y.md", "- fact\n")
+    git(repo, "add", "-A")
+    for args in (["commit", "-q", "-m", "y"], ["checkout", "-q", "-b", "z"]):
+        proc = subprocess.run([str(only_git / "git"), *args], cwd=repo,
+                              env=env(PATH=str(only_git)), capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+
+
+def test_failing_memcli_is_logged_and_git_succeeds(repo: Path, tmp_path: Path) -> None:
+    broken = write(tmp_path / "broken-python", "#!/bin/sh\necho 'boom: cannot start' >&2\nexit 7\n")
+    broken.chmod(0o755)
+    hooks.install(repo, python=str(broken))
+    write(repo / "memory" / "z.md", "- fact\n")
+    git(repo, "add", "-A")
+    proc = subprocess.run(["git", "commit", "-q", "-m", "z"], cwd=repo,
+                          env=env(**FOREGROUND), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    log = log_text(repo)
+    assert "boom: cannot start" in log
+    assert "exited with status 7" in log
+    proc = subprocess.run(["git", "checkout", "-q", "-b", "w"], cwd=repo,
+                          env=env(**FOREGROUND), capture_output=True, text=True)
+    assert proc.returncode == 0
+
+
+def test_broken_index_folder_is_logged_not_fatal(repo: Path) -> None:
+    hooks.install(repo)
+    # an index that cannot be written: .memcli/index.db is a folder
+    db = repo / ".memcli" / "index.db"
+    for p in repo.joinpath(".memcli").glob("index.db*"):
+        p.unlink()
+    db.mkdir()
+    write(repo / "memory" / "q.md", "- fact\n")
+    git(repo, "add", "-A")
+    proc = subprocess.run(["git", "commit", "-q", "-m", "q"], cwd=repo,
+                          env=env(**FOREGROUND), capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert "exited with status" in log_text(repo)
+
+
+def test_chains_existing_hook_and_uninstall_restores_it(repo: Path) -> None:
+    hook = repo / ".git" / "hooks" / "post-commit"
+    marker = repo.parent / "original-ran.txt"
+    original = f'#!/bin/sh\n# team hook\necho "original $*" >> "{marker}"\nexit 0\n'.encode()
+    hook.write_bytes(original)
+    hook.chmod(0o750)
+    rewrite_hook = repo / ".git" / "hooks" / "post-rewrite"
+    rewrite_marker = repo.parent / "rewrite-stdin.txt"
+    rewrite_hook.write_text(f'#!/bin/sh\ncat > "{rewrite_marker}"\n')
+    rewrite_hook.chmod(0o755)
+
+    report = hooks.install(repo)
+    states = {h.name: (h.state, h.chained) for h in report.hooks}
+    assert states["post-commit"] == ("installed", True)
+    assert states["post-merge"] == ("installed", False)
+    assert (hook.parent / ("post-commit" + hooks.CHAINED_SUFFIX)).read_bytes() == original
+
+    write(repo / "memory" / "c.md", "- chained\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "c", env=env(**FOREGROUND))
+    assert marker.read_text() == "original \n"  # the original ran
+    assert status(repo)["dirty"] == []  # and memcli ran
+    git(repo, "commit", "-q", "--amend", "-m", "c2", env=env(**FOREGROUND))
+    old_sha, new_sha = rewrite_marker.read_text().split()[:2]  # post-rewrite's stdin reached it
+    assert len(old_sha) == len(new_sha) == 40 and old_sha != new_sha
+    assert marker.read_text().count("original") == 2
+
+    # installing twice changes nothing and does not chain itself
+    again = hooks.install(repo)
+    assert {h.action for h in again.hooks} == {"already installed"}
+
+    gone = hooks.uninstall(repo)
+    assert {h.name: h.state for h in gone.hooks} == {
+        "post-commit": "foreign", "post-merge": "missing", "post-checkout": "missing",
+        "post-rewrite": "foreign",
+    }
+    assert hook.read_bytes() == original
+    assert stat.S_IMODE(hook.stat().st_mode) == 0o750
+    assert not (hook.parent / ("post-commit" + hooks.CHAINED_SUFFIX)).exists()
+    assert not (hook.parent / "post-merge").exists()
+    assert rewrite_hook.read_text().startswith("#!/bin/sh\ncat")
+
+
+def test_hand_edited_hook_is_left_alone(repo: Path) -> None:
+    hooks.install(repo)
+    hook = repo / ".git" / "hooks" / "post-merge"
+    append(hook, "echo my addition\n")
+    edited = hook.read_bytes()
+    r = Cli(repo)("hooks", "uninstall", "--json")
+    assert r.exit_code == 0
+    assert "edited by hand" in r.stderr
+    assert hook.read_bytes() == edited
+    assert {h["name"]: h["state"] for h in r.json()["hooks"]}["post-merge"] == "modified"
+    assert not (repo / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_cannot_chain_when_the_chained_name_is_taken(repo: Path) -> None:
+    hooks_dir = repo / ".git" / "hooks"
+    write(hooks_dir / "post-commit", "#!/bin/sh\necho mine\n")
+    write(hooks_dir / ("post-commit" + hooks.CHAINED_SUFFIX), "#!/bin/sh\necho old\n")
+    with pytest.raises(GitError, match="already exists"):
+        hooks.install(repo)
+    assert (hooks_dir / "post-commit").read_text() == "#!/bin/sh\necho mine\n"
+
+
+def test_respects_core_hooks_path_and_subfolder_workspace(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    git(top, "config", "core.hooksPath", ".githooks")
+    ws = top / "team" / "mem"
+    r = Cli(ws)("init", "--hooks", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert {Path(h["path"]).parent for h in r.json()["hooks"]} == {top / ".githooks"}
+    assert not (top / ".git" / "hooks" / "post-commit").exists()
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "init", env=env(**FOREGROUND))
+    write(ws / "memory" / "2026-11-22.md", "- indexed through core.hooksPath\n")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "fact", env=env(**FOREGROUND))
+    st = status(ws)
+    assert st["dirty"] == [] and st["files"] == 2
+    status_json = Cli(ws)("hooks", "status", "--json").json()
+    assert status_json["workspace"] == "team/mem"
+    assert {h["workspaces"][0] for h in status_json["hooks"]} == {"team/mem"}
+
+
+def test_two_workspaces_share_one_hook(tmp_path: Path) -> None:
+    top = tmp_path / "mono"
+    top.mkdir()
+    git(top, "init", "-q", "-b", "main")
+    a, b = top / "a", top / "b"
+    for ws in (a, b):
+        assert Cli(ws)("init", "--hooks").exit_code == 0
+    text = (top / ".git" / "hooks" / "post-commit").read_text()
+    assert "memcli_reindex a" in text and "memcli_reindex b" in text
+    write(a / "memory" / "x.md", "- in a\n")
+    write(b / "memory" / "y.md", "- in b\n")
+    git(top, "add", "-A")
+    git(top, "commit", "-q", "-m", "both", env=env(**FOREGROUND))
+    assert status(a)["dirty"] == [] and status(b)["dirty"] == []
+    hooks.uninstall(a)
+    text = (top / ".git" / "hooks" / "post-commit").read_text()
+    assert "memcli_reindex a" not in text and "memcli_reindex b" in text
+    assert hooks.status(b).hooks[0].state == "installed"
+    hooks.uninstall(b)
+    assert not (top / ".git" / "hooks" / "post-commit").exists()
