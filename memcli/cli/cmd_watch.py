@@ -1,0 +1,84 @@
+"""``memcli watch``: re-index memory files as they change."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import typer
+
+from memcli.cli.app import app, state
+from memcli.cli.output import Output
+from memcli.errors import BadInput
+
+SHOWN_PATHS = 5  # a human sync line names at most this many files
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(
+        False, "--json", help="One JSON event per line on stdout (ready, sync, ..., stopped)."
+    ),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No per-sync lines on stderr."),
+    debounce: int | None = typer.Option(
+        None,
+        "--debounce",
+        metavar="MS",
+        help="Wait until files are quiet this long before indexing [setting watch.debounce_ms].",
+        show_default=False,
+    ),
+) -> None:
+    """Re-index memory files as they change, until Ctrl-C (one watcher per workspace)."""
+    from memcli.watch import run_watch
+
+    st = state(ctx)
+    if debounce is not None and debounce < 0:
+        raise BadInput("--debounce must be 0 or more milliseconds")
+    out = Output(quiet=st.quiet or quiet, no_color=st.no_color)
+    emit = out.json if as_json else (lambda event: _human(out, event))
+    run_watch(st.workspace, emit, overrides={"watch.debounce_ms": debounce})
+
+
+def _human(out: Output, event: dict[str, Any]) -> None:
+    """One stderr line per event; errors always, the rest unless quiet."""
+    kind = event["event"]
+    clock = _clock(event.get("time"))
+    if kind == "error":
+        out.error(f"{event['message']} (retrying in {event['retry_in']:g}s)")
+        return
+    if kind == "warning":
+        out.warn(event["message"])
+    elif kind == "ready":
+        out.warnings(event["warnings"])
+        where = ", ".join(f"{p}/" for p in event["watching"])
+        out.info(
+            f"{clock} watching {where} in {event['workspace']} "
+            f"(debounce {event['debounce_ms']} ms); Ctrl-C to stop"
+        )
+    elif kind == "sync":
+        out.warnings(event["warnings"])
+        if event["added"] or event["updated"] or event["removed"]:
+            out.info(f"{clock} {_sync_line(event)}")
+    elif kind == "stopped":
+        out.info(f"{clock} stopped after {event['syncs']} sync(s)")
+
+
+def _sync_line(event: dict[str, Any]) -> str:
+    counts = ", ".join(f"{event[k]} {k}" for k in ("added", "updated", "removed") if event[k])
+    paths = event["paths"]
+    shown = ", ".join(paths[:SHOWN_PATHS])
+    more = len(paths) - SHOWN_PATHS
+    if more > 0:
+        shown += f" and {more} more"
+    initial = "initial sync: " if event.get("initial") else ""
+    return f"{initial}{counts} in {event['seconds']:.2f}s: {shown}"
+
+
+def _clock(stamp: str | None) -> str:
+    if not stamp:
+        return ""
+    try:
+        return datetime.fromisoformat(stamp).strftime("%H:%M:%S")
+    except ValueError:
+        return stamp

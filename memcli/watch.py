@@ -1,0 +1,474 @@
+"""Keeping the index in step while files change (``memcli watch``).
+
+File-system events come from watchfiles (a notify thread inside the process:
+no child processes). Events are filtered (``.memcli/``, ``.git/``, files the
+include globs or ``.memignore`` leave out), coalesced until the files have
+been quiet for ``watch.debounce_ms`` (or at most :data:`MAX_DELAY_FACTOR`
+times that), and each batch re-indexes just the changed paths in one short
+transaction under the writer lock, so searches and ``memcli add`` keep
+working meanwhile. One watcher runs per workspace (``.memcli/watch.lock``).
+
+The caller receives JSON-ready event dicts through ``emit``:
+``ready``, ``sync``, ``warning``, ``error`` and ``stopped``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memcli.config import Settings, load_settings
+from memcli.errors import AlreadyRunning, WorkspaceNotFound
+from memcli.indexer import Indexer, IndexReport, open_store, writer_lock
+from memcli.locks import ProcessLock
+from memcli.scan import SKIP_DIRS, Matcher
+from memcli.workspace import MEMORY_DIR, Workspace, find_workspace
+
+STEP_MS = 100  # watchfiles checks for new events (and for a stop request) this often
+MAX_TICK_MS = 1000  # the loop wakes at least this often while idle (retries)
+MAX_DELAY_FACTOR = 5  # a steady stream of changes is still synced every 5 x debounce...
+MIN_MAX_DELAY_S = 2.0  # ...or every 2 s, whichever is longer
+LOCK_NOTICE_S = 2.0  # say so when another process has held the writer lock this long
+RETRY_FIRST_S = 1.0  # a failed batch is retried after 1 s, 2 s, 4 s ... up to 60 s
+RETRY_MAX_S = 60.0
+PATHS_IN_EVENT = 200  # a sync event lists at most this many paths
+
+Event = dict[str, Any]
+Emit = Callable[[Event], None]
+
+
+def now_iso() -> str:
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
+def watch_lock(ws: Workspace) -> ProcessLock:
+    """The one-watcher-per-workspace lock."""
+    return ProcessLock(ws.state_dir / "watch.lock", "memcli watch")
+
+
+def acquire_watch_lock(ws: Workspace) -> ProcessLock:
+    """Take the watcher lock or raise AlreadyRunning naming the first watcher's pid."""
+    lock = watch_lock(ws)
+    try:
+        return lock.acquire_or_fail()
+    except AlreadyRunning:
+        pid = lock.holder_pid()
+        raise AlreadyRunning(
+            f"memcli watch is already running for {ws.root} (pid {pid or '?'})",
+            hint=f"stop it first (kill -INT {pid})" if pid else "stop the other watcher first",
+        ) from None
+
+
+def watch_roots(ws: Workspace, include: list[str]) -> tuple[list[str], list[str]]:
+    """Folders to watch (workspace-relative, '' = the root) and warnings for missing ones.
+
+    ``memory/`` plus the fixed leading folders of the include globs; folders
+    inside another watched folder are dropped (it is watched recursively).
+    """
+    wanted = sorted({MEMORY_DIR, *Matcher(ws, include).roots}, key=lambda p: (p.count("/"), p))
+    roots: list[str] = []
+    warnings: list[str] = []
+    for rel in wanted:
+        if any(r == "" or rel == r or rel.startswith(r + "/") for r in roots):
+            continue
+        path = ws.root / rel if rel else ws.root
+        if path.is_dir():
+            roots.append(rel)
+        elif rel == MEMORY_DIR:
+            raise WorkspaceNotFound(
+                f"nothing to watch: {path} does not exist", hint="run 'memcli init' first"
+            )
+        else:
+            warnings.append(f"{rel}/ does not exist; not watching it (restart watch once it does)")
+    return roots, warnings
+
+
+class ChangeFilter:
+    """Which file-system events matter: a ``(Change, path) -> bool`` callable.
+
+    Kept: paths the include globs match (minus ``.memignore``), folders that
+    appear (a folder moved in brings its files), and deleted folders that held
+    indexed files (a folder moved out or renamed takes its files along).
+    Dropped: ``.memcli/``, ``.git/`` and the like, everything else.
+    """
+
+    def __init__(self, ws: Workspace, include: list[str]) -> None:
+        self.ws = ws
+        self.include = include
+        self.root = str(ws.root)
+        self.matcher = Matcher(ws, include)
+        self.known_dirs: set[str] = set()
+        self._ignore_stamp = self._memignore_stamp()
+        self._checked = time.monotonic()
+
+    def _memignore_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = (self.ws.root / ".memignore").stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
+
+    def refresh(self) -> None:
+        """Reload ``.memignore`` when it changed (checked at most once a second)."""
+        now = time.monotonic()
+        if now - self._checked < 1.0:
+            return
+        self._checked = now
+        stamp = self._memignore_stamp()
+        if stamp != self._ignore_stamp:
+            self._ignore_stamp = stamp
+            self.matcher = Matcher(self.ws, self.include)
+
+    def set_indexed(self, paths: Iterable[str]) -> None:
+        """Remember the folders holding indexed files (to recognise deleted folders)."""
+        dirs: set[str] = set()
+        for p in paths:
+            parts = p.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                dirs.add("/".join(parts[:i]))
+        self.known_dirs = dirs
+
+    def rel(self, path: str) -> str | None:
+        """Workspace-relative POSIX path, or None outside the workspace."""
+        if not path.startswith(self.root + os.sep):
+            return None
+        rel = path[len(self.root) + 1 :]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+    def __call__(self, change: Any, path: str) -> bool:
+        rel = self.rel(path)
+        if not rel:
+            return False
+        if any(part in SKIP_DIRS for part in rel.split("/")):
+            return False
+        if self.matcher.matches(rel):
+            return True
+        if int(change) == 3:  # Change.deleted: a folder that held indexed files?
+            return rel in self.known_dirs
+        return os.path.isdir(path)
+
+
+@dataclass
+class WatchSummary:
+    """How a watch ended."""
+
+    syncs: int = 0
+    reason: str = "stopped"
+
+
+@dataclass
+class _Batch:
+    paths: set[str] = field(default_factory=set)
+    first: float = 0.0
+    last: float = 0.0
+
+
+class Watcher:
+    """Watch one workspace and keep its index in sync until ``stop_event`` is set."""
+
+    def __init__(
+        self,
+        ws: Workspace,
+        settings: Settings,
+        emit: Emit,
+        stop_event: threading.Event | None = None,
+    ) -> None:
+        self.ws = ws
+        self.settings = settings
+        self.emit = emit
+        self.stop = stop_event or threading.Event()
+        self.include: list[str] = settings.get("index.include")
+        self.debounce_ms = max(0, int(settings.get("watch.debounce_ms")))
+        self.debounce_s = self.debounce_ms / 1000
+        self.max_delay_s = max(MIN_MAX_DELAY_S, MAX_DELAY_FACTOR * self.debounce_s)
+        self.filter = ChangeFilter(ws, self.include)
+        self.syncs = 0
+        self.pending = _Batch()
+        self.full_next = False  # after a failure: re-sync everything
+        self.retry_at: float | None = None
+        self.retry_delay = RETRY_FIRST_S
+
+    # -- the loop ----------------------------------------------------------
+    def run(self) -> WatchSummary:
+        """Watch until stopped; KeyboardInterrupt propagates (a forced stop)."""
+        from watchfiles import watch
+
+        roots, warnings = watch_roots(self.ws, self.include)
+        paths = [str(self.ws.root / r) if r else str(self.ws.root) for r in roots]
+        tick = min(max(self.debounce_ms, STEP_MS), MAX_TICK_MS)
+        # Filtering happens here rather than in watchfiles so that every batch of
+        # raw events returns control to this loop (events we drop included).
+        changes_iter = watch(
+            *paths,
+            watch_filter=None,
+            debounce=max(self.debounce_ms, STEP_MS),
+            step=STEP_MS,
+            stop_event=self.stop,
+            rust_timeout=tick,
+            yield_on_timeout=True,
+            raise_interrupt=True,
+        )
+        ready = False
+        with contextlib.closing(changes_iter):
+            for raw in changes_iter:
+                # The first yield means the watcher is established: anything that
+                # changes from now on is seen, so a full sync now misses nothing.
+                if not ready:
+                    ready = True
+                    self._sync(None, initial=True)
+                    self.pending = _Batch()
+                    self.emit(
+                        {
+                            "event": "ready",
+                            "workspace": str(self.ws.root),
+                            "watching": [r or "." for r in roots],
+                            "debounce_ms": self.debounce_ms,
+                            "pid": os.getpid(),
+                            "warnings": warnings,
+                            "time": now_iso(),
+                        }
+                    )
+                    continue
+                self._collect(raw)
+                if self.stop.is_set():
+                    break
+                if self._due():
+                    self._flush()
+                if self.stop.is_set():
+                    break
+        return WatchSummary(self.syncs)
+
+    def _collect(self, raw: set[tuple[Any, str]]) -> None:
+        if not raw:
+            return
+        self.filter.refresh()
+        keep = self.filter
+        rels = {keep.rel(path) or "" for change, path in raw if keep(change, path)}
+        rels.discard("")
+        if not rels:
+            return
+        now = time.monotonic()
+        if not self.pending.paths:
+            self.pending.first = now
+        self.pending.last = now
+        self.pending.paths |= rels
+
+    def _due(self) -> bool:
+        now = time.monotonic()
+        if self.retry_at is not None and now >= self.retry_at:
+            return True
+        batch = self.pending
+        if not batch.paths:
+            return False
+        if self.retry_at is not None:  # wait for the retry, which includes these paths
+            return False
+        quiet = now - batch.last >= self.debounce_s - 0.005
+        return quiet or now - batch.first >= self.max_delay_s
+
+    def _flush(self) -> None:
+        paths = sorted(self.pending.paths)
+        self.pending = _Batch()
+        full = self.full_next
+        self._sync(None if full else paths, retry_paths=paths)
+
+    # -- one batch ---------------------------------------------------------
+    def _sync(
+        self,
+        paths: list[str] | None,
+        *,
+        initial: bool = False,
+        retry_paths: list[str] | None = None,
+    ) -> None:
+        """Re-index ``paths`` (None = everything); report; schedule a retry on failure."""
+        lock = writer_lock(self.ws)
+        if not self._wait_for(lock):
+            return  # stopping: the batch is abandoned; the next start's full sync catches up
+        try:
+            report = self._index(paths)
+        except KeyboardInterrupt:
+            raise
+        except Exception as exc:  # any failure: report it, keep watching, retry later
+            self.full_next = True
+            self.pending.paths |= set(retry_paths or ())
+            delay = self.retry_delay
+            self.retry_at = time.monotonic() + delay
+            self.retry_delay = min(self.retry_delay * 2, RETRY_MAX_S)
+            message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
+            self.emit(
+                {
+                    "event": "error",
+                    "message": f"sync failed: {message}",
+                    "paths": (retry_paths or [])[:PATHS_IN_EVENT],
+                    "retry_in": delay,
+                    "time": now_iso(),
+                }
+            )
+            return
+        finally:
+            lock.release()
+        self.full_next = False
+        self.retry_at = None
+        self.retry_delay = RETRY_FIRST_S
+        changed = report.added + report.updated + report.removed
+        if changed or report.warnings:
+            self.syncs += 1
+            event: Event = {
+                "event": "sync",
+                "added": report.added,
+                "updated": report.updated,
+                "removed": report.removed,
+                "paths": report.changed[:PATHS_IN_EVENT],
+                "seconds": round(report.seconds, 3),
+                "time": now_iso(),
+                "files": report.files,
+                "chunks": report.chunks,
+                "warnings": report.warnings,
+            }
+            if initial:
+                event["initial"] = True
+            self.emit(event)
+
+    def _wait_for(self, lock: ProcessLock) -> bool:
+        """Take the writer lock, waiting as long as needed; False when asked to stop."""
+        started = time.monotonic()
+        noticed = False
+        while not lock.try_acquire():
+            if self.stop.wait(0.05):
+                return False
+            if not noticed and time.monotonic() - started >= LOCK_NOTICE_S:
+                noticed = True
+                pid = lock.holder_pid()
+                who = f" (pid {pid})" if pid else ""
+                self.emit(
+                    {
+                        "event": "warning",
+                        "message": f"waiting for another process{who} to finish writing the index",
+                        "time": now_iso(),
+                    }
+                )
+        return True
+
+    def _index(self, paths: list[str] | None) -> IndexReport:
+        """One short sync of ``paths`` (caller holds the writer lock)."""
+        warnings: list[str] = []
+        store = open_store(self.ws, warnings)
+        try:
+            indexer = Indexer(self.ws, store, self.settings)
+            fresh = store.get_meta("last_indexed") is None
+            if paths is not None and (warnings or fresh or indexer.needs_rebuild()):
+                paths = None  # a new or rebuilt index needs everything, not just these
+            if paths is not None:
+                _forget_stat(store, self.ws, paths)
+            report = indexer.sync(paths)
+            self.filter.set_indexed(store.file_states())
+        finally:
+            store.close()
+        report.warnings[:0] = warnings
+        return report
+
+
+def _forget_stat(store: Any, ws: Workspace, paths: list[str]) -> None:
+    """Make the sync re-read files that changed without changing (mtime, size).
+
+    File times have coarse (clock tick) resolution, so two same-size writes in
+    quick succession can leave (mtime_ns, size) as it was when the index read
+    the first one. An event says the file changed: compare its content hash.
+    """
+    known = store.file_states()
+    stale = []
+    for rel in paths:
+        k = known.get(rel)
+        if k is None:
+            continue
+        try:
+            st = (ws.root / rel).stat()
+        except OSError:
+            continue
+        if (st.st_mtime_ns, st.st_size) == (k.mtime_ns, k.size):
+            stale.append(k)
+    if stale:
+        with store.transaction():
+            for k in stale:
+                store.touch_file(k.id, -1, k.size)
+
+
+@contextlib.contextmanager
+def stop_on_signals(stop: threading.Event) -> Any:
+    """SIGINT/SIGTERM/SIGHUP set ``stop``; a second signal raises KeyboardInterrupt.
+
+    Yields a dict whose ``"signal"`` key names the first signal received.
+    Previous handlers are restored on exit. Only works in the main thread.
+    """
+    seen: dict[str, Any] = {"signal": None}
+    wanted = [signal.SIGINT, signal.SIGTERM]
+    if hasattr(signal, "SIGHUP"):
+        wanted.append(signal.SIGHUP)
+
+    def handler(signum: int, frame: Any) -> None:
+        if seen["signal"] is not None:
+            raise KeyboardInterrupt
+        seen["signal"] = signal.Signals(signum).name
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in wanted}
+    try:
+        yield seen
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def run_watch(
+    workspace: str | Path | None,
+    emit: Emit,
+    *,
+    overrides: dict[str, Any] | None = None,
+    stop_event: threading.Event | None = None,
+    handle_signals: bool = True,
+) -> WatchSummary:
+    """Watch a workspace until a signal (or ``stop_event``); emits ``stopped`` at the end.
+
+    Raises AlreadyRunning when another watcher holds the workspace, and
+    KeyboardInterrupt after a second signal (the current batch is abandoned,
+    its transaction rolled back; locks are released either way).
+    """
+    ws = find_workspace(workspace)
+    settings = load_settings(ws.root, overrides)
+    stop = stop_event or threading.Event()
+    ws.ensure_state_dir()
+    lock = acquire_watch_lock(ws)
+    watcher = Watcher(ws, settings, emit, stop)
+    in_main = threading.current_thread() is threading.main_thread()
+    signals = stop_on_signals(stop) if handle_signals and in_main else contextlib.nullcontext({})
+    reason = "stopped"
+    try:
+        with signals as seen:
+            try:
+                summary = watcher.run()
+            except KeyboardInterrupt:
+                reason = "interrupted"
+                raise
+            finally:
+                if reason != "interrupted" and seen and seen.get("signal"):
+                    reason = seen["signal"]
+                lock.release()
+                emit(
+                    {
+                        "event": "stopped",
+                        "reason": reason,
+                        "syncs": watcher.syncs,
+                        "time": now_iso(),
+                    }
+                )
+    finally:
+        lock.release()
+    summary.reason = reason
+    return summary

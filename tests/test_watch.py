@@ -1,0 +1,515 @@
+"""``memcli watch``: a real watcher process against a temporary workspace.
+
+Every test starts ``python -m memcli watch`` as a subprocess and reads its
+JSON events from stdout with (generous) timeouts; the index is checked with
+the real ``files``/``search`` commands, which are told not to sync on their
+own (``MEMCLI_INDEX_SYNC_ON_SEARCH=0``), so only the watcher can have
+indexed what they find.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcli.indexer import writer_lock
+from memcli.watch import ChangeFilter, watch_lock
+from memcli.workspace import Workspace
+from tests.conftest import Cli
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+
+TIMEOUT = 60.0  # seconds; generous on a busy machine, never a timing assertion
+
+Event = dict[str, Any]
+
+
+class WatchProcess:
+    """``memcli watch`` in a subprocess, with its stdout events and stderr lines."""
+
+    def __init__(self, root: Path, *args: str, json_events: bool = True) -> None:
+        cmd = [sys.executable, "-m", "memcli", "-w", str(root), "watch"]
+        cmd += ["--json", *args] if json_events else list(args)
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+        )
+        self.pid = self.proc.pid
+        self.events: queue.Queue[Event | None] = queue.Queue()
+        self.seen: list[Event] = []
+        self.stdout_lines: list[str] = []
+        self.stderr_lines: queue.Queue[str | None] = queue.Queue()
+        self.stderr_seen: list[str] = []
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+        threading.Thread(target=self._read_stderr, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.stdout_lines.append(line)
+            if line.strip():
+                self.events.put(json.loads(line))
+        self.events.put(None)
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr_lines.put(line)
+        self.stderr_lines.put(None)
+
+    def next_event(self, pred: Callable[[Event], bool] = lambda e: True) -> Event:
+        """The next event matching ``pred`` (earlier ones are kept in ``seen``)."""
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError(f"no matching event within {TIMEOUT}s; seen: {self.seen}")
+            try:
+                ev = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            if ev is None:
+                self.events.put(None)
+                raise AssertionError(f"watcher exited ({self.proc.poll()}); seen: {self.seen}")
+            self.seen.append(ev)
+            if pred(ev):
+                return ev
+
+    def ready(self) -> Event:
+        return self.next_event(lambda e: e["event"] == "ready")
+
+    def synced(self, *paths: str) -> list[Event]:
+        """Sync events until every one of ``paths`` has appeared in them."""
+        missing = set(paths)
+        got = []
+        while missing:
+            ev = self.next_event(lambda e: e["event"] == "sync")
+            got.append(ev)
+            missing -= set(ev["paths"])
+        return got
+
+    def next_stderr(self, pred: Callable[[str], bool]) -> str:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                line = self.stderr_lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                break
+            if line is None:
+                break
+            self.stderr_seen.append(line)
+            if pred(line):
+                return line
+        raise AssertionError(f"no matching stderr line; seen: {self.stderr_seen}")
+
+    def children(self) -> list[int]:
+        pids: list[int] = []
+        for task in Path(f"/proc/{self.pid}/task").iterdir():
+            text = (task / "children").read_text().split()
+            pids.extend(int(p) for p in text)
+        return pids
+
+    def signal(self, sig: int) -> None:
+        os.kill(self.pid, sig)
+
+    def wait(self) -> int:
+        return self.proc.wait(timeout=TIMEOUT)
+
+    def rest(self) -> list[Event]:
+        """All remaining events until stdout closes (after the process exits)."""
+        out = []
+        while True:
+            ev = self.events.get(timeout=TIMEOUT)
+            if ev is None:
+                self.events.put(None)
+                return out
+            self.seen.append(ev)
+            out.append(ev)
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=TIMEOUT)
+
+
+@pytest.fixture
+def watchers(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[..., WatchProcess]]:
+    """Start watchers; any still running at the end of the test are killed."""
+    monkeypatch.setenv("MEMCLI_INDEX_SYNC_ON_SEARCH", "0")
+    started: list[WatchProcess] = []
+
+    def start(root: Path, *args: str, json_events: bool = True) -> WatchProcess:
+        w = WatchProcess(root, *args, json_events=json_events)
+        started.append(w)
+        return w
+
+    yield start
+    for w in started:
+        w.kill()
+
+
+def indexed(cli: Cli) -> dict[str, dict[str, Any]]:
+    r = cli("files", "--json")
+    assert r.exit_code == 0, r.stderr
+    return {f["path"]: f for f in r.json()["files"]}
+
+
+def hits(cli: Cli, query: str) -> list[str]:
+    r = cli("search", "--json", query)
+    assert r.exit_code in (0, 1), r.stderr
+    return [h["path"] for h in r.json()["results"]]
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+# -- create, modify, delete, rename ------------------------------------------
+
+
+def test_create_modify_delete_rename(workspace: Path, cli: Cli, watchers: Any) -> None:
+    write(workspace / "memory/before.md", "Written while no watcher ran: quokka.\n")
+    w = watchers(workspace)
+    initial = w.ready()
+    assert initial["debounce_ms"] == 300
+    assert initial["watching"] == ["memory"]
+    first = [e for e in w.seen if e["event"] == "sync"]
+    assert first and first[0].get("initial") is True
+    assert "memory/before.md" in first[0]["paths"]
+    assert hits(cli, "quokka") == ["memory/before.md"]
+
+    # create
+    write(workspace / "memory/notes.md", "# Notes\n\nThe cache is Valkey, codename zebra.\n")
+    ev = w.synced("memory/notes.md")[-1]
+    assert ev["added"] >= 1 and isinstance(ev["seconds"], float) and ev["time"]
+    assert hits(cli, "zebra") == ["memory/notes.md"]
+
+    # modify
+    write(workspace / "memory/notes.md", "# Notes\n\nThe cache is Redis, codename yak.\n")
+    ev = w.synced("memory/notes.md")[-1]
+    assert ev["updated"] == 1
+    assert hits(cli, "yak") == ["memory/notes.md"]
+    assert hits(cli, "zebra") == []
+
+    # rename a file
+    os.rename(workspace / "memory/notes.md", workspace / "memory/renamed.md")
+    w.synced("memory/notes.md", "memory/renamed.md")
+    files = indexed(cli)
+    assert "memory/renamed.md" in files and "memory/notes.md" not in files
+    assert hits(cli, "yak") == ["memory/renamed.md"]
+
+    # rename a folder (only the folder gets an event)
+    write(workspace / "memory/team/2026-01-02.md", "- 10:00 [decision] Ship on Fridays: walrus.\n")
+    w.synced("memory/team/2026-01-02.md")
+    os.rename(workspace / "memory/team", workspace / "memory/crew")
+    w.synced("memory/team/2026-01-02.md", "memory/crew/2026-01-02.md")
+    files = indexed(cli)
+    assert "memory/crew/2026-01-02.md" in files
+    assert not any(p.startswith("memory/team/") for p in files)
+    assert files["memory/crew/2026-01-02.md"]["source"] == "crew"
+
+    # delete a file, then a whole folder
+    (workspace / "memory/renamed.md").unlink()
+    ev = w.synced("memory/renamed.md")[-1]
+    assert ev["removed"] >= 1
+    assert hits(cli, "yak") == []
+    import shutil
+
+    shutil.rmtree(workspace / "memory/crew")
+    w.synced("memory/crew/2026-01-02.md")
+    assert set(indexed(cli)) == {"memory/MEMORY.md", "memory/before.md"}
+
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    assert w.rest()[-1]["event"] == "stopped"
+    assert not [e for e in w.seen if e["event"] == "error"]
+
+
+def test_burst_of_writes_is_coalesced(workspace: Path, cli: Cli, watchers: Any) -> None:
+    w = watchers(workspace)
+    w.ready()
+    target = workspace / "memory/burst.md"
+    writes = 100
+    for i in range(writes):
+        target.write_text(f"# Burst\n\nrevision {i} token{i:03d}\n", encoding="utf-8")
+    size = target.stat().st_size
+    syncs = 0
+    while True:
+        w.next_event(lambda e: e["event"] == "sync" and "memory/burst.md" in e["paths"])
+        syncs += 1
+        info = indexed(cli).get("memory/burst.md")
+        if info and info["size"] == size and hits(cli, "token099") == ["memory/burst.md"]:
+            break
+    assert syncs <= 10, f"{syncs} syncs for {writes} writes"
+    assert hits(cli, "token042") == []
+    r = cli("get", "memory/burst.md:3")
+    assert r.stdout.strip() == "revision 99 token099"
+    w.signal(signal.SIGTERM)
+    assert w.wait() == 0
+
+
+def test_extra_include_folder_is_watched(workspace: Path, cli: Cli, watchers: Any) -> None:
+    (workspace / "docs").mkdir()
+    write(
+        workspace / "memcli.toml",
+        '[index]\ninclude = ["memory/**/*.md", "docs/**/*.md", "missing/*.md"]\n',
+    )
+    w = watchers(workspace)
+    ready = w.ready()
+    assert ready["watching"] == ["docs", "memory"]
+    assert any("missing/" in m for m in ready["warnings"])
+    write(workspace / "docs/runbook/deploy.md", "# Deploy\n\nRoll back with the narwhal switch.\n")
+    w.synced("docs/runbook/deploy.md")
+    assert hits(cli, "narwhal") == ["docs/runbook/deploy.md"]
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+
+
+# -- one watcher per workspace ------------------------------------------------
+
+
+def test_second_watcher_is_refused(workspace: Path, cli: Cli, watchers: Any) -> None:
+    first = watchers(workspace)
+    first.ready()
+    second = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(workspace), "watch", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert second.returncode == 3
+    assert f"pid {first.pid}" in second.stderr
+    assert second.stderr.startswith("Error: ")
+    assert second.stdout == ""
+    # the first one is unaffected
+    write(workspace / "memory/still.md", "Still watching: ocelot.\n")
+    w_ev = first.synced("memory/still.md")
+    assert w_ev
+    first.signal(signal.SIGINT)
+    assert first.wait() == 0
+    # and once it has stopped, the lock is free again
+    lock = watch_lock(Workspace(workspace))
+    assert lock.try_acquire()
+    lock.release()
+
+
+# -- concurrency ----------------------------------------------------------------
+
+
+def test_search_and_add_while_syncing(workspace: Path, cli: Cli, watchers: Any) -> None:
+    w = watchers(workspace)
+    w.ready()
+    env = {k: v for k, v in os.environ.items() if k != "MEMCLI_INDEX_SYNC_ON_SEARCH"}
+    base = [sys.executable, "-m", "memcli", "-w", str(workspace)]
+    n_files = 40
+
+    def stream() -> None:
+        for i in range(n_files):
+            write(workspace / f"memory/stream/s{i:02d}.md", f"# Stream {i}\n\nitem streamtok{i}\n")
+            time.sleep(0.02)
+
+    def run(args: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(base + args, capture_output=True, text=True, timeout=TIMEOUT, env=env)
+
+    jobs = []
+    for i in range(8):
+        jobs.append(["add", "--json", f"Concurrent fact number {i} about pangolin{i}."])
+        jobs.append(["search", "--json", f"streamtok{i * 5} pangolin{i}"])
+    writer = threading.Thread(target=stream)
+    writer.start()
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        results = list(pool.map(run, jobs))
+    writer.join()
+
+    for args, r in zip(jobs, results, strict=True):
+        assert "locked" not in r.stderr.lower(), (args, r.stderr)
+        assert "Error" not in r.stderr, (args, r.stderr)
+        if args[0] == "add":
+            assert r.returncode == 0, (args, r.stderr)
+        else:
+            assert r.returncode in (0, 1), (args, r.stderr)
+            assert not any("locked" in x for x in json.loads(r.stdout)["warnings"])
+
+    deadline = time.monotonic() + TIMEOUT
+    wanted = {f"memory/stream/s{i:02d}.md" for i in range(n_files)}
+    while not wanted <= set(indexed(cli)):
+        assert time.monotonic() < deadline, wanted - set(indexed(cli))
+        time.sleep(0.2)
+    for i in range(8):
+        assert hits(cli, f"pangolin{i}"), i
+    assert hits(cli, "streamtok39") == ["memory/stream/s39.md"]
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    assert not [e for e in w.seen if e["event"] == "error"]
+    assert "locked" not in "".join(w.stdout_lines)
+
+
+# -- stopping -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_cleanly(workspace: Path, watchers: Any, sig: int) -> None:
+    w = watchers(workspace)
+    w.ready()
+    assert w.children() == []
+    w.signal(sig)
+    assert w.wait() == 0
+    rest = w.rest()
+    assert rest and rest[-1]["event"] == "stopped"
+    assert rest[-1]["reason"] == signal.Signals(sig).name
+    lock = watch_lock(Workspace(workspace))
+    assert lock.try_acquire()
+    lock.release()
+
+
+def test_second_signal_forces_exit_130(workspace: Path, watchers: Any) -> None:
+    w = watchers(workspace)
+    w.ready()
+    # Two signals delivered together: the first asks to stop, the second forces it.
+    w.signal(signal.SIGSTOP)
+    w.signal(signal.SIGINT)
+    w.signal(signal.SIGTERM)
+    w.signal(signal.SIGCONT)
+    assert w.wait() == 130
+    last = w.rest()[-1]
+    assert (last["event"], last["reason"]) == ("stopped", "interrupted")
+    w.next_stderr(lambda line: line.startswith("Error: interrupted"))
+    lock = watch_lock(Workspace(workspace))
+    assert lock.try_acquire()
+    lock.release()
+
+
+def test_stop_while_waiting_for_the_writer_lock(workspace: Path, cli: Cli, watchers: Any) -> None:
+    ws = Workspace(workspace)
+    w = watchers(workspace)
+    w.ready()
+    held = writer_lock(ws).acquire(timeout=TIMEOUT)
+    try:
+        write(workspace / "memory/late.md", "Written while another process writes: lemur.\n")
+        warning = w.next_event(lambda e: e["event"] == "warning")
+        assert f"pid {os.getpid()}" in warning["message"]
+        assert w.children() == []
+        w.signal(signal.SIGINT)
+        assert w.wait() == 0  # the batch is abandoned, not waited for
+        assert w.rest()[-1]["event"] == "stopped"
+    finally:
+        held.release()
+    assert "memory/late.md" not in indexed(cli)
+    # the next watcher's initial sync catches up
+    w2 = watchers(workspace)
+    w2.ready()
+    initial = [e for e in w2.seen if e["event"] == "sync"]
+    assert initial and "memory/late.md" in initial[0]["paths"]
+    w2.signal(signal.SIGINT)
+    assert w2.wait() == 0
+
+
+def test_failed_batch_is_reported_and_retried(workspace: Path, cli: Cli, watchers: Any) -> None:
+    w = watchers(workspace)
+    w.ready()
+    index = workspace / ".memcli/index.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    index.mkdir()  # an index that cannot be opened or rebuilt
+    write(workspace / "memory/retry.md", "Indexed after the index came back: tapir.\n")
+    err = w.next_event(lambda e: e["event"] == "error")
+    assert "sync failed" in err["message"] and err["retry_in"] > 0
+    assert "memory/retry.md" in err["paths"]
+    assert w.proc.poll() is None  # still running
+    index.rmdir()
+    ev = w.synced("memory/retry.md")[-1]
+    assert "memory/MEMORY.md" in ev["paths"]  # a fresh index is filled completely
+    assert hits(cli, "tapir") == ["memory/retry.md"]
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+
+
+# -- options and human output -------------------------------------------------------
+
+
+def test_debounce_setting_and_flag(workspace: Path, watchers: Any, monkeypatch: Any) -> None:
+    monkeypatch.setenv("MEMCLI_WATCH_DEBOUNCE_MS", "120")
+    w = watchers(workspace)
+    assert w.ready()["debounce_ms"] == 120
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    w = watchers(workspace, "--debounce", "0")
+    assert w.ready()["debounce_ms"] == 0
+    write(workspace / "memory/fast.md", "No debounce: gecko.\n")
+    w.synced("memory/fast.md")
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    bad = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(workspace), "watch", "--debounce", "-5"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert bad.returncode == 2
+    assert "Error:" in bad.stderr
+
+
+def test_human_output_on_stderr(workspace: Path, watchers: Any) -> None:
+    w = watchers(workspace, json_events=False)
+    w.next_stderr(lambda line: "watching memory/" in line)
+    write(workspace / "memory/human.md", "Readable output: heron.\n")
+    line = w.next_stderr(lambda line: "memory/human.md" in line)
+    assert "1 added" in line and "s:" in line
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    w.next_stderr(lambda line: "stopped" in line)
+    assert w.stdout_lines == []
+
+
+def test_quiet_prints_nothing(workspace: Path, cli: Cli, watchers: Any) -> None:
+    w = watchers(workspace, "--quiet", json_events=False)
+    time.sleep(0.5)
+    write(workspace / "memory/quiet.md", "Nothing printed: ibex.\n")
+    deadline = time.monotonic() + TIMEOUT
+    while "memory/quiet.md" not in indexed(cli):
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    with pytest.raises(AssertionError):
+        w.next_stderr(lambda line: True)  # stderr closes without a single line
+    assert w.stderr_seen == []
+    assert w.stdout_lines == []
+
+
+# -- the filter ---------------------------------------------------------------------
+
+
+def test_change_filter(workspace: Path) -> None:
+    from watchfiles import Change
+
+    (workspace / ".memignore").write_text("memory/private/\n")
+    (workspace / "memory/sub").mkdir()
+    f = ChangeFilter(Workspace(workspace), ["memory/**/*.md"])
+    root = str(workspace)
+    assert f(Change.added, f"{root}/memory/a.md")
+    assert f(Change.deleted, f"{root}/memory/x/y/b.md")
+    assert not f(Change.added, f"{root}/memory/a.txt")
+    assert not f(Change.modified, f"{root}/memory/.a.md.swp")
+    assert not f(Change.added, f"{root}/.memcli/index.db-wal")
+    assert not f(Change.added, f"{root}/.memcli/x.md")
+    assert not f(Change.added, f"{root}/memory/private/secret.md")
+    assert not f(Change.added, f"{root}/notes.md")
+    assert not f(Change.added, "/elsewhere/memory/a.md")
+    assert f(Change.added, f"{root}/memory/sub")  # a folder moved in
+    assert not f(Change.deleted, f"{root}/memory/gone")  # unknown folder
+    f.set_indexed(["memory/gone/deep/c.md"])
+    assert f(Change.deleted, f"{root}/memory/gone")
+    assert f(Change.deleted, f"{root}/memory/gone/deep")
