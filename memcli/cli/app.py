@@ -144,6 +144,7 @@ def main_callback(
 
 def _register() -> None:
     from memcli.cli import cmd_core  # noqa: F401  (commands register on import)
+    from memcli.cli import cmd_watch  # noqa: F401
     from memcli.cli import cmd_flush  # noqa: F401
     from memcli.cli import cmd_git  # noqa: F401
 
