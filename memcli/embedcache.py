@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import struct
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,9 +51,15 @@ def unpack(blob: bytes) -> list[float]:
 class EmbedCache:
     """Get and put vectors by (fingerprint, text hash); LRU-bounded to ``max_bytes``."""
 
-    def __init__(self, path: Path | None = None, max_bytes: int = 512 * 1024 * 1024) -> None:
+    def __init__(
+        self,
+        path: Path | None = None,
+        max_bytes: int = 512 * 1024 * 1024,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.path = path or cache_path()
         self.max_bytes = max(0, int(max_bytes))
+        self.clock = clock
         #: The latest problem, for one warning (drained by the reader); ``disabled`` stays.
         self.error: str | None = None
         self.disabled = False
@@ -149,7 +155,7 @@ class EmbedCache:
             return {}
         found: dict[str, list[float]] = {}
         stale: list[int] = []
-        now = int(time.time())
+        now = int(self.clock())
         try:
             model = self._model_id(conn, fingerprint, create=False)
             if model is None:
@@ -196,7 +202,7 @@ class EmbedCache:
         rows = [(bytes.fromhex(h), pack(v)) for h, v in items]
         if conn is None or not rows:
             return
-        now = int(time.time())
+        now = int(self.clock())
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
