@@ -373,49 +373,77 @@ class _Scope:
             self._empty_tree = out.strip()
         return self._empty_tree
 
-    def blob_text(self, commit: str | None, repo_rel: str) -> bytes:
-        if commit is None:
-            return b""
-        if commit == WORKTREE:
-            try:
-                return (self.top / repo_rel).read_bytes()
-            except OSError:
-                return b""
+    def worktree_bytes(self, repo_rel: str) -> bytes:
         try:
-            return self.repo.commit(commit).tree[repo_rel].data_stream.read()
-        except KeyError:
+            return (self.top / repo_rel).read_bytes()
+        except OSError:
             return b""
 
-    def changes(self, old: str | None, new: str) -> list[tuple[str, str, str | None]]:
-        """(status letter, repo-relative path, old path) for files under memory/."""
+    def read_blobs(self, shas: set[str]) -> dict[str, bytes]:
+        """Blob contents by sha, all through one ``git cat-file --batch``."""
+        wanted = sorted(s for s in shas if s.strip("0"))
+        if not wanted:
+            return {}
+        proc = subprocess.run(
+            ["git", "cat-file", "--batch"], cwd=self.top, capture_output=True,
+            input=("\n".join(wanted) + "\n").encode("ascii"),
+        )
+        if proc.returncode != 0:
+            err = proc.stderr.decode("utf-8", "replace")
+            raise GitError(f"git cat-file failed: {last_line(err)}")
+        data, pos = proc.stdout, 0
+        found: dict[str, bytes] = {}
+        for sha in wanted:
+            nl = data.index(b"\n", pos)
+            header = data[pos:nl].split()
+            pos = nl + 1
+            if len(header) < 3:  # "<sha> missing"
+                found[sha] = b""
+                continue
+            size = int(header[2])
+            found[sha] = data[pos:pos + size]
+            pos += size + 1
+        return found
+
+    def changes(self, old: str | None, new: str) -> list[_Change]:
+        """Files under memory/ that differ between ``old`` and ``new`` (a commit or WORKTREE)."""
         base = old or self.empty_tree()
-        args = ["diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", base]
+        args = ["diff", "--raw", "-z", "-M", "--no-abbrev", "--no-ext-diff", "--no-textconv", base]
         if new != WORKTREE:
             args.append(new)
         _, out, _ = run_git(self.repo, *args, "--", self.pathspec)
-        fields = out.split("\0")
-        found: list[tuple[str, str, str | None]] = []
-        i = 0
-        while i < len(fields) - 1:
-            letter = fields[i][:1]
-            if letter in ("R", "C"):
-                found.append((letter, fields[i + 2], fields[i + 1]))
-                i += 3
-            else:
-                found.append((letter, fields[i + 1], None))
-                i += 2
+        found = parse_raw(out)
         if new == WORKTREE:
             _, out, _ = run_git(self.repo, "ls-files", "-z", "--others", "--exclude-standard",
                                 "--", self.pathspec)
-            found.extend(("?", p, None) for p in out.split("\0") if p)
+            found.extend(_Change("?", p, None, "", "") for p in out.split("\0") if p)
         return found
 
-    def file_diff(self, old: str | None, new: str, letter: str, path: str,
-                  old_path: str | None) -> FileDiff:
-        status = "untracked" if letter == "?" else _STATUS.get(letter, "modified")
-        before = b"" if letter in ("A", "?") else self.blob_text(old, old_path or path)
-        after = b"" if letter == "D" else self.blob_text(new, path)
-        fd = FileDiff(self.ws_rel(path), status, self.ws_rel(old_path) if old_path else None)
+    def diff(self, old: str | None, new: str) -> DiffResult:
+        changes = self.changes(old, new)
+        blobs = self.read_blobs(_shas(changes, new != WORKTREE))
+        return self.build(old, new, changes, blobs)
+
+    def build(self, old: str | None, new: str, changes: list[_Change],
+              blobs: dict[str, bytes]) -> DiffResult:
+        result = DiffResult(old, new)
+        for c in changes:
+            before = blobs.get(c.old_sha, b"") if c.letter not in ("A", "?") else b""
+            if c.letter == "D":
+                after = b""
+            elif new == WORKTREE:
+                after = self.worktree_bytes(c.path)
+            else:
+                after = blobs.get(c.new_sha, b"")
+            fd = self.file_diff(c, before, after)
+            if fd.added or fd.removed or fd.binary or fd.status != "modified":
+                result.files.append(fd)
+        result.files.sort(key=lambda f: f.path)
+        return result
+
+    def file_diff(self, c: _Change, before: bytes, after: bytes) -> FileDiff:
+        status = "untracked" if c.letter == "?" else _STATUS.get(c.letter, "modified")
+        fd = FileDiff(self.ws_rel(c.path), status, self.ws_rel(c.old_path) if c.old_path else None)
         if b"\0" in before or b"\0" in after:
             fd.binary = True
             return fd
@@ -423,14 +451,38 @@ class _Scope:
                                             after.decode("utf-8", "replace"))
         return fd
 
-    def diff(self, old: str | None, new: str) -> DiffResult:
-        result = DiffResult(old, new)
-        for letter, path, old_path in self.changes(old, new):
-            fd = self.file_diff(old, new, letter, path, old_path)
-            if fd.added or fd.removed or fd.binary or fd.status != "modified":
-                result.files.append(fd)
-        result.files.sort(key=lambda f: f.path)
-        return result
+
+def parse_raw(out: str) -> list[_Change]:
+    """Records of ``git diff --raw -z --no-abbrev`` output."""
+    fields = out.split("\0")
+    found: list[_Change] = []
+    i = 0
+    while i < len(fields) - 1:
+        meta = fields[i].strip().lstrip(":").split()
+        if len(meta) < 5:
+            i += 1
+            continue
+        old_sha, new_sha, letter = meta[2], meta[3], meta[4][:1]
+        if letter in ("R", "C"):
+            found.append(_Change(letter, fields[i + 2], fields[i + 1], old_sha, new_sha))
+            i += 3
+        else:
+            found.append(_Change(letter, fields[i + 1], None, old_sha, new_sha))
+            i += 2
+    return found
+
+
+def _shas(changes: list[_Change], new_side: bool = True) -> set[str]:
+    return {c.old_sha for c in changes} | ({c.new_sha for c in changes} if new_side else set())
+
+
+@dataclass(frozen=True)
+class _Change:
+    letter: str  # git's status letter; "?" for an untracked file
+    path: str  # repo-relative
+    old_path: str | None
+    old_sha: str
+    new_sha: str
 
 
 def fact_changes(before: str, after: str) -> tuple[list[FactLine], list[FactLine]]:
@@ -562,21 +614,28 @@ def log(
     start = scope.resolve(rev) if rev else scope.head()
     if start is None:
         return []
-    args = ["log", "--format=%H%x1f%P%x1f%an%x1f%aI%x1f%s%x1e", f"-n{max(limit, 1)}"]
+    args = ["log", "--raw", "-z", "--no-abbrev", "-M", "--diff-merges=first-parent",
+            "--no-ext-diff", "--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%s", f"-n{max(limit, 1)}"]
     if since:
         args.append(f"--since={_day_start(since)}")
     _, out, _ = run_git(scope.repo, *args, start, "--", scope.pathspec)
+    commits: list[tuple[list[str], list[_Change]]] = []
+    for rec in out.split("\x1e")[1:]:
+        header, _, raw = rec.partition("\0")
+        commits.append((header.split("\x1f", 4), parse_raw(raw.lstrip("\n"))))
     entries: list[LogEntry] = []
-    for rec in out.split("\x1e"):
-        rec = rec.strip("\n")
-        if not rec:
-            continue
-        sha, parents, author, when, subject = rec.split("\x1f", 4)
-        parent = parents.split()[0] if parents.split() else None
-        d = scope.diff(parent, sha)
-        t = d.totals
-        entries.append(LogEntry(sha, author, when, subject, t["files"], t["added"], t["removed"]))
+    for i in range(0, len(commits), LOG_BATCH):
+        batch = commits[i:i + LOG_BATCH]
+        blobs = scope.read_blobs(set().union(*(_shas(changes) for _, changes in batch)))
+        for (sha, parents, author, when, subject), changes in batch:
+            parent = parents.split()[0] if parents.split() else None
+            t = scope.build(parent, sha, changes, blobs).totals
+            entries.append(LogEntry(sha, author, when, subject, t["files"], t["added"],
+                                    t["removed"]))
     return entries
+
+
+LOG_BATCH = 64  # commits whose blobs are read at once
 
 
 # -- sync ----------------------------------------------------------------------------------
@@ -677,7 +736,7 @@ def sync(
     result.after = scope.head()
     if result.before != result.after:
         result.changed = [
-            scope.ws_rel(p) for _, p, _ in scope.changes(result.before, result.after or "HEAD")
+            scope.ws_rel(c.path) for c in scope.changes(result.before, result.after or "HEAD")
         ]
     return result
 
