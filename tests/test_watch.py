@@ -260,6 +260,25 @@ def test_burst_of_writes_is_coalesced(workspace: Path, cli: Cli, watchers: Any) 
     assert w.wait() == 0
 
 
+def test_change_with_same_size_and_mtime_is_seen(workspace: Path, cli: Cli, watchers: Any) -> None:
+    # Two same-size writes within one clock tick look unchanged by (mtime, size);
+    # os.utime makes that happen every time (as cp -p or touch -r do).
+    w = watchers(workspace)
+    w.ready()
+    target = workspace / "memory/same.md"
+    target.write_text("The code word is alpaca.\n", encoding="utf-8")
+    w.synced("memory/same.md")
+    before = target.stat().st_mtime_ns
+    target.write_text("The code word is buffel.\n", encoding="utf-8")
+    os.utime(target, ns=(before, before))
+    ev = w.synced("memory/same.md")[-1]
+    assert ev["updated"] == 1
+    assert hits(cli, "buffel") == ["memory/same.md"]
+    assert hits(cli, "alpaca") == []
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+
+
 def test_extra_include_folder_is_watched(workspace: Path, cli: Cli, watchers: Any) -> None:
     (workspace / "docs").mkdir()
     write(
