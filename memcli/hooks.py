@@ -47,6 +47,7 @@ fi
 
 memcli_reindex() {{
     case $1 in
+        .) memcli_ws=$PWD ;;
         /*) memcli_ws=$1 ;;
         *) memcli_ws="$PWD/$1" ;;
     esac

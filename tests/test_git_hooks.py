@@ -277,3 +277,18 @@ def test_two_workspaces_share_one_hook(tmp_path: Path) -> None:
     assert hooks.status(b).hooks[0].state == "installed"
     hooks.uninstall(b)
     assert not (top / ".git" / "hooks" / "post-commit").exists()
+
+
+def test_falls_back_to_memcli_on_path(repo: Path, tmp_path: Path) -> None:
+    """When the recorded interpreter is gone, the hook runs 'memcli' from PATH."""
+    hooks.install(repo, python=str(tmp_path / "uninstalled" / "python"))
+    bin_dir = tmp_path / "bin"
+    seen = tmp_path / "memcli-args.txt"
+    fake = write(bin_dir / "memcli", f'#!/bin/sh\necho "$@" > "{seen}"\n')
+    fake.chmod(0o755)
+    write(repo / "memory" / "p.md", "- fact\n")
+    git(repo, "add", "-A")
+    path = os.pathsep.join([str(bin_dir), os.environ["PATH"]])
+    git(repo, "commit", "-q", "-m", "p", env=env(PATH=path, **FOREGROUND))
+    assert seen.read_text().split() == ["--quiet", "-w", str(repo), "index"]
+    assert log_text(repo) == ""
