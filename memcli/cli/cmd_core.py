@@ -30,7 +30,7 @@ def init(
     ),
     as_json: bool = JSON,
 ) -> None:
-    """Create memory/, memory/MEMORY.md and a .gitignore entry for .memcli/ (idempotent)."""
+    """Create memory/, MEMORY.md, .gitignore and (in git) .gitattributes; idempotent."""
     from memcli.workspace import init_workspace
 
     st = state(ctx)
