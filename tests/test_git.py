@@ -370,8 +370,11 @@ def test_diff_human_output_and_stat(tmp_path: Path) -> None:
     assert "3 files changed" in r.stdout
     r = cli("diff", "--stat", "HEAD~2..HEAD")
     lines = r.stdout.splitlines()
-    assert lines[0].split("\t") == ["path", "status", "added", "removed"]
-    assert "memory/coder/2026-11-22.md\tadded\t+1\t-0" in lines
+    assert lines[0].split("\t") == [
+        "path", "status", "facts added", "facts removed", "other lines"
+    ]
+    assert "memory/coder/2026-11-22.md\tadded\t+1\t-0\t+0 -0" in lines
+    assert "memory/MEMORY.md\tmodified\t+0\t-0\t+1 -0" in lines
 
 
 def test_diff_workspace_in_a_subfolder(tmp_path: Path) -> None:

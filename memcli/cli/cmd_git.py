@@ -57,9 +57,17 @@ def _label(result: Any) -> str:
 
 
 def _render_stat(out: Output, result: Any) -> None:
-    rows = [[f.path, f.status, f"+{len(f.added)}", f"-{len(f.removed)}"] for f in result.files]
+    def n(items: list[Any], kind: str) -> int:
+        return sum(1 for x in items if x.kind == kind)
+
+    rows = [
+        [f.path, f.status, f"+{n(f.added, 'fact')}", f"-{n(f.removed, 'fact')}",
+         f"+{n(f.added, 'line')} -{n(f.removed, 'line')}"]
+        for f in result.files
+    ]
     if rows:
-        out.table(["path", "status", "added", "removed"], rows, right=["added", "removed"])
+        out.table(["path", "status", "facts added", "facts removed", "other lines"], rows,
+                  right=["facts added", "facts removed", "other lines"])
     _render_totals(out, result)
 
 
