@@ -57,6 +57,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_file_mb": 5.0,
         "sync_on_search": True,
         "chunk_chars": 320,
+        "lock_timeout": 60.0,  # seconds a writer waits for another one
     },
     "cache": {
         "max_mb": 512.0,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -73,6 +74,7 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
     """
     ws.ensure_state_dir()
     path = ws.index_path
+    identity = file_identity(path)
     try:
         store = Store.open(path)
         store.conn.execute("SELECT count(*) FROM files").fetchone()
@@ -85,13 +87,49 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
         if "locked" in str(exc).lower() or "busy" in str(exc).lower():
             raise IndexProblem(f"index {path} is locked: {exc}", hint="try again") from None
         reason = f"index {path} is unreadable ({exc})"
-    if warnings is not None:
-        warnings.append(f"{reason}; rebuilt it from the Markdown")
-    remove_index_files(path)
+    return replace_index(ws, identity, reason, warnings)
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a file, None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether a database error means the index file itself is damaged (not busy, not a bug)."""
+    if not isinstance(exc, db.database_errors()):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
+        return True
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def replace_index(
+    ws: Workspace, identity: tuple[int, int] | None, reason: str, warnings: list[str] | None
+) -> Store:
+    """Swap a damaged index (the file that had ``identity``) for an empty one.
+
+    The caller's next sync refills it from the Markdown; ``memory/`` is never touched.
+    When another process has replaced the file already, its new index is kept and opened.
+    """
+    path = ws.index_path
+    current = file_identity(path)
+    if current is not None and (identity is None or current == identity):
+        remove_index_files(path)
+        if warnings is not None:
+            warnings.append(f"{reason}; rebuilt it from the Markdown")
     try:
         return Store.open(path)
     except db.database_errors() as exc:
-        raise IndexProblem(f"cannot create index {path}: {exc}") from None
+        raise IndexProblem(
+            f"cannot create index {path}: {exc}", hint=f"delete {path.parent} and try again"
+        ) from None
 
 
 def _file_date(rel: str, text: str) -> str | None:

@@ -7,11 +7,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli import entries
+from memcli import db, entries
 from memcli.chunking import split_lines
 from memcli.config import Settings, load_settings
-from memcli.errors import BadInput, LockTimeout
-from memcli.indexer import Indexer, IndexReport, open_store, rel_paths, writer_lock
+from memcli.errors import BadInput, LockTimeout, MemcliError
+from memcli.indexer import (
+    Indexer,
+    IndexReport,
+    is_corruption,
+    open_store,
+    rel_paths,
+    replace_index,
+    writer_lock,
+)
 from memcli.search import SearchOptions, SearchResult, run_search
 from memcli.store import Store
 from memcli.workspace import MEMORY_DIR, Workspace, date_from_name, find_workspace
@@ -66,6 +74,7 @@ class Memory:
         self.settings = settings
         self.warnings: list[str] = []
         self._store: Store | None = None
+        self._writing = False  # this object holds the writer lock (Memory.index)
         self._embedder: Any = None  # memcli.embeddings.Embedder, False when no model is set
 
     @classmethod
@@ -78,7 +87,10 @@ class Memory:
     @property
     def store(self) -> Store:
         if self._store is None:
+            seen = len(self.warnings)
             self._store = open_store(self.ws, self.warnings)
+            if len(self.warnings) > seen and not self._writing:
+                self._refill()  # it was damaged and rebuilt empty: fill it before use
         return self._store
 
     @property
@@ -115,13 +127,19 @@ class Memory:
         *,
         force: bool = False,
         progress: Any = None,
-        lock_timeout: float = INDEX_LOCK_TIMEOUT,
+        lock_timeout: float | None = None,
         embed: bool = True,
     ) -> IndexReport:
         """Incremental sync under the writer lock (then vectors, unless ``embed`` is False)."""
         rels = rel_paths(self.ws, paths) if paths else None
-        with writer_lock(self.ws).acquire(lock_timeout):
-            report = self.indexer().sync(rels, force=force, progress=progress, embed=embed)
+        with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)):
+            self._writing = True
+            try:
+                report = self._with_repair(
+                    lambda: self.indexer().sync(rels, force=force, progress=progress, embed=embed)
+                )
+            finally:
+                self._writing = False
         report.warnings[:0] = self.warnings
         self.warnings = []
         return report
@@ -158,8 +176,49 @@ class Memory:
 
         return needs_backfill(self.store, self.embedder, SEARCH_EMBED_LIMIT)
 
+    # -- damaged index ---------------------------------------------------
+    def _lock_timeout(self, explicit: float | None = None) -> float:
+        return float(explicit if explicit is not None else self.settings.get("index.lock_timeout"))
+
+    def _with_repair(self, fn: Any, *, retry: Any = None) -> Any:
+        """Run ``fn``; if the index file turns out damaged (found by a query, not on open),
+        replace it, refill it from the Markdown and run ``retry`` (or ``fn``) once more."""
+        try:
+            return fn()
+        except db.database_errors() as exc:
+            if not is_corruption(exc):
+                raise
+            identity = self._store.identity if self._store is not None else None
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            reason = f"index {self.ws.index_path} is damaged ({exc})"
+            if self._writing:  # the caller's retry is the sync that refills it
+                self._store = replace_index(self.ws, identity, reason, self.warnings)
+            else:
+                with writer_lock(self.ws).acquire(self._lock_timeout()):
+                    self._store = replace_index(self.ws, identity, reason, self.warnings)
+                    self._refill(locked=True)
+        return (retry or fn)()
+
+    def _refill(self, *, locked: bool = False) -> None:
+        """Index every file into a rebuilt (empty) index, under the writer lock."""
+        if not locked:
+            with writer_lock(self.ws).acquire(self._lock_timeout()):
+                return self._refill(locked=True)
+        assert self._store is not None
+        report = Indexer(self.ws, self._store, self.settings, False).sync(embed=False)
+        self.warnings.extend(report.warnings)
+        return None
+
     # -- search ----------------------------------------------------------
     def search(self, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
+        return self._with_repair(
+            lambda: self._search(query, opts, sync=sync),
+            retry=lambda: self._search(query, opts, sync=True),
+        )
+
+    def _search(self, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
         stale, warnings = self.sync_before_search() if sync else (False, [])
         mode, vector = "keyword", None
         if self.embedder is not None or opts.strategy not in ("auto", "keyword"):
@@ -236,8 +295,12 @@ class Memory:
             entries.append_text(fd, target, header + block)
         result = AddResult(rel, line, block, True, None, redactions)
         if index:
-            report = self.index([str(target)])
-            result.warnings.extend(report.warnings)
+            try:
+                report = self.index([str(target)])
+            except MemcliError as exc:  # the fact is saved; the index catches up on its next sync
+                result.warnings.append(f"{rel} not indexed yet: {exc.message}")
+            else:
+                result.warnings.extend(report.warnings)
         return result
 
     def _indexed_duplicate(self, key: str, rel: str) -> str | None:
@@ -292,9 +355,12 @@ class Memory:
         return GetResult(self.ws.rel(target), start, end, lines[start - 1 : end])
 
     def files(self) -> list[dict[str, Any]]:
-        return self.store.list_files()
+        return self._with_repair(lambda: self.store.list_files())
 
     def status(self) -> dict[str, Any]:
+        return self._with_repair(self._status)
+
+    def _status(self) -> dict[str, Any]:
         store = self.store
         indexer = self.indexer()
         found = indexer.scan()

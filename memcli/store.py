@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -99,6 +99,7 @@ class Store:
         self.conn = conn
         self.vec_loaded: bool = False
         self.vec_error: str | None = None
+        self.identity: tuple[int, int] | None = None  # (device, inode) of the file opened
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -108,6 +109,8 @@ class Store:
         conn = db.connect(path)
         store = cls(path, conn)
         try:
+            st = os.stat(path)
+            store.identity = (st.st_dev, st.st_ino)
             store._migrate()
         except BaseException:
             conn.close()
@@ -116,18 +119,26 @@ class Store:
 
     def _migrate(self) -> None:
         conn = self.conn
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        # One read transaction: another process may be creating the schema right now, and
+        # reading the version and the tables apart could see a half and call it foreign.
+        conn.execute("BEGIN")
+        try:
+            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+            app = self._app_id() if "meta" in names else None
+        except BaseException:
+            with suppress(Exception):
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+        if names and app != APP_ID:
+            raise ForeignIndex(f"{self.path} is not a memcli index")
         if version > SCHEMA_VERSION:
             raise IndexProblem(
-                f"index {self.path} has schema {version}, newer than this memcli ({SCHEMA_VERSION})",
+                f"index {self.path} has schema {version},"
+                f" newer than this memcli ({SCHEMA_VERSION})",
                 hint="upgrade memcli, or delete the .memcli folder to rebuild the index",
             )
-        if version == 0:
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            if names:
-                raise ForeignIndex(f"{self.path} is not a memcli index")
-        elif self.get_meta("app") != APP_ID:
-            raise ForeignIndex(f"{self.path} is not a memcli index")
         if version == SCHEMA_VERSION:
             return
         conn.execute("BEGIN IMMEDIATE")
@@ -141,6 +152,12 @@ class Store:
         except BaseException:
             conn.execute("ROLLBACK")
             raise
+
+    def _app_id(self) -> str | None:
+        try:
+            return self.get_meta("app")
+        except db.operational_errors():  # a 'meta' table of another shape
+            return None
 
     def close(self) -> None:
         self.conn.close()

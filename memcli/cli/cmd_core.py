@@ -228,6 +228,7 @@ def files(ctx: typer.Context, as_json: bool = JSON) -> None:
     st = state(ctx)
     with st.memory() as mem:
         rows = mem.files()
+    st.out.warnings(mem.warnings)
     if as_json:
         st.out.json({"files": rows})
     else:
