@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli import entries
-from memcli.errors import BadInput, ConfigError, GitError, ProviderError
+from memcli.errors import BadInput, ConfigError, GitError, MemcliError, ProviderError
 from memcli.workspace import EVERGREEN_FILE
 
 __all__ = [
@@ -610,6 +610,10 @@ def flush(
         _stale, warnings = mem.sync_before_search()
         result.warnings.extend(warnings)
     existing = target.read_text(encoding="utf-8", errors="replace") if target.exists() else ""
+    line = _heading_line(existing, hash8)
+    if line:  # another flush of this conversation finished while the model was thinking
+        _flushed_meanwhile(result, f"{rel}:{line}", facts)
+        return result
     known = _Known(mem, rel, entries.parse_entries(existing), use_index=_has_index(mem, dry_run))
     keep, skip = _dedupe(facts, known)
     result.warnings.extend(known.warnings)
@@ -624,8 +628,11 @@ def flush(
 
     written = _append(ws, target, now, heading, hash8, keep, result)
     if written:
-        report = mem.index([str(target)])
-        result.warnings.extend(report.warnings)
+        try:
+            report = mem.index([str(target)])
+            result.warnings.extend(report.warnings)
+        except MemcliError as exc:  # the facts are safe in the file; 'memcli index' catches up
+            result.warnings.append(f"{rel} was written but not indexed: {exc.message}")
         if commit:
             result.commit = _commit(ws.root, target, hash8, [o.fact for o in written]) or None
     return result
@@ -670,12 +677,7 @@ def _append(
         existing = target.read_text(encoding="utf-8", errors="replace")
         line = _heading_line(existing, hash8)
         if line:
-            result.already_flushed = f"{ws.rel(target)}:{line}"
-            result.skipped.extend(
-                FactOutcome(o.fact, reason="duplicate", duplicate_of=result.already_flushed)
-                for o in keep
-            )
-            result.message = f"conversation {hash8} was flushed meanwhile; nothing written"
+            _flushed_meanwhile(result, f"{ws.rel(target)}:{line}", [o.fact for o in keep])
             return []
         present = {entries.fact_key(e.text): e.line for e in entries.parse_entries(existing)}
         final: list[FactOutcome] = []
@@ -708,11 +710,19 @@ def _append(
     return final
 
 
+def _flushed_meanwhile(result: FlushResult, where: str, facts: list[Fact]) -> None:
+    result.already_flushed = where
+    result.skipped.extend(FactOutcome(f, reason="duplicate", duplicate_of=where) for f in facts)
+    result.message = (
+        f"conversation {result.conversation} was flushed meanwhile ({where}); nothing written"
+    )
+
+
 def _summary(n_written: int, n_skipped: int, rel: str, *, dry_run: bool) -> str:
     verb = "would write" if dry_run else "wrote"
     text = f"{verb} {n_written} fact{'s' if n_written != 1 else ''} to {rel}"
     if n_skipped:
-        text += f" ({n_skipped} skipped as known)"
+        text += f" ({n_skipped} skipped)"
     return text
 
 

@@ -7,6 +7,7 @@ import json
 import re
 import socket
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -540,6 +541,8 @@ def test_injection_stays_inside_the_data_block(cli: Cli, workspace: Path,
     text = (workspace / r.json()["path"]).read_text()
     assert HEADING.findall(text) == [r.json()["conversation"]]  # no smuggled heading
     assert len(parse_entries(text)) == 1
+    smuggled = [line for line in text.splitlines() if "deadbeef" in line or "pwned" in line]
+    assert len(smuggled) == 1 and smuggled[0].startswith("- ")  # one list item, one line
     assert (workspace / "memory" / "MEMORY.md").read_text().count("pwned") == 0
 
 
@@ -598,6 +601,17 @@ def test_prompt_file_flag_and_setting(cli: Cli, workspace: Path, tmp_path: Path,
     assert r.exit_code == 2 and "prompt file" in r.stderr
 
 
+def test_prompt_file_flag_is_relative_to_the_current_directory(
+    cli: Cli, tmp_path: Path, stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    (here / "p.md").write_text("Prompt from the current directory.")
+    monkeypatch.chdir(here)
+    assert flush(cli, CONV, "--prompt-file", "p.md").exit_code == 0
+    assert chats(stub)[0]["messages"][0]["content"].startswith("Prompt from the current")
+
+
 def test_long_conversation_is_split_and_merged(cli: Cli, workspace: Path, stub: StubOpenAI,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMCLI_LLM_MAX_CHARS", "400")
@@ -626,6 +640,31 @@ def test_long_conversation_is_split_and_merged(cli: Cli, workspace: Path, stub: 
         ["Fact from part 1.", "Shared fact seen in every part."]
         + [f"Fact from part {i}." for i in range(2, n + 1)])
     assert [f["reason"] for f in out["skipped"]] == ["repeated"] * (n - 1)
+
+
+def test_concurrent_flushes_of_one_conversation_append_once(
+    workspace: Path, tmp_path: Path, stub: StubOpenAI
+) -> None:
+    """Two processes race on the same conversation: whatever the interleaving, one append."""
+    conv = tmp_path / "conv.json"
+    conv.write_text(CONV)
+    stub.chat_replies = [reply("Racing fact one.", "Racing fact two.")] * 2
+    stub.hang_seconds = 0.3  # keep both processes busy with the model at the same time
+    cmd = [sys.executable, "-m", "memcli", "-w", str(workspace), "flush", "--json", str(conv)]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for _ in range(2)]
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        results.append(json.loads(out))
+    (path,) = daily_files(workspace)
+    text = path.read_text()
+    assert len(HEADING.findall(text)) == 1
+    assert text.count("Racing fact one.") == 1 and text.count("Racing fact two.") == 1
+    first, second = sorted(results, key=lambda r: len(r["written"]), reverse=True)
+    assert len(first["written"]) == 2 and second["written"] == []
+    assert second["already_flushed"] == f"{first['path']}:3"
 
 
 # --- commit -------------------------------------------------------------------------------------

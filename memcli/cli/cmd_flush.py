@@ -37,7 +37,8 @@ def flush(
     text = read_input(file, sys.stdin)
     with st.memory() as mem:
         result = run_flush(
-            mem, text, namespace=ns, dry_run=dry_run, prompt_file=prompt_file, commit=commit
+            mem, text, namespace=ns, dry_run=dry_run, commit=commit,
+            prompt_file=prompt_file.resolve() if prompt_file else None,  # relative to cwd
         )
     st.out.warnings(result.warnings)
     if as_json:
