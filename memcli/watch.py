@@ -193,8 +193,16 @@ class Watcher:
         self.syncs = 0
         self.pending = _Batch()
         self.full_next = False  # after a failure: re-sync everything
-        self.retry_at: float | None = None
-        self.retry_delay = RETRY_FIRST_S
+        self.retry = _Backoff()  # a failed batch
+        self.backfill = _Backoff()  # chunks left without vectors (provider down)
+        self.embeds = bool(str(settings.get("embedding.model") or "").strip())
+        self._embedder: Any = None  # one for the whole run (it holds the cache connection)
+        self._last_warnings: list[str] = []
+
+    def close(self) -> None:
+        if self._embedder is not None:
+            self._embedder.close()
+            self._embedder = None
 
     # -- the loop ----------------------------------------------------------
     def run(self) -> WatchSummary:
@@ -263,21 +271,21 @@ class Watcher:
 
     def _due(self) -> bool:
         now = time.monotonic()
-        if self.retry_at is not None and now >= self.retry_at:
+        if self.retry.due(now):
             return True
         batch = self.pending
+        if self.retry.waiting:  # the retry re-syncs everything, these paths included
+            return False
         if not batch.paths:
-            return False
-        if self.retry_at is not None:  # wait for the retry, which includes these paths
-            return False
+            return self.backfill.due(now)
         quiet = now - batch.last >= self.debounce_s - 0.005
         return quiet or now - batch.first >= self.max_delay_s
 
     def _flush(self) -> None:
         paths = sorted(self.pending.paths)
         self.pending = _Batch()
-        full = self.full_next
-        self._sync(None if full else paths, retry_paths=paths)
+        # paths == [] (nothing changed, vectors missing): only the back-fill runs
+        self._sync(None if self.full_next else paths, retry_paths=paths)
 
     # -- one batch ---------------------------------------------------------
     def _sync(
@@ -289,18 +297,16 @@ class Watcher:
     ) -> None:
         """Re-index ``paths`` (None = everything); report; schedule a retry on failure."""
         lock = writer_lock(self.ws)
-        if not self._wait_for(lock):
-            return  # stopping: the batch is abandoned; the next start's full sync catches up
         try:
+            if not self._wait_for(lock):
+                return  # stopping: the batch is abandoned; the next start's full sync catches up
             report = self._index(paths)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # any failure: report it, keep watching, retry later
             self.full_next = True
             self.pending.paths |= set(retry_paths or ())
-            delay = self.retry_delay
-            self.retry_at = time.monotonic() + delay
-            self.retry_delay = min(self.retry_delay * 2, RETRY_MAX_S)
+            delay = self.retry.schedule()
             message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
             self.emit(
                 {
@@ -315,26 +321,37 @@ class Watcher:
         finally:
             lock.release()
         self.full_next = False
-        self.retry_at = None
-        self.retry_delay = RETRY_FIRST_S
+        self.retry.reset()
+        embedded = int(getattr(report, "embedded", 0) or 0)
+        missing = int(getattr(report, "missing_vectors", 0) or 0)
+        if self.embeds and missing:
+            self.backfill.schedule()
+        else:
+            self.backfill.reset()
         changed = report.added + report.updated + report.removed
-        if changed or report.warnings:
-            self.syncs += 1
-            event: Event = {
-                "event": "sync",
-                "added": report.added,
-                "updated": report.updated,
-                "removed": report.removed,
-                "paths": report.changed[:PATHS_IN_EVENT],
-                "seconds": round(report.seconds, 3),
-                "time": now_iso(),
-                "files": report.files,
-                "chunks": report.chunks,
-                "warnings": report.warnings,
-            }
-            if initial:
-                event["initial"] = True
-            self.emit(event)
+        new_warnings = report.warnings != self._last_warnings
+        self._last_warnings = list(report.warnings)
+        if not (changed or embedded or (report.warnings and new_warnings)):
+            return
+        self.syncs += 1
+        event: Event = {
+            "event": "sync",
+            "added": report.added,
+            "updated": report.updated,
+            "removed": report.removed,
+            "paths": report.changed[:PATHS_IN_EVENT],
+            "seconds": round(report.seconds, 3),
+            "time": now_iso(),
+            "files": report.files,
+            "chunks": report.chunks,
+            "warnings": report.warnings,
+        }
+        if self.embeds:
+            event["embedded"] = embedded
+            event["missing_vectors"] = missing
+        if initial:
+            event["initial"] = True
+        self.emit(event)
 
     def _wait_for(self, lock: ProcessLock) -> bool:
         """Take the writer lock, waiting as long as needed; False when asked to stop."""
@@ -356,16 +373,23 @@ class Watcher:
                 )
         return True
 
+    def _embedder_for_run(self) -> Any:
+        if self.embeds and self._embedder is None:
+            from memcli.embeddings import Embedder
+
+            self._embedder = Embedder.from_settings(self.settings)
+        return self._embedder
+
     def _index(self, paths: list[str] | None) -> IndexReport:
         """One short sync of ``paths`` (caller holds the writer lock)."""
         warnings: list[str] = []
         store = open_store(self.ws, warnings)
         try:
-            indexer = Indexer(self.ws, store, self.settings)
+            indexer = Indexer(self.ws, store, self.settings, embedder=self._embedder_for_run())
             fresh = store.get_meta("last_indexed") is None
             if paths is not None and (warnings or fresh or indexer.needs_rebuild()):
                 paths = None  # a new or rebuilt index needs everything, not just these
-            if paths is not None:
+            if paths:
                 _forget_stat(store, self.ws, paths)
             report = indexer.sync(paths)
             self.filter.set_indexed(store.file_states())
@@ -373,6 +397,31 @@ class Watcher:
             store.close()
         report.warnings[:0] = warnings
         return report
+
+
+class _Backoff:
+    """A retry time that backs off from RETRY_FIRST_S to RETRY_MAX_S."""
+
+    def __init__(self) -> None:
+        self.at: float | None = None
+        self.delay = RETRY_FIRST_S
+
+    @property
+    def waiting(self) -> bool:
+        return self.at is not None
+
+    def due(self, now: float) -> bool:
+        return self.at is not None and now >= self.at
+
+    def schedule(self) -> float:
+        delay = self.delay
+        self.at = time.monotonic() + delay
+        self.delay = min(self.delay * 2, RETRY_MAX_S)
+        return delay
+
+    def reset(self) -> None:
+        self.at = None
+        self.delay = RETRY_FIRST_S
 
 
 def _forget_stat(store: Any, ws: Workspace, paths: list[str]) -> None:
@@ -459,6 +508,7 @@ def run_watch(
             finally:
                 if reason != "interrupted" and seen and seen.get("signal"):
                     reason = seen["signal"]
+                watcher.close()
                 lock.release()
                 emit(
                     {

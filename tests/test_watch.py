@@ -28,6 +28,7 @@ from memcli.indexer import writer_lock
 from memcli.watch import ChangeFilter, watch_lock
 from memcli.workspace import Workspace
 from tests.conftest import Cli
+from tests.stub_openai import StubOpenAI
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 
@@ -532,3 +533,100 @@ def test_change_filter(workspace: Path) -> None:
     f.set_indexed(["memory/gone/deep/c.md"])
     assert f(Change.deleted, f"{root}/memory/gone")
     assert f(Change.deleted, f"{root}/memory/gone/deep")
+
+
+# -- embeddings (the loopback OpenAI stub) -------------------------------------------
+
+
+@pytest.fixture
+def embedding_env(openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch) -> StubOpenAI:
+    """Configure the stub embedder for every process started by the test."""
+    for key, value in {
+        "MEMCLI_EMBEDDING_MODEL": "openai/stub-embed",
+        "MEMCLI_EMBEDDING_API_BASE": openai_stub.base_url,
+        "MEMCLI_EMBEDDING_API_KEY_ENV": "STUB_API_KEY",
+        "STUB_API_KEY": "sk-stub-not-a-secret",
+        "MEMCLI_EMBEDDING_TIMEOUT": "30",
+        "MEMCLI_EMBEDDING_MAX_RETRIES": "0",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }.items():
+        monkeypatch.setenv(key, value)
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    return openai_stub
+
+
+def test_new_chunks_are_embedded_and_provider_failure_degrades(
+    workspace: Path, cli: Cli, watchers: Any, embedding_env: StubOpenAI
+) -> None:
+    stub = embedding_env
+    w = watchers(workspace)
+    w.ready()
+    initial = [e for e in w.seen if e["event"] == "sync"][0]
+    assert initial["embedded"] >= 1 and initial["missing_vectors"] == 0
+
+    write(workspace / "memory/vec.md", "# Vectors\n\nThe embedding of this chunk: kiwi.\n")
+    ev = w.synced("memory/vec.md")[-1]
+    assert ev["embedded"] >= 1 and ev["missing_vectors"] == 0
+
+    stub.fail_status = 500  # the provider goes down
+    write(workspace / "memory/down.md", "Indexed while the provider was down: dingo.\n")
+    ev = w.synced("memory/down.md")[-1]
+    assert ev["added"] == 1 and ev["missing_vectors"] >= 1
+    assert ev["warnings"], ev
+    assert w.proc.poll() is None
+    assert "memory/down.md" in indexed(cli)  # the keyword index is complete
+
+    stub.fail_status = None  # back up: the watcher back-fills on its own
+    ev = w.next_event(lambda e: e["event"] == "sync" and e["embedded"] >= 1)
+    assert ev["missing_vectors"] == 0 and ev["paths"] == []
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    assert not [e for e in w.seen if e["event"] == "error"]
+
+
+def test_first_signal_finishes_the_batch(
+    workspace: Path, cli: Cli, watchers: Any, embedding_env: StubOpenAI
+) -> None:
+    stub = embedding_env
+    w = watchers(workspace)
+    w.ready()
+    before = stub.count("/embeddings")
+    stub.hang_seconds = 2.0  # a slow provider: the batch is busy embedding
+    write(workspace / "memory/slow.md", "Embedded slowly: sloth.\n")
+    deadline = time.monotonic() + TIMEOUT
+    while stub.count("/embeddings") == before:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    rest = w.rest()
+    assert rest[-1]["event"] == "stopped"
+    done = [e for e in w.seen if e["event"] == "sync" and "memory/slow.md" in e["paths"]]
+    assert done and done[0]["embedded"] >= 1 and done[0]["missing_vectors"] == 0
+
+
+def test_second_signal_abandons_a_busy_batch(
+    workspace: Path, cli: Cli, watchers: Any, embedding_env: StubOpenAI
+) -> None:
+    stub = embedding_env
+    w = watchers(workspace)
+    w.ready()
+    before = stub.count("/embeddings")
+    stub.hang_seconds = 30.0  # the provider hangs
+    write(workspace / "memory/stuck.md", "Never embedded: yeti.\n")
+    deadline = time.monotonic() + TIMEOUT
+    while stub.count("/embeddings") == before:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    w.signal(signal.SIGSTOP)
+    w.signal(signal.SIGINT)
+    w.signal(signal.SIGTERM)
+    w.signal(signal.SIGCONT)
+    assert w.wait() == 130
+    last = w.rest()[-1]
+    assert (last["event"], last["reason"]) == ("stopped", "interrupted")
+    assert not [e for e in w.seen if e["event"] == "sync" and "memory/stuck.md" in e["paths"]]
+    lock = writer_lock(Workspace(workspace))
+    assert lock.try_acquire()  # the writer lock was released too
+    lock.release()
