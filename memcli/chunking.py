@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _ITEM = re.compile(r"^( {0,3})(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
@@ -28,8 +29,7 @@ class Chunk:
     text: str
 
 
-@dataclass(frozen=True)
-class _Block:
+class _Block(NamedTuple):
     start: int  # 0-based index of first line
     end: int  # 0-based index of last line (inclusive)
     kind: str
@@ -65,71 +65,113 @@ def front_matter_date(text: str) -> str | None:
     return m.group(1) if m else None
 
 
+# First non-space characters that can open a heading, a fence or a list item; a line
+# starting with anything else is tested against none of the (slower) patterns.
+_HEADING_CHARS = "#"
+_FENCE_CHARS = "`~"
+_ITEM_CHARS = "-*+"
+
+
+def _lead(line: str) -> str:
+    """The first character after leading spaces ('' for a line of spaces)."""
+    return line.lstrip(" ")[:1]
+
+
 def _blocks(lines: list[str]) -> list[_Block]:
     blocks: list[_Block] = []
     stack: list[tuple[int, str]] = []
+    crumb = ""
+    # ends[k] = characters (newline included) of lines[0:k], so a block's size is a subtraction
+    ends = [0]
+    total = 0
+    for ln in lines:
+        total += len(ln) + 1
+        ends.append(total)
+    leads = [_lead(ln) for ln in lines]
 
-    def crumb() -> str:
-        return " > ".join(t for _, t in stack if t)
-
-    def add(start: int, end: int, kind: str) -> None:
-        size = sum(len(lines[k]) + 1 for k in range(start, end + 1))
-        blocks.append(_Block(start, end, kind, crumb(), size))
+    def special(k: int) -> bool:
+        """Whether line k is a heading or a fence (which end a paragraph or an item)."""
+        c = leads[k]
+        if c == "#":
+            return _HEADING.match(lines[k]) is not None
+        if c == "`" or c == "~":
+            return _FENCE.match(lines[k]) is not None
+        return False
 
     n = len(lines)
     i = 0
     fm = front_matter_end(lines)
     if fm > 0:
-        add(0, fm, "front")
+        blocks.append(_Block(0, fm, "front", crumb, ends[fm + 1]))
         i = fm + 1
     while i < n:
         line = lines[i]
-        if not line.strip():
+        c = leads[i]
+        if not c or line.isspace():
             i += 1
             continue
-        fence = _FENCE.match(line)
-        if fence:
-            mark = fence.group(1)
-            j = i + 1
-            while j < n and not lines[j].lstrip().startswith(mark):
-                j += 1
-            end = min(j, n - 1)
-            add(i, end, "code")
-            i = end + 1
-            continue
-        head = _HEADING.match(line)
-        if head:
-            level = len(head.group(1))
-            while stack and stack[-1][0] >= level:
-                stack.pop()
-            stack.append((level, (head.group(2) or "").strip()))
-            add(i, i, "heading")
-            i += 1
-            continue
-        item = _ITEM.match(line)
+        if c in _FENCE_CHARS:
+            fence = _FENCE.match(line)
+            if fence:
+                mark = fence.group(1)
+                j = i + 1
+                while j < n and not lines[j].lstrip().startswith(mark):
+                    j += 1
+                end = min(j, n - 1)
+                blocks.append(_Block(i, end, "code", crumb, ends[end + 1] - ends[i]))
+                i = end + 1
+                continue
+        elif c in _HEADING_CHARS:
+            head = _HEADING.match(line)
+            if head:
+                level = len(head.group(1))
+                while stack and stack[-1][0] >= level:
+                    stack.pop()
+                stack.append((level, (head.group(2) or "").strip()))
+                crumb = " > ".join(t for _, t in stack if t)
+                blocks.append(_Block(i, i, "heading", crumb, ends[i + 1] - ends[i]))
+                i += 1
+                continue
+        item = _ITEM.match(line) if (c in _ITEM_CHARS or c.isdigit()) else None
+        j = i + 1
         if item:
             indent = len(item.group(1))
-            j = i + 1
-            while j < n and lines[j].strip():
+            while j < n:
                 nxt = lines[j]
-                sub = _ITEM.match(nxt)
-                if sub and len(sub.group(1)) <= indent:
+                d = leads[j]
+                if not d or nxt.isspace():
                     break
-                if _HEADING.match(nxt) or _FENCE.match(nxt):
+                if d in _ITEM_CHARS or d.isdigit():
+                    sub = _ITEM.match(nxt)
+                    if sub and len(sub.group(1)) <= indent:
+                        break
+                elif special(j):
                     break
                 j += 1
-            add(i, j - 1, "item")
-            i = j
-            continue
-        j = i + 1
-        while j < n and lines[j].strip():
-            nxt = lines[j]
-            if _HEADING.match(nxt) or _FENCE.match(nxt) or _ITEM.match(nxt):
-                break
-            j += 1
-        add(i, j - 1, "para")
+            blocks.append(_Block(i, j - 1, "item", crumb, ends[j] - ends[i]))
+        else:
+            while j < n:
+                nxt = lines[j]
+                d = leads[j]
+                if not d or nxt.isspace():
+                    break
+                if d in _ITEM_CHARS or d.isdigit():
+                    if _ITEM.match(nxt):
+                        break
+                elif special(j):
+                    break
+                j += 1
+            blocks.append(_Block(i, j - 1, "para", crumb, ends[j] - ends[i]))
         i = j
     return blocks
+
+
+def blocks(lines: list[str]) -> list[tuple[int, int, str, str]]:
+    """Blocks of already-split lines as ``(start, end, kind, heading)``, 0-based inclusive.
+
+    ``kind`` is one of front, heading, item, para, code; ``heading`` the breadcrumb.
+    """
+    return [(b.start, b.end, b.kind, b.heading) for b in _blocks(lines)]
 
 
 def _split_large(block: _Block, lines: list[str], target: int) -> list[_Block]:
@@ -150,30 +192,30 @@ def _split_large(block: _Block, lines: list[str], target: int) -> list[_Block]:
 
 def chunk_lines(lines: list[str], target: int = 320) -> list[Chunk]:
     """Chunk already-split lines; see :func:`chunk_markdown`."""
-    pieces: list[_Block] = []
-    for block in _blocks(lines):
-        pieces.extend(_split_large(block, lines, target))
     chunks: list[Chunk] = []
-    cur: list[_Block] = []
+    first: _Block | None = None  # first and last block of the chunk being packed
+    prev: _Block | None = None
+    size = 0
 
-    def flush() -> None:
-        if cur:
-            first, last = cur[0], cur[-1]
-            text = "\n".join(lines[first.start : last.end + 1])
-            chunks.append(Chunk(first.start + 1, last.end + 1, first.heading, text))
-            cur.clear()
-
-    for piece in pieces:
-        if cur:
-            prev = cur[-1]
-            size = sum(b.size for b in cur)
-            same_section = piece.heading == prev.heading and piece.kind != "heading"
-            packable = piece.kind not in ("front",) and prev.kind != "front"
-            if not (same_section and packable and size + piece.size <= target):
-                if not (prev.kind == "heading" and piece.heading == prev.heading):
-                    flush()
-        cur.append(piece)
-    flush()
+    for block in _blocks(lines):
+        pieces = (block,) if block.size <= target else _split_large(block, lines, target)
+        for piece in pieces:
+            if prev is not None:
+                same_section = piece.heading == prev.heading and piece.kind != "heading"
+                packable = piece.kind != "front" and prev.kind != "front"
+                if not (same_section and packable and size + piece.size <= target) and not (
+                    prev.kind == "heading" and piece.heading == prev.heading
+                ):
+                    text = "\n".join(lines[first.start : prev.end + 1])
+                    chunks.append(Chunk(first.start + 1, prev.end + 1, first.heading, text))
+                    first, size = None, 0
+            if first is None:
+                first = piece
+            prev = piece
+            size += piece.size
+    if first is not None and prev is not None:
+        text = "\n".join(lines[first.start : prev.end + 1])
+        chunks.append(Chunk(first.start + 1, prev.end + 1, first.heading, text))
     return chunks
 
 

@@ -15,7 +15,8 @@ from memcli.errors import BadInput
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
 _TAG = re.compile(r"^#([\w][\w\-/]*)$")
 _TYPE = re.compile(r"^[\w][\w\-]*$")
-_WS = re.compile(r"\s+")
+_FENCES = ("```", "~~~")
+_INDENTS = ("  ", "\t")
 
 
 @dataclass(frozen=True)
@@ -71,14 +72,30 @@ def format_entry(
 
 def parse_entries(text: str) -> list[Entry]:
     """All top-level list items of a Markdown text as entries (prose is ignored)."""
-    entries: list[Entry] = []
+    return [
+        Entry(text=body, type=kind, tags=tags, time=time, line=line, end_line=end)
+        for body, kind, tags, time, line, end in entry_fields(text)
+    ]
+
+
+def entry_fields(
+    text: str,
+) -> Iterator[tuple[str, str | None, tuple[str, ...], str | None, int, int]]:
+    """What :func:`parse_entries` finds, as plain tuples ``(text, type, tags, time, line,
+    end_line)``: the indexer's fast path, which needs no :class:`Entry` objects."""
     lines = text.splitlines()
+    n = len(lines)
     i = 0
     in_fence = False
-    while i < len(lines):
+    while i < n:
         line = lines[i]
-        if line.lstrip().startswith(("```", "~~~")):
-            in_fence = not in_fence
+        c = line[:1]
+        if c != "-" and c != "*" and c != "+":
+            # not an item; only a line opening with ``` or ~~~ (after any indent) matters
+            if (c == "`" or c == "~" or c.isspace()) and line.lstrip().startswith(_FENCES):
+                in_fence = not in_fence
+            i += 1
+            continue
         m = None if in_fence else _ENTRY.match(line)
         if not m:
             i += 1
@@ -86,26 +103,38 @@ def parse_entries(text: str) -> list[Entry]:
         start = i
         body = [m.group(3)]
         i += 1
-        while i < len(lines) and lines[i].startswith(("  ", "\t")) and lines[i].strip():
-            body.append(lines[i].strip())
+        while i < n:
+            nxt = lines[i]
+            if not nxt.startswith(_INDENTS) or nxt.isspace():
+                break
+            body.append(nxt.strip())
             i += 1
-        entries.append(_make_entry(body, m.group(1), m.group(2), start + 1, i))
-    return entries
+        yield _entry_fields(body, m.group(1), m.group(2), start + 1, i)
 
 
-def _make_entry(body: list[str], time: str | None, kind: str | None, line: int, end: int) -> Entry:
-    words = body[-1].split(" ")
-    tags: list[str] = []
-    while words and _TAG.match(words[-1]):
-        tags.insert(0, words.pop()[1:])
-    body = [*body[:-1], " ".join(words).rstrip()]
+def _entry_fields(
+    body: list[str], time: str | None, kind: str | None, line: int, end: int
+) -> tuple[str, str | None, tuple[str, ...], str | None, int, int]:
+    last = body[-1]
+    tags: tuple[str, ...] = ()
+    if "#" in last:
+        words = last.split(" ")
+        found: list[str] = []
+        while words and _TAG.match(words[-1]):
+            found.append(words.pop()[1:])
+        if found:
+            found.reverse()
+            tags = tuple(found)
+            last = " ".join(words)
+    body[-1] = last.rstrip()
     text = "\n".join(b for b in body if b)
-    return Entry(text=text, type=kind, tags=tuple(tags), time=time, line=line, end_line=end)
+    return text, kind, tags, time, line, end
 
 
 def fact_key(text: str) -> str:
     """Identity of a fact for duplicate checks: case and spacing do not matter."""
-    norm = _WS.sub(" ", text).strip().lower().rstrip(".!")
+    # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
+    norm = " ".join(text.split()).lower().rstrip(".!")
     return hashlib.sha1(norm.encode("utf-8")).hexdigest()
 
 

@@ -253,15 +253,22 @@ class Store:
             )
             file_id = int(cur.lastrowid)
         conn = self.conn
-        for c in chunks:
-            cur = conn.execute(
-                "INSERT INTO chunks (file_id, start_line, end_line, heading, types, tags, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (file_id, c.start_line, c.end_line, c.heading, c.types, c.tags, c.hash),
+        if chunks:
+            # Ids are given, not read back row by row, so each table takes one executemany
+            # (the caller's write transaction keeps max(id) stable).
+            first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
+            ids = range(first, first + len(chunks))
+            conn.executemany(
+                "INSERT INTO chunks (id, file_id, start_line, end_line, heading, types, tags, hash)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    (i, file_id, c.start_line, c.end_line, c.heading, c.types, c.tags, c.hash)
+                    for i, c in zip(ids, chunks)
+                ],
             )
-            conn.execute(
+            conn.executemany(
                 "INSERT INTO chunks_fts (rowid, text, heading) VALUES (?, ?, ?)",
-                (cur.lastrowid, c.text, c.heading),
+                [(i, c.text, c.heading) for i, c in zip(ids, chunks)],
             )
         conn.executemany(
             "INSERT INTO facts (hash, file_id, line) VALUES (?, ?, ?)",
