@@ -1,21 +1,32 @@
-"""The search pipeline: candidates -> fusion -> filters -> threshold/decay -> top n -> snippets."""
+"""The search pipeline.
+
+candidates (FTS5 BM25 over chunks; vector KNN) -> fusion -> filters -> passages and their
+scores (memcli.ranking) -> decay -> --min-score on final scores -> MMR -> top n -> snippets
+(memcli.snippets).
+
+Chunks are what the index stores and embeds; results are *passages* of them (a list item, a
+paragraph) with a little context, so an agent pays for the lines that answer, not whole chunks.
+"""
 
 from __future__ import annotations
 
-import math
+import bisect
 from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from memcli.chunking import split_lines
+from memcli import ranking
+from memcli.config import DEFAULTS
 from memcli.errors import BadInput
 from memcli.query import ParsedQuery, parse_query
 from memcli.scan import glob_to_regex
+from memcli.snippets import FileText, Passage, assemble, span_lines
 from memcli.store import Store
 
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = "\x01", "\x02"
-KEYWORD_WEIGHTS = (1.0, 0.3)  # bm25 column weights: text, heading
+KEYWORD_WEIGHTS = (1.0, 0.3)  # bm25 column weights of the candidate query: text, heading
 STRATEGIES = ("auto", "keyword", "vector", "hybrid")
+_S = DEFAULTS["search"]
 
 
 @dataclass
@@ -32,13 +43,13 @@ class Filters:
 
 @dataclass
 class SearchOptions:
-    limit: int = 8
-    min_score: float = 0.0
+    limit: int = _S["limit"]
+    min_score: float = _S["min_score"]
     strategy: str = "auto"
-    candidates: int = 50
+    candidates: int = _S["candidates"]
     decay: bool = False
     half_life_days: float = 30.0
-    snippet_lines: int = 1
+    snippet_lines: int = _S["snippet_lines"]  # context passages after and before a match
     filters: Filters = field(default_factory=Filters)
     today: date | None = None
     # fusion of keyword and vector candidates (memcli.fusion; settings search.fusion etc.)
@@ -46,6 +57,24 @@ class SearchOptions:
     rrf_k: int = 60
     keyword_weight: float = 0.5
     vector_weight: float = 0.5
+    # passages, snippets, diversity (memcli.ranking, memcli.snippets)
+    snippet_chars: int = _S["snippet_chars"]
+    neighbour_weight: float = _S["neighbour_weight"]
+    heading_weight: float = _S["heading_weight"]
+    mmr: bool = _S["mmr"]
+    mmr_lambda: float = _S["mmr_lambda"]
+    explain: bool = False
+
+
+def settings_options(settings: Any) -> dict[str, Any]:
+    """SearchOptions fields read from settings beyond those Memory.search_options reads."""
+    return {
+        "snippet_chars": settings.get("search.snippet_chars"),
+        "neighbour_weight": settings.get("search.neighbour_weight"),
+        "heading_weight": settings.get("search.heading_weight"),
+        "mmr": settings.get("search.mmr"),
+        "mmr_lambda": settings.get("search.mmr_lambda"),
+    }
 
 
 @dataclass
@@ -55,7 +84,7 @@ class Hit:
     chunk_start: int
     chunk_end: int
     heading: str
-    text: str
+    text: str  # the whole chunk (chunk_start is its first line)
     source: str
     date: str | None
     evergreen: bool
@@ -65,9 +94,13 @@ class Hit:
     snippet: str = ""
     start_line: int = 0
     end_line: int = 0
+    explain: dict[str, Any] | None = None
+    passage: Passage | None = None
+    signal: ranking.KeywordSignal | None = None
+    terms: ranking.QueryTerms | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
@@ -79,6 +112,9 @@ class Hit:
             "evergreen": self.evergreen,
             "scores": self.scores,
         }
+        if self.explain is not None:
+            out["explain"] = self.explain
+        return out
 
 
 @dataclass
@@ -108,6 +144,20 @@ def check_date(value: str | None, flag: str) -> str | None:
         raise BadInput(f"{flag} expects a date YYYY-MM-DD, got {value!r}") from None
 
 
+def check_options(opts: SearchOptions) -> None:
+    """Refuse option values that make no sense (exit 2)."""
+    if opts.limit < 1:
+        raise BadInput("-n/--limit must be at least 1")
+    if not 0.0 <= opts.mmr_lambda <= 1.0:
+        raise BadInput(f"--mmr-lambda must be between 0 and 1, got {opts.mmr_lambda}")
+    if opts.min_score < 0.0 or opts.min_score > 1.0:
+        raise BadInput(f"--min-score must be between 0 and 1, got {opts.min_score}")
+    if opts.snippet_lines < 0 or opts.snippet_chars < 1:
+        raise BadInput("search.snippet_lines must be 0 or more and search.snippet_chars positive")
+    if opts.half_life_days <= 0:
+        raise BadInput("decay.half_life_days must be positive")
+
+
 def _filter_sql(filters: Filters, store: Store) -> tuple[str, list[Any]]:
     where: list[str] = []
     args: list[Any] = []
@@ -133,86 +183,45 @@ def _filter_sql(filters: Filters, store: Store) -> tuple[str, list[Any]]:
 
 def keyword_candidates(
     store: Store, parsed: ParsedQuery, filters: Filters, limit: int
-) -> dict[int, tuple[float, str]]:
-    """Chunk id -> (BM25 magnitude, highlighted text) for the best ``limit`` matches."""
+) -> dict[int, tuple[float, str | None]]:
+    """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks."""
     extra, args = _filter_sql(filters, store)
     sql = (
-        "SELECT c.id, -bm25(chunks_fts, ?, ?) AS s,"
-        " highlight(chunks_fts, 0, char(1), char(2))"
+        "SELECT c.id, -bm25(chunks_fts, ?, ?) AS s"
         " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
         " JOIN files f ON f.id = c.file_id"
         f" WHERE chunks_fts MATCH ?{extra} ORDER BY s DESC LIMIT ?"
     )
     rows = store.conn.execute(sql, (*KEYWORD_WEIGHTS, parsed.fts(), *args, limit))
-    return {int(r[0]): (float(r[1]), r[2]) for r in rows}
+    return {int(r[0]): (float(r[1]), None) for r in rows}
 
 
 def keyword_score(raw: float) -> float:
-    """Map a BM25 magnitude (0..inf) to (0, 1): saturating, order-preserving."""
+    """Map a chunk's FTS5 BM25 magnitude (0..inf) to (0, 1): saturating, order-preserving."""
     raw = max(raw, 0.0)
     return raw / (raw + 1.0)
 
 
 def load_hits(store: Store, ids: list[int]) -> dict[int, Hit]:
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    rows = store.conn.execute(
-        "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, t.text, f.source, f.date,"
-        " f.evergreen FROM chunks c JOIN files f ON f.id = c.file_id"
-        f" JOIN chunks_fts t ON t.rowid = c.id WHERE c.id IN ({marks})",
-        ids,
-    )
-    return {int(r[0]): Hit(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8])) for r in rows}
-
-
-def decay_factor(file_date: str | None, evergreen: bool, today: date, half_life: float) -> float:
-    """exp(-ln2 * age / half_life); evergreen and undated files do not decay."""
-    if evergreen or not file_date or half_life <= 0:
-        return 1.0
-    try:
-        age = (today - date.fromisoformat(file_date)).days
-    except ValueError:
-        return 1.0
-    return math.exp(-math.log(2) * max(age, 0) / half_life)
-
-
-def make_snippet(hit: Hit, context: int) -> None:
-    """Trim a hit to its best-matching line(s) plus ``context`` lines around them."""
-    lines = split_lines(hit.text)
-    marked = split_lines(hit.highlighted) if hit.highlighted else []
-    first = hit.chunk_start
-    if not marked or len(marked) != len(lines):
-        lo, hi = 0, len(lines) - 1
-        best = None
-    else:
-        counts = [len(set(_marked_words(m))) for m in marked]
-        best = max(range(len(lines)), key=lambda i: (counts[i], -i))
-        if counts[best] == 0:
-            best = None
-        lo, hi = (0, len(lines) - 1) if best is None else (best, best)
-    if best is not None:
-        lo = max(0, best - context)
-        hi = min(len(lines) - 1, best + context)
-    while lo > 0 and not lines[lo].strip():
-        lo += 1
-    while hi > lo and not lines[hi].strip():
-        hi -= 1
-    hit.start_line = first + lo
-    hit.end_line = first + hi
-    hit.snippet = "\n".join(lines[lo : hi + 1])
-
-
-def _marked_words(line: str) -> list[str]:
-    out = []
-    start = line.find(HIGHLIGHT_OPEN)
-    while start >= 0:
-        end = line.find(HIGHLIGHT_CLOSE, start)
-        if end < 0:
-            break
-        out.append(line[start + 1 : end].lower())
-        start = line.find(HIGHLIGHT_OPEN, end)
+    """Chunk rows (as chunk-level hits) by id."""
+    out: dict[int, Hit] = {}
+    for start in range(0, len(ids), 400):
+        part = ids[start : start + 400]
+        marks = ",".join("?" * len(part))
+        rows = store.conn.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, t.text, f.source, f.date,"
+            " f.evergreen FROM chunks c JOIN files f ON f.id = c.file_id"
+            f" JOIN chunks_fts t ON t.rowid = c.id WHERE c.id IN ({marks})",
+            part,
+        )
+        for r in rows:
+            out[int(r[0])] = Hit(
+                int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8])
+            )
     return out
+
+
+decay_factor = ranking.decay_factor
 
 
 def run_search(
@@ -223,6 +232,7 @@ def run_search(
     query_vector: list[float] | None = None,
 ) -> SearchResult:
     """Search an open store; ``mode`` vector/hybrid needs ``query_vector`` (see Memory.search)."""
+    check_options(opts)
     result = SearchResult(query=query, mode=mode)
     pool = max(opts.candidates, opts.limit)
     # -- vector candidates and fusion (memcli.vectors, memcli.fusion) ----------------------
@@ -248,33 +258,247 @@ def run_search(
     else:
         kw = keyword_candidates(store, parse_query(query), opts.filters, pool)
     # -- end of vector candidates and fusion ---------------------------------------------
-    hits = load_hits(store, list(fused) if fused is not None else list(kw))
+    chunks = load_hits(store, list(fused) if fused is not None else list(kw))
+    ft = FileText(store, opts.snippet_chars)
+    hits = _passage_hits(store, ft, query, chunks, fused, opts)
+    hits = [h for h in hits if _entry_filter(ft, h, opts.filters)]
     today = opts.today or date.today()
-    for cid, hit in hits.items():
-        raw, highlighted = kw.get(cid, (0.0, None))
-        hit.highlighted = highlighted
-        base = keyword_score(raw)
-        hit.scores = {"keyword": round(base, 4), "bm25": round(raw, 4)}
-        if fused is not None:
-            base = fused[cid].score
-            hit.scores.update(fused[cid].signals)
-        score = base
+    for h in hits:
         if opts.decay:
-            factor = decay_factor(hit.date, hit.evergreen, today, opts.half_life_days)
-            hit.scores["decay"] = round(factor, 4)
-            score *= factor
-        hit.score = score
-    ranked = sorted(hits.values(), key=lambda h: (-h.score, h.path, h.chunk_start))
-    ranked = [h for h in ranked if h.score >= opts.min_score][: opts.limit]
-    for h in ranked:
-        make_snippet(h, opts.snippet_lines)
-    result.hits = ranked
+            factor = ranking.decay_factor(h.date, h.evergreen, today, opts.half_life_days)
+            h.scores["decay"] = round(factor, 4)
+            h.score *= factor
+    hits = ranking.threshold(hits, lambda h: h.score, opts.min_score)
+    hits.sort(key=lambda h: (-h.score, h.path, h.start_line))
+    if opts.mmr:
+        hits = _diversify(store, ft, hits[:pool], opts)
+    spans = assemble(
+        ft, ((h.passage, h) for h in hits), opts.limit, opts.snippet_lines, opts.snippet_chars
+    )
+    for span in spans:
+        hit: Hit = span.payload
+        hit.start_line, hit.end_line, hit.snippet = span_lines(ft, span)
+        if opts.explain:
+            hit.explain = ranking.explain(hit.signal, hit.terms, hit.scores, _params(opts))
+            hit.explain["final"] = round(hit.score, 4)
+            hit.explain["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
+            hit.explain["merged"] = [[m.passage.start, m.passage.end] for m in span.merged]
+        result.hits.append(hit)
     return result
+
+
+def _params(opts: SearchOptions) -> ranking.KeywordParams:
+    return ranking.KeywordParams(
+        heading_weight=opts.heading_weight, neighbour_weight=opts.neighbour_weight
+    )
+
+
+def _passage_hits(
+    store: Store,
+    ft: FileText,
+    query: str,
+    chunks: dict[int, Hit],
+    fused: dict[int, Any] | None,
+    opts: SearchOptions,
+) -> list[Hit]:
+    """Score the passages of the candidate chunks; one hit per passage that qualifies."""
+    ft.load(c.path for c in chunks.values())
+    cand: dict[tuple[str, int], tuple[Passage, Hit]] = {}
+    first_of_chunk: dict[int, tuple[str, int]] = {}
+    for cid in sorted(chunks):
+        c = chunks[cid]
+        ps = ft.passages(c.path)
+        starts = [p.start for p in ps]
+        i = max(bisect.bisect_right(starts, c.chunk_start) - 1, 0)
+        while i < len(ps) and ps[i].start <= c.chunk_end:
+            p = ps[i]
+            if p.end >= c.chunk_start:
+                cand.setdefault((p.path, p.index), (p, c))
+                first_of_chunk.setdefault(cid, (p.path, p.index))
+            i += 1
+    keys = list(cand)
+    params = _params(opts)
+    q: ranking.QueryTerms | None = None
+    signals: dict[tuple[str, int], ranking.KeywordSignal] = {}
+    try:
+        parsed: ParsedQuery | None = parse_query(query)
+    except BadInput:
+        if fused is None:
+            raise
+        parsed = None
+    if parsed is not None and keys:
+        analyzer = ranking.Analyzer(store.conn)
+        q = ranking.query_terms(store.conn, analyzer, parsed.words)
+        headings = sorted({cand[k][0].heading for k in keys})
+        texts = [ft.passage_text(cand[k][0]) for k in keys]
+        tfs, lengths = analyzer.counts(texts + headings, list(q.idf))
+        htf = dict(zip(headings, tfs[len(keys) :], strict=True))
+        scored = ranking.bm25_scores(
+            q,
+            tfs[: len(keys)],
+            lengths[: len(keys)],
+            [htf[cand[k][0].heading] for k in keys],
+            params,
+        )
+        own = {k: s for k, s in zip(keys, scored, strict=True)}
+        for k in keys:
+            bm, terms = own[k]
+            if bm <= 0.0:
+                continue
+            p = cand[k][0]
+            near = 0.0
+            ps = ft.passages(p.path)
+            for j in (p.index - 1, p.index + 1):
+                nk = (p.path, j)
+                if nk in own and 0 <= j < len(ps) and ps[j].section == p.section:
+                    near += own[nk][0]
+            signals[k] = ranking.KeywordSignal(bm, params.neighbour_weight * near, terms)
+    hits: list[Hit] = []
+    if fused is None:
+        for k, sig in signals.items():
+            p, c = cand[k]
+            kw = ranking.normalise(sig.total, q.ideal if q else 1.0)
+            h = _passage_hit(c, p, sig, q, kw)
+            h.scores = {
+                "keyword": round(kw, 4),
+                "bm25": round(sig.bm25, 4),
+                "neighbours": round(sig.neighbours, 4),
+            }
+            hits.append(h)
+        return hits
+    return _fused_passages(cand, signals, q, chunks, fused, first_of_chunk, opts)
+
+
+def _passage_hit(
+    chunk: Hit,
+    p: Passage,
+    sig: ranking.KeywordSignal | None,
+    q: ranking.QueryTerms | None,
+    score: float,
+) -> Hit:
+    c = chunk
+    return Hit(
+        c.chunk_id, c.path, c.chunk_start, c.chunk_end, c.heading, c.text, c.source, c.date,
+        c.evergreen, score, passage=p, signal=sig, terms=q,
+    )
+
+
+def _fused_passages(
+    cand: dict[tuple[str, int], tuple[Passage, Hit]],
+    signals: dict[tuple[str, int], ranking.KeywordSignal],
+    q: ranking.QueryTerms | None,
+    chunks: dict[int, Hit],
+    fused: dict[int, Any],
+    first_of_chunk: dict[int, tuple[str, int]],
+    opts: SearchOptions,
+) -> list[Hit]:
+    """Fuse passage keyword scores with their chunk's vector similarity (memcli.fusion).
+
+    Passages that match the query carry their chunk's similarity; a chunk found only by
+    vectors is represented by its first passage. In vector mode the similarity is the score.
+    """
+    from memcli import fusion
+
+    ideal = q.ideal if q else 1.0
+    keyword = {k: ranking.normalise(s.total, ideal) for k, s in signals.items()}
+    by_chunk: dict[int, list[tuple[str, int]]] = {}
+    for k in signals:
+        by_chunk.setdefault(cand[k][1].chunk_id, []).append(k)
+    vector: dict[tuple[str, int], float] = {}
+    for cid, f in fused.items():
+        sim = f.signals.get("vector")
+        members = by_chunk.get(cid) or ([first_of_chunk[cid]] if cid in first_of_chunk else [])
+        for k in members:
+            if sim is not None:
+                # equal similarities within a chunk: the better keyword passage ranks first
+                vector[k] = float(sim) + 1e-6 * keyword.get(k, 0.0)
+    params = fusion.FusionParams(
+        opts.fusion, opts.rrf_k, opts.keyword_weight, opts.vector_weight
+    ).check()
+    mode_vector = all("keyword_rank" not in f.signals and "fusion" not in f.signals
+                      for f in fused.values())
+    if mode_vector:
+        combined = dict(vector)
+    elif params.method == "weighted":
+        combined = fusion.weighted(keyword, vector, params)
+    else:
+        combined = fusion.rrf(keyword, vector, params)
+    hits: list[Hit] = []
+    for k, score in combined.items():
+        p, c = cand[k]
+        sig = signals.get(k)
+        h = _passage_hit(c, p, sig, q, min(max(score, 0.0), 1.0))
+        h.scores = {}
+        if sig is not None:
+            h.scores.update(
+                keyword=round(keyword[k], 4),
+                bm25=round(sig.bm25, 4),
+                neighbours=round(sig.neighbours, 4),
+            )
+        if k in vector:
+            h.scores["vector"] = round(vector[k], 4)
+        if not mode_vector:
+            h.scores["fusion"] = round(score, 4)
+            h.scores["fusion_method"] = params.method
+        hits.append(h)
+    return hits
+
+
+def _entry_filter(ft: FileText, hit: Hit, filters: Filters) -> bool:
+    """--type/--tag hold for the passage itself, not only for its chunk."""
+    if not (filters.types or filters.tags) or hit.passage is None:
+        return True
+    from memcli.entries import parse_entries
+
+    found = parse_entries(ft.passage_text(hit.passage))
+    types = {t.lower() for t in filters.types}
+    tags = {t.lower().lstrip("#") for t in filters.tags}
+    for e in found:
+        if types and (e.type or "").lower() not in types:
+            continue
+        if tags and not tags & {t.lower() for t in e.tags}:
+            continue
+        return True
+    return False
+
+
+def _diversify(store: Store, ft: FileText, hits: list[Hit], opts: SearchOptions) -> list[Hit]:
+    """Reorder by MMR; similarity is cosine of chunk vectors when both chunks have one
+    (and differ), else the Jaccard similarity of the passages' word sets."""
+    vecs = _chunk_vectors(store, {h.chunk_id for h in hits})
+    words = {id(h): ranking.word_set(ft.passage_text(h.passage)) for h in hits if h.passage}
+
+    def sim(a: Hit, b: Hit) -> float:
+        va, vb = vecs.get(a.chunk_id), vecs.get(b.chunk_id)
+        if va is not None and vb is not None and a.chunk_id != b.chunk_id:
+            return max(0.0, ranking.cosine(va, vb))
+        return ranking.jaccard(words.get(id(a), frozenset()), words.get(id(b), frozenset()))
+
+    picked = ranking.mmr(hits, lambda h: h.score, sim, opts.mmr_lambda, len(hits))
+    out = []
+    for h, value, similar in picked:
+        h.scores["mmr"] = round(value, 4)
+        h.scores["mmr_similarity"] = round(similar, 4)
+        out.append(h)
+    return out
+
+
+def _chunk_vectors(store: Store, ids: set[int]) -> dict[int, list[float]]:
+    if not ids or not store.has_table("chunks_vec") or not store.ensure_vec():
+        return {}
+    from memcli.embedcache import unpack
+
+    part = sorted(ids)
+    rows = store.conn.execute(
+        f"SELECT rowid, embedding FROM chunks_vec WHERE rowid IN ({','.join('?' * len(part))})",
+        part,
+    )
+    return {int(r[0]): unpack(r[1]) for r in rows if r[1] is not None}
 
 
 def _hybrid_keyword(
     store: Store, query: str, filters: Filters, pool: int
-) -> dict[int, tuple[float, str]]:
+) -> dict[int, tuple[float, str | None]]:
     """Keyword candidates for hybrid search; a query of stop words alone leaves it to vectors."""
     if not query.strip():
         parse_query(query)  # raises "empty query"

@@ -1,0 +1,308 @@
+"""Ranking: passage scores, normalisation to [0, 1], decay, threshold, MMR and explanations.
+
+Keyword score of a passage
+    BM25 over passages (k1 = 1.2, b = 0.75) with the idf of Lucene,
+    ``ln(1 + (N - df + 0.5) / (df + 0.5))``, where ``N`` and ``df`` count chunks of the index.
+    Unlike the idf of FTS5's ``bm25()`` it never reaches 0, so a term found in half the files
+    (or in one of two files) still counts. Words of the heading breadcrumb count
+    ``heading_weight`` times. Terms are the stems the index itself produces (the query and
+    the passages go through the index's own FTS5 tokenizer), so ranking agrees with matching.
+
+Neighbours
+    A passage gains ``neighbour_weight`` times the BM25 of the passages right before and after
+    it in the same section: facts next to a match are often part of the answer (a question and
+    its reply, a decision and its reason).
+
+Normalisation
+    ``keyword = 1 - 2 ** (-2 * bm25 / ideal)``, where ``ideal`` is the BM25 of a passage of
+    average length holding every query term once (the sum of the terms' idf). A passage with
+    half the query's weight scores 0.5, one with all of it 0.75, more (repeats, neighbours) tends
+    to 1. The scale depends on the query, not the corpus, so scores mean the same on two files
+    and on ten thousand.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, TypeVar
+
+from memcli.store import FTS_TOKENIZER
+
+K1 = 1.2
+B = 0.75
+HEADING_WEIGHT = 0.3
+NEIGHBOUR_WEIGHT = 0.6
+
+_TOK = "memcli_analyze"
+_TOK_TERMS = "memcli_analyze_terms"
+_INDEX_TERMS = "memcli_index_terms"
+_WORD = re.compile(r"\w+")
+
+T = TypeVar("T")
+
+
+# -- tokenising like the index ---------------------------------------------------------------
+class Analyzer:
+    """Stems text with the index's FTS5 tokenizer (through a contentless temp table)."""
+
+    def __init__(self, conn: Any, tokenizer: str = FTS_TOKENIZER) -> None:
+        self.conn = conn
+        known = conn.execute("SELECT 1 FROM sqlite_temp_master WHERE name = ?", (_TOK,))
+        if known.fetchone() is None:
+            conn.execute("PRAGMA temp_store = MEMORY")  # before the first temp table
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOK}"
+            f" USING fts5(text, content='', tokenize='{tokenizer}')"
+        )
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOK_TERMS}"
+            f" USING fts5vocab(temp, {_TOK}, instance)"
+        )
+
+    def _load(self, texts: Sequence[str]) -> None:
+        conn = self.conn
+        # one savepoint: one temp-database transaction for all rows, inside a caller's
+        # transaction or not
+        conn.execute("SAVEPOINT memcli_analyze")
+        try:
+            conn.execute(f"INSERT INTO temp.{_TOK}({_TOK}) VALUES ('delete-all')")
+            conn.executemany(
+                f"INSERT INTO temp.{_TOK}(rowid, text) VALUES (?, ?)", list(enumerate(texts))
+            )
+        except BaseException:
+            conn.execute("ROLLBACK TO memcli_analyze")
+            conn.execute("RELEASE memcli_analyze")
+            raise
+        conn.execute("RELEASE memcli_analyze")
+
+    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
+        """Every token of each text, in order."""
+        self._load(texts)
+        out: list[list[str]] = [[] for _ in texts]
+        rows = self.conn.execute(f"SELECT doc, term FROM temp.{_TOK_TERMS} ORDER BY doc, offset")
+        for doc, term in rows:
+            out[doc].append(term)
+        return out
+
+    def counts(self, texts: Sequence[str], terms: Sequence[str]) -> tuple[list[Counter[str]], list[int]]:
+        """Per text: how often each of ``terms`` occurs, and the number of tokens."""
+        self._load(texts)
+        tfs: list[Counter[str]] = [Counter() for _ in texts]
+        lengths = [0] * len(texts)
+        if terms:
+            marks = ",".join("?" * len(terms))
+            rows = self.conn.execute(
+                f"SELECT doc, term, count(*) FROM temp.{_TOK_TERMS} WHERE term IN ({marks})"
+                " GROUP BY doc, term",
+                list(terms),
+            )
+            for doc, term, n in rows:
+                tfs[doc][term] = n
+        for doc, n in self.conn.execute(f"SELECT doc, count(*) FROM temp.{_TOK_TERMS} GROUP BY doc"):
+            lengths[doc] = n
+        return tfs, lengths
+
+
+def doc_freqs(conn: Any, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """(number of chunks, chunks holding each term) from the index's FTS5 vocabulary."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_INDEX_TERMS}"
+        " USING fts5vocab(main, chunks_fts, row)"
+    )
+    n = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+    df = dict.fromkeys(terms, 0)
+    if terms:
+        marks = ",".join("?" * len(terms))
+        for term, docs in conn.execute(
+            f"SELECT term, doc FROM temp.{_INDEX_TERMS} WHERE term IN ({marks})", list(terms)
+        ):
+            df[term] = int(docs)
+    return n, df
+
+
+def idf(n: int, df: int) -> float:
+    return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+
+# -- keyword scores of passages --------------------------------------------------------------
+@dataclass
+class KeywordParams:
+    k1: float = K1
+    b: float = B
+    heading_weight: float = HEADING_WEIGHT
+    neighbour_weight: float = NEIGHBOUR_WEIGHT
+
+
+@dataclass
+class QueryTerms:
+    """The query's stems with their idf, and the BM25 of an ideal passage."""
+
+    stems: dict[str, list[str]]  # stem -> the query words that produced it
+    idf: dict[str, float]
+
+    @property
+    def ideal(self) -> float:
+        return sum(self.idf.values())
+
+
+def query_terms(conn: Any, analyzer: Analyzer, words: Sequence[str]) -> QueryTerms:
+    stems: dict[str, list[str]] = {}
+    for word, toks in zip(words, analyzer.tokens(list(words)), strict=True):
+        for t in toks:
+            stems.setdefault(t, [])
+            if word not in stems[t]:
+                stems[t].append(word)
+    n, df = doc_freqs(conn, list(stems))
+    return QueryTerms(stems, {t: idf(n, df[t]) for t in stems})
+
+
+@dataclass
+class KeywordSignal:
+    """How a passage matched: its own BM25, the neighbours' share, the terms it holds."""
+
+    bm25: float
+    neighbours: float
+    terms: dict[str, int]  # stem -> occurrences in the passage (heading included, weighted)
+
+    @property
+    def total(self) -> float:
+        return self.bm25 + self.neighbours
+
+
+def bm25_scores(
+    q: QueryTerms,
+    tfs: Sequence[Counter[str]],
+    lengths: Sequence[int],
+    heading_tfs: Sequence[Counter[str]],
+    params: KeywordParams,
+) -> list[tuple[float, dict[str, float]]]:
+    """BM25 of each passage (text plus weighted heading words) and its term frequencies."""
+    avg = (sum(lengths) / len(lengths)) if lengths else 1.0
+    avg = avg or 1.0
+    out = []
+    for tf, dl, htf in zip(tfs, lengths, heading_tfs, strict=True):
+        norm = params.k1 * (1.0 - params.b + params.b * dl / avg)
+        score = 0.0
+        found: dict[str, float] = {}
+        for term, weight in q.idf.items():
+            f = tf.get(term, 0) + params.heading_weight * htf.get(term, 0)
+            if f > 0:
+                found[term] = f
+                score += weight * f * (params.k1 + 1.0) / (f + norm)
+        out.append((score, found))
+    return out
+
+
+def normalise(total: float, ideal: float) -> float:
+    """Map a BM25 total to [0, 1) relative to the query's ideal passage (see module doc)."""
+    if total <= 0.0:
+        return 0.0
+    return 1.0 - 2.0 ** (-2.0 * total / max(ideal, 1e-9))
+
+
+# -- decay, threshold, MMR -------------------------------------------------------------------
+def decay_factor(file_date: str | None, evergreen: bool, today: date, half_life: float) -> float:
+    """``exp(-ln 2 * age_days / half_life)``; evergreen and undated files do not decay."""
+    if evergreen or not file_date or half_life <= 0:
+        return 1.0
+    try:
+        age = (today - date.fromisoformat(file_date)).days
+    except ValueError:
+        return 1.0
+    return math.exp(-math.log(2) * max(age, 0) / half_life)
+
+
+def threshold(items: Sequence[T], score: Callable[[T], float], min_score: float) -> list[T]:
+    """Items whose final score is at least ``min_score``."""
+    return [x for x in items if score(x) >= min_score]
+
+
+def word_set(text: str) -> frozenset[str]:
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    if not a and not b:
+        return 1.0
+    return len(a & b) / len(a | b)
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    dot = sum(x * y for x, y in zip(a, b, strict=False))
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(y * y for y in b))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def mmr(
+    items: Sequence[T],
+    relevance: Callable[[T], float],
+    similarity: Callable[[T, T], float],
+    lam: float,
+    k: int,
+) -> list[tuple[T, float, float]]:
+    """Maximal marginal relevance: pick ``k`` items, each maximising
+    ``lam * relevance - (1 - lam) * max similarity to the items already picked``.
+
+    Returns (item, mmr value, highest similarity to an earlier pick) in pick order.
+    """
+    left = list(items)
+    picked: list[tuple[T, float, float]] = []
+    sims: list[float] = [0.0] * len(left)
+    while left and len(picked) < k:
+        best_i, best_v = 0, -math.inf
+        for i, x in enumerate(left):
+            v = lam * relevance(x) - (1.0 - lam) * sims[i]
+            if v > best_v:
+                best_i, best_v = i, v
+        chosen = left.pop(best_i)
+        picked.append((chosen, best_v, sims.pop(best_i)))
+        sims = [max(s, similarity(x, chosen)) for s, x in zip(sims, left, strict=True)]
+    return picked
+
+
+# -- explanations ----------------------------------------------------------------------------
+def explain(
+    signal: KeywordSignal | None,
+    q: QueryTerms | None,
+    scores: dict[str, Any],
+    params: KeywordParams,
+) -> dict[str, Any]:
+    """A per-result account of how the final score came to be (``--explain``)."""
+    out: dict[str, Any] = {}
+    steps: list[str] = []
+    if signal is not None and q is not None:
+        matched = {
+            words[0] if len(words) == 1 else "/".join(words): round(signal.terms[t], 2)
+            for t, words in q.stems.items()
+            if t in signal.terms
+        }
+        missing = [ws[0] for t, ws in q.stems.items() if t not in signal.terms]
+        out["terms"] = {"matched": matched, "missing": missing}
+        out["idf"] = {ws[0]: round(q.idf[t], 3) for t, ws in q.stems.items()}
+        steps.append(
+            f"bm25 {signal.bm25:.3f} + neighbours {params.neighbour_weight:g} x "
+            f"{signal.neighbours / params.neighbour_weight if params.neighbour_weight else 0:.3f}"
+            f" = {signal.total:.3f}; ideal {q.ideal:.3f}"
+        )
+        steps.append(f"keyword = 1 - 2^(-2 x {signal.total:.3f} / {q.ideal:.3f}) = "
+                     f"{scores.get('keyword', 0):.4f}")
+    if "vector" in scores:
+        steps.append(f"vector similarity of the chunk {scores['vector']:.4f}")
+    if "fusion" in scores:
+        steps.append(f"fusion ({scores.get('fusion_method', '?')}) = {scores['fusion']:.4f}")
+    if "decay" in scores:
+        steps.append(f"decay x {scores['decay']:.4f}")
+    steps.append(f"final {scores.get('final', 0):.4f}")
+    if "mmr" in scores:
+        steps.append(
+            f"mmr {scores['mmr']:.4f} (max similarity to a higher result "
+            f"{scores.get('mmr_similarity', 0):.3f})"
+        )
+    out["steps"] = steps
+    return out
