@@ -9,15 +9,20 @@ Accepted input (UTF-8 text):
 - JSON Lines: one message object per line;
 - a plain transcript: lines starting ``user:``, ``assistant:``, ``system:``, ``tool:``,
   ``human:`` or ``ai:`` begin a message, other lines continue it;
-- free text with no role markers: one user message.
+- free text with no role markers: one ``transcript`` message (``user`` for :func:`parse`).
 
-Input that looks like JSON but is not valid, messages without a role, and binary data are
-refused with :class:`BadInput` (exit 2). Empty input and messages without text are not errors:
-they yield no messages.
+Input that looks like JSON but is not valid, JSON that is not a list of messages (a number, an
+object without ``messages``, items without ``role`` or ``content``, a role that is not a
+string), an invalid line of JSON Lines, and binary data are refused with :class:`BadInput`
+(exit 2). Empty input and messages without text are not errors: they yield no messages.
+
+Text that starts with ``[`` or ``{`` only counts as JSON when it starts like JSON (``[{``,
+``[]``, ``["``, ``[[``, ``{"`` or ``{}``), so notes such as ``[draft] ...`` are free text.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -25,7 +30,14 @@ from typing import Any
 
 from memcli.errors import BadInput
 
-__all__ = ["Message", "parse", "split_for_context"]
+__all__ = [
+    "Message",
+    "conversation_hash",
+    "parse",
+    "parse_conversation",
+    "render_transcript",
+    "split_for_context",
+]
 
 _ROLE_LINE = re.compile(
     r"^[ \t]*(?:\*\*)?(user|assistant|system|tool|human|ai|developer)"
@@ -45,19 +57,25 @@ MESSAGE_OVERHEAD = 32
 MIN_PART_CHARS = 100
 
 
+#: Role of free text that has no role markers.
+TRANSCRIPT = "transcript"
+_JSON_TYPE_NAMES = {bool: "a boolean", int: "a number", float: "a number", str: "a string"}
+_JSON_HINT = 'give a JSON array of {"role", "content"} messages, JSON Lines, or a transcript'
+
+
 @dataclass(frozen=True)
 class Message:
     """One turn of a conversation."""
 
-    role: str
+    role: str  # "user", "assistant", "system", "tool", or "transcript" for free text
     content: str
 
 
-def parse(text: str) -> list[Message]:
+def parse_conversation(raw: str) -> list[Message]:
     """Messages of a conversation in any supported format (see the module docstring)."""
-    if "\x00" in text:
+    if "\x00" in raw:
         raise BadInput("the conversation is binary data, not text")
-    body = text.lstrip("\ufeff").strip()
+    body = raw.lstrip("\ufeff").strip()
     if not body:
         return []
     if body[0] in "[{":
@@ -68,22 +86,43 @@ def parse(text: str) -> list[Message]:
                 return _from_json_lines(body)
             if _JSON_ARRAY.match(body) or _JSON_OBJECT.match(body):
                 raise BadInput(
-                    f"the conversation is not valid JSON: {exc}",
-                    hint="give a JSON array of {role, content} messages, JSON Lines, or a "
-                    "transcript",
+                    f"the conversation is not valid JSON: {exc}", hint=_JSON_HINT
                 ) from None
         else:
             return _from_json(data)
+    elif body[0] in '"-0123456789tfn':
+        try:
+            scalar = json.loads(body)
+        except ValueError:
+            pass
+        else:
+            kind = "null" if scalar is None else _JSON_TYPE_NAMES.get(type(scalar), "a value")
+            raise BadInput(
+                f"the conversation is JSON {kind}, not a list of messages", hint=_JSON_HINT
+            )
     return _from_transcript(body)
+
+
+def parse(text: str) -> list[Message]:
+    """Like :func:`parse_conversation`, with free text as a ``user`` message (what flush sends)."""
+    return [
+        Message("user", m.content) if m.role == TRANSCRIPT else m for m in parse_conversation(text)
+    ]
 
 
 def _from_json(data: Any) -> list[Message]:
     if isinstance(data, list):
-        return _messages(data, "item")
+        return _messages(list(enumerate(data, 1)), "item")
     if isinstance(data, dict):
-        if isinstance(data.get("messages"), list):
-            return _messages(data["messages"], "message")
-        return _messages([data], "line")
+        if "messages" in data:
+            if not isinstance(data["messages"], list):
+                raise BadInput(
+                    '"messages" in the conversation JSON is not an array', hint=_JSON_HINT
+                )
+            return _messages(list(enumerate(data["messages"], 1)), "message")
+        if "role" in data:  # a single message: JSON Lines with one line
+            return _messages([(1, data)], "line")
+        raise BadInput('the conversation JSON object has no "messages" array', hint=_JSON_HINT)
     raise BadInput(  # pragma: no cover - a text starting with '[' or '{' is a list or object
         "the conversation JSON is not a list of messages"
     )
@@ -97,12 +136,12 @@ def _first_line_is_json(body: str) -> bool:
 
 
 def _from_json_lines(body: str) -> list[Message]:
-    items: list[Any] = []
+    items: list[tuple[int, Any]] = []
     for n, line in enumerate(body.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            items.append(json.loads(line))
+            items.append((n, json.loads(line)))
         except ValueError as exc:
             raise BadInput(
                 f"line {n} of the conversation is not valid JSON: {exc}",
@@ -111,18 +150,21 @@ def _from_json_lines(body: str) -> list[Message]:
     return _messages(items, "line")
 
 
-def _messages(items: list[Any], what: str) -> list[Message]:
+def _messages(items: list[tuple[int, Any]], what: str) -> list[Message]:
+    """Messages from ``(number, item)`` pairs; ``what`` names the number in errors."""
     out: list[Message] = []
-    for n, item in enumerate(items, 1):
+    shape = 'each message is {"role": "...", "content": "..."}'
+    for n, item in items:
         if not isinstance(item, dict):
-            raise BadInput(
-                f"conversation {what} {n} is not a message object",
-                hint='each message is {"role": "...", "content": "..."}',
-            )
+            raise BadInput(f"conversation {what} {n} is not a message object", hint=shape)
         role = item.get("role")
-        if not isinstance(role, str) or not role.strip():
+        if role is None or (isinstance(role, str) and not role.strip()):
             raise BadInput(f"conversation {what} {n} has no role", hint='add "role": "user"')
-        content = _content(item.get("content"), what, n)
+        if not isinstance(role, str):
+            raise BadInput(f"conversation {what} {n} has a role that is not a string", hint=shape)
+        if "content" not in item:
+            raise BadInput(f"conversation {what} {n} has no content", hint=shape)
+        content = _content(item["content"], what, n)
         if content.strip():
             out.append(Message(_role(role), content.strip()))
     return out
@@ -161,9 +203,9 @@ def _role(role: str) -> str:
 def _from_transcript(body: str) -> list[Message]:
     lines = body.splitlines()
     if not any(_ROLE_LINE.match(line) for line in lines):
-        return [Message("user", body)]
+        return [Message(TRANSCRIPT, "\n".join(lines))]
     out: list[Message] = []
-    role = "user"
+    role = TRANSCRIPT  # text before the first role line
     buf: list[str] = []
 
     def close() -> None:
@@ -182,6 +224,22 @@ def _from_transcript(body: str) -> list[Message]:
     return out
 
 
+def conversation_hash(messages: list[Message]) -> str:
+    """SHA-256 (hex) of the conversation: same turns in any format or spacing, same hash.
+
+    The canonical form is compact JSON of ``[role, content]`` pairs with the role lower-cased
+    and every run of whitespace in the content collapsed to one space.
+    """
+    canon = [[m.role.strip().lower(), " ".join(m.content.split())] for m in messages]
+    data = json.dumps(canon, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def render_transcript(messages: list[Message]) -> str:
+    """``role: content`` blocks separated by blank lines."""
+    return "\n\n".join(f"{m.role}: {m.content}" for m in messages)
+
+
 def message_cost(message: Message) -> int:
     """Characters a message takes in a request (content plus a fixed overhead)."""
     return len(message.content) + len(message.role) + MESSAGE_OVERHEAD
@@ -190,9 +248,13 @@ def message_cost(message: Message) -> int:
 def split_for_context(messages: list[Message], max_chars: int) -> list[list[Message]]:
     """Pack messages, in order, into parts of at most ``max_chars`` characters each.
 
+    A part's size is the sum of :func:`message_cost`, which is never less than the length of
+    :func:`render_transcript` of the part, so every part also renders to ``max_chars`` or less.
     A message longer than a part is cut at paragraph, line or word boundaries (hard cuts
-    only when a single word is longer) and its pieces keep the message's role. An empty
-    conversation has no parts.
+    only when a single word is longer) and its pieces keep the message's role; only the
+    whitespace at a cut is dropped. An empty conversation has no parts. ``max_chars`` below
+    :data:`MIN_PART_CHARS` raises ``ValueError``, and a part can only be too big when a
+    role name is longer than ``max_chars - MESSAGE_OVERHEAD``.
     """
     if max_chars < MIN_PART_CHARS:
         raise ValueError(f"max_chars must be at least {MIN_PART_CHARS}")

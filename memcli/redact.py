@@ -1,0 +1,208 @@
+"""Secret redaction applied before memcli writes text or sends it to a provider.
+
+Each secret is replaced by ``[REDACTED:<kind>]``. Patterns run in priority order (private key
+blocks, then specific token formats, then URL credentials and generic ``key = value``
+assignments); a later pattern never matches over text an earlier one already claimed, so
+``token: ghp_...`` yields a single ``github-token`` replacement. Markers already present in the
+input are left alone, which makes ``redact`` idempotent.
+
+Known limits: secrets in prose without a separator ("the password is hunter2") are not found,
+and an assignment such as ``secret: keep quiet`` redacts its first word (``keep``) because a
+value cannot be told from prose.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Redaction", "redact", "contains_secret", "MARKER_RE"]
+
+#: An existing replacement marker; never redacted again.
+MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+# Claimed spans are masked with NUL (same length, so offsets stay valid). Every pattern below
+# excludes NUL from its character classes, so no match can reach into a claimed span.
+_MASK = "\0"
+
+# key = value / key: value, keeping the key and the separator (and any quotes).
+_SEP = r"""(?:["']|\*\*)?[ \t]*(?::=|=>|[:=])(?:\*\*)?[ \t]*"""
+_VALUE = (
+    r'''(?:"(?P<dq>(?:[^"\\\n\0]|\\[^\n\0])+)"'''
+    r"""|'(?P<sq>[^'\n\0]+)'"""
+    r"""|`(?P<bq>[^`\n\0]+)`"""
+    r"""|(?P<ph><[^<>\n\0]*>)"""  # <placeholder>, rejected by _is_value
+    r"""|(?P<bare>[^\s"'`\0&,;=][^\s"'`\0&,;]*)(?=[\s"'`&,;]|$))"""
+)
+_KEYWORD = (
+    r"(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey"
+    r"|secret[_-]?key|private[_-]?key)"
+)
+
+# Values that are references or placeholders rather than secrets.
+_NOT_A_VALUE = re.compile(
+    r"""\$\{?[A-Z_][A-Z0-9_]*\}?        # $ENV_VAR, ${ENV_VAR}
+    |\$\{\{.*\}\}|\{\{.*\}\}            # ${{ secrets.X }}, {{ template }}
+    |%[A-Za-z_][A-Za-z0-9_]*%           # %WINDOWS_VAR%
+    |<[^<>]*>                           # <your-password>
+    |(?i:null|none|nil|true|false|undefined)
+    """,
+    re.VERBOSE,
+)
+
+
+def _is_value(value: str) -> bool:
+    """Whether an assigned value looks like a real secret value (not a placeholder)."""
+    return any(c.isalnum() for c in value) and not _NOT_A_VALUE.fullmatch(value)
+
+
+# (kind, pattern, predicate on the redacted text or None). Where a pattern has a group named
+# in _VALUE_GROUPS (``v``, or the quoted/bare value of an assignment) only that group is
+# replaced; otherwise the whole match.
+_Rule = tuple[str, "re.Pattern[str]", "Callable[[str], bool] | None"]
+
+_RULES: tuple[_Rule, ...] = (
+    (
+        "private-key",
+        re.compile(
+            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            # Lazy scan to END that never runs past the next BEGIN (keeps it linear).
+            r"(?:(?:[^\0-]|-(?!----BEGIN))*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+            # Unterminated block: take the base64 and header lines that follow.
+            r"|(?:(?:\r?\n|\\n)(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*|[A-Za-z-]+:[^\n\0]*|[ \t]*))*)"
+        ),
+        None,
+    ),
+    (
+        "aws-access-key",
+        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        None,
+    ),
+    (
+        "github-token",
+        re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+        None,
+    ),
+    (
+        "slack-token",
+        re.compile(
+            r"(?<![A-Za-z0-9])xox[abprs]-(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{10,}"
+            r"|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"
+        ),
+        None,
+    ),
+    (
+        "api-key",
+        re.compile(r"(?<![A-Za-z0-9])sk-(?=[a-z_-]{0,64}[A-Z0-9])[A-Za-z0-9_-]{20,}"),
+        None,
+    ),
+    (
+        "jwt",
+        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8,}"),
+        None,
+    ),
+    (
+        "url-credentials",
+        re.compile(
+            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\0\"'<>]*:"
+            r"(?P<v>[^\s/?#\0\"'<>]+)@(?=[A-Za-z0-9\[])"
+        ),
+        None,
+    ),
+    (
+        "aws-secret",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
+            + _SEP
+            + _VALUE
+        ),
+        _is_value,
+    ),
+    (
+        "password",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?i:(?:proxy-)?authorization)(?:[\"']|\*\*)?[ \t]*[:=][ \t]*[\"']?"
+            r"(?i:bearer|basic|token|bot|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]+)"
+        ),
+        None,
+    ),
+    (
+        "password",
+        # Any key that ends with a keyword (DB_PASSWORD, x-api-key, clientSecret).
+        re.compile("(?i:" + _KEYWORD + ")" + _SEP + _VALUE),
+        _is_value,
+    ),
+)
+
+_VALUE_GROUPS = ("v", "dq", "sq", "bq", "ph", "bare")
+
+
+@dataclass(frozen=True)
+class Redaction:
+    """Result of :func:`redact`."""
+
+    text: str  # redacted text
+    kinds: tuple[str, ...]  # kind of each replacement, in order of occurrence
+
+
+def _value_span(match: re.Match[str]) -> tuple[int, int]:
+    """Span of the part of a match to replace: the value group if any, else everything."""
+    groups = match.re.groupindex
+    for name in _VALUE_GROUPS:
+        if name in groups and match.group(name) is not None:
+            return match.span(name)
+    return match.span()
+
+
+def redact(text: str) -> Redaction:
+    """Replace every secret in ``text`` by ``[REDACTED:<kind>]``."""
+    masked = list(text)
+    # Existing markers are claimed first (kind None) so they are never redacted again.
+    claims: list[tuple[int, int, str | None]] = []
+    for m in MARKER_RE.finditer(text):
+        claims.append((m.start(), m.end(), None))
+        masked[m.start() : m.end()] = _MASK * (m.end() - m.start())
+    current = "".join(masked)
+    # Sweep until nothing new is claimed: masking a span can change the context another
+    # pattern sees (e.g. a word boundary), and the fixpoint is what makes redact idempotent.
+    changed = True
+    while changed:
+        changed = False
+        for kind, pattern, accept in _RULES:
+            found: list[tuple[int, int]] = []
+            for m in pattern.finditer(current):
+                start, end = _value_span(m)
+                if start == end or _MASK in current[start:end]:
+                    continue
+                if accept is not None and not accept(current[start:end]):
+                    continue
+                found.append((start, end))
+            if not found:
+                continue
+            changed = True
+            for start, end in found:
+                claims.append((start, end, kind))
+                masked[start:end] = _MASK * (end - start)
+            current = "".join(masked)
+    if len(claims) == 0:
+        return Redaction(text, ())
+    claims.sort(key=lambda claim: claim[0])
+    out: list[str] = []
+    kinds: list[str] = []
+    pos = 0
+    for start, end, kind in claims:
+        out.append(text[pos:start])
+        if kind is None:
+            out.append(text[start:end])
+        else:
+            out.append(f"[REDACTED:{kind}]")
+            kinds.append(kind)
+        pos = end
+    out.append(text[pos:])
+    return Redaction("".join(out), tuple(kinds))
+
+
+def contains_secret(text: str) -> bool:
+    """Whether :func:`redact` would replace anything in ``text``."""
+    return bool(redact(text).kinds)

@@ -1,0 +1,438 @@
+"""Tests for memcli.redact: every kind, near misses, idempotence and properties."""
+
+from __future__ import annotations
+
+import string
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memcli.redact import Redaction, contains_secret, redact
+
+GH36 = "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"  # 36 characters
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9"
+    ".eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ"
+    ".SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
+PEM_BODY = [
+    "MIIEowIBAAKCAQEA0Z3VS5JJcds3xfn/ygWyF8PbnGy0AHB7MaGZPl9GxmZTFbmJ",
+    "q2YmHY2tP1xW1mYUCwKbpXq5n4Rp8wJfQm0uGZ6E3XZ+3Wk2uF0Q==",
+]
+PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(PEM_BODY) + "\n-----END RSA PRIVATE KEY-----"
+
+
+def marker(kind: str) -> str:
+    return f"[REDACTED:{kind}]"
+
+
+# --- true positives, one or more per kind -------------------------------------------------
+
+POSITIVES: list[tuple[str, str, tuple[str, ...]]] = [
+    # aws-access-key
+    ("key AKIAIOSFODNN7EXAMPLE here", f"key {marker('aws-access-key')} here", ("aws-access-key",)),
+    ("ASIAY34FZKBOKMUTVV7A", marker("aws-access-key"), ("aws-access-key",)),
+    # aws-secret: key name and separator kept
+    (
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        f"aws_secret_access_key = {marker('aws-secret')}",
+        ("aws-secret",),
+    ),
+    (
+        'AWS_SECRET_ACCESS_KEY="wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"',
+        f'AWS_SECRET_ACCESS_KEY="{marker("aws-secret")}"',
+        ("aws-secret",),
+    ),
+    # api-key (OpenAI / Anthropic style)
+    ("sk-abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKL", marker("api-key"), ("api-key",)),
+    (
+        "OPENAI_API_KEY=sk-proj-Ab12Cd34Ef56Gh78Ij90Kl_mn-op",
+        f"OPENAI_API_KEY={marker('api-key')}",
+        ("api-key",),
+    ),
+    (
+        "use sk-ant-api03-AbCdEfGh1234567890_xyzXYZ-abc now",
+        f"use {marker('api-key')} now",
+        ("api-key",),
+    ),
+    # github-token
+    (f"ghp_{GH36}", marker("github-token"), ("github-token",)),
+    (
+        f"gho_{GH36} ghs_{GH36}",
+        f"{marker('github-token')} {marker('github-token')}",
+        ("github-token", "github-token"),
+    ),
+    (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        marker("github-token"),
+        ("github-token",),
+    ),
+    # slack-token
+    (
+        "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+        marker("slack-token"),
+        ("slack-token",),
+    ),
+    ("xoxp-2233445566-7788990011-aBcDeF", marker("slack-token"), ("slack-token",)),
+    # private-key
+    (f"before\n{PEM}\nafter", f"before\n{marker('private-key')}\nafter", ("private-key",)),
+    # jwt
+    (f"Cookie: session={JWT};", f"Cookie: session={marker('jwt')};", ("jwt",)),
+    # password-style assignments
+    ("password=hunter2", f"password={marker('password')}", ("password",)),
+    ("passwd: s3cret!", f"passwd: {marker('password')}", ("password",)),
+    ('secret = "two words"', f'secret = "{marker("password")}"', ("password",)),
+    ("token: abc123def", f"token: {marker('password')}", ("password",)),
+    ("api_key='k-123'", f"api_key='{marker('password')}'", ("password",)),
+    ("apikey=abcd1234", f"apikey={marker('password')}", ("password",)),
+    ("the password: `hunter2`", f"the password: `{marker('password')}`", ("password",)),
+    ("access_token=xyz789&next=1", f"access_token={marker('password')}&next=1", ("password",)),
+    ('"client_secret": "a1b2c3"', f'"client_secret": "{marker("password")}"', ("password",)),
+    ("DB_PASSWORD=hunter2", f"DB_PASSWORD={marker('password')}", ("password",)),
+    ("**Password:** hunter2", f"**Password:** {marker('password')}", ("password",)),
+    (
+        "Authorization: Bearer abc.def-123",
+        f"Authorization: Bearer {marker('password')}",
+        ("password",),
+    ),
+    # url-credentials: scheme, user and host kept
+    (
+        "https://user:pass@example.com/x",
+        f"https://user:{marker('url-credentials')}@example.com/x",
+        ("url-credentials",),
+    ),
+    (
+        "redis://:hunter2@localhost:6379/0",
+        f"redis://:{marker('url-credentials')}@localhost:6379/0",
+        ("url-credentials",),
+    ),
+    (
+        "postgres://app:p@ss:w0rd@db.internal:5432/app",
+        f"postgres://app:{marker('url-credentials')}@db.internal:5432/app",
+        ("url-credentials",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "kinds"), POSITIVES)
+def test_true_positives(text: str, expected: str, kinds: tuple[str, ...]) -> None:
+    result = redact(text)
+    assert result == Redaction(expected, kinds)
+    assert contains_secret(text)
+    assert not contains_secret(result.text)
+
+
+NEAR_MISSES = [
+    "reset the password tomorrow",
+    "the password policy requires a token and a secret",
+    "passwords: 3",  # key must end with the keyword
+    "token_count: 5",
+    "max_tokens=4096",
+    "password: ${DB_PASSWORD}",  # a reference, not a value
+    "PASSWORD=$DB_PASSWORD",
+    "token: ${{ secrets.GITHUB_TOKEN }}",
+    "password: <your password here>",
+    "password: ********",
+    'password: ""',
+    "secret: null",
+    "AKIA1234",  # too short
+    "XAKIAIOSFODNN7EXAMPLEX",  # inside a longer word
+    "akiaiosfodnn7example",  # lowercase
+    "ghp_short",
+    "gh_" + GH36,
+    "sk-learn-compatible-estimators-are-nice",  # lowercase words, not a key
+    "sk-123",
+    "task-1234567890ABCDEFGHIJKLMN",  # 'sk-' inside a word
+    "xoxb-style tokens",
+    "eyJhbGciOiJIUzI1NiJ9 alone",
+    "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqh\n-----END PUBLIC KEY-----",
+    "-----BEGIN CERTIFICATE-----\nMIIBIjANBgkqh\n-----END CERTIFICATE-----",
+    "https://example.com:8443/path?q=1",
+    "http://user@example.com/",
+    "git@github.com:org/repo.git",
+    "ssh://git@github.com:22/org/repo",
+    "Meeting at 14:32: decided to use Valkey.",
+    "Authorization header must be set",
+]
+
+
+@pytest.mark.parametrize("text", NEAR_MISSES)
+def test_near_misses_untouched(text: str) -> None:
+    assert redact(text) == Redaction(text, ())
+    assert not contains_secret(text)
+
+
+def test_specific_format_wins_over_generic_assignment() -> None:
+    assert redact(f"token: ghp_{GH36}") == Redaction(
+        f"token: {marker('github-token')}", ("github-token",)
+    )
+    assert redact('"api_key": "sk-abcdefghijklmnopqrstuvwxyz0123"').kinds == ("api-key",)
+    assert redact(f"GITHUB_TOKEN=ghp_{GH36}").kinds == ("github-token",)
+    assert redact(f"url = https://u:ghp_{GH36}@github.com").kinds == ("github-token",)
+    assert redact("password=https://u:secret1@h.example").text == (
+        f"password=https://u:{marker('url-credentials')}@h.example"
+    )
+
+
+def test_private_key_block_is_one_replacement() -> None:
+    text = (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n"
+        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n"
+        "token: abc123\n"
+        "-----END OPENSSH PRIVATE KEY-----\n"
+        "then password=x1"
+    )
+    result = redact(text)
+    assert result.text == f"{marker('private-key')}\nthen password={marker('password')}"
+    assert result.kinds == ("private-key", "password")
+
+
+@pytest.mark.parametrize(
+    "header",
+    ["PRIVATE KEY", "EC PRIVATE KEY", "ENCRYPTED PRIVATE KEY", "PGP PRIVATE KEY BLOCK"],
+)
+def test_private_key_header_variants(header: str) -> None:
+    text = f"-----BEGIN {header}-----\nAAAA\nBBBB==\n-----END {header}-----"
+    assert redact(text) == Redaction(marker("private-key"), ("private-key",))
+
+
+def test_private_key_with_escaped_newlines_and_unterminated() -> None:
+    one_line = '{"key": "-----BEGIN PRIVATE KEY-----\\nMIIEv\\n-----END PRIVATE KEY-----\\n"}'
+    assert redact(one_line).text == '{"key": "' + marker("private-key") + '\\n"}'
+    cut = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(PEM_BODY) + "\n"
+    out = redact(cut).text
+    assert all(line not in out for line in PEM_BODY)
+
+
+def test_kinds_in_order_of_occurrence() -> None:
+    text = f"a=1 password=x9 then AKIAIOSFODNN7EXAMPLE then {JWT} then https://u:p@h.io"
+    assert redact(text).kinds == ("password", "aws-access-key", "jwt", "url-credentials")
+
+
+def test_markers_are_never_redacted_again() -> None:
+    for text in [
+        f"token: {marker('github-token')}",
+        f"password={marker('password')}",
+        f'secret: "{marker("password")}"',
+        f"https://user:{marker('url-credentials')}@host",
+        marker("private-key"),
+    ]:
+        assert redact(text) == Redaction(text, ())
+
+
+@pytest.mark.parametrize("text", [p[0] for p in POSITIVES] + NEAR_MISSES)
+def test_idempotent_examples(text: str) -> None:
+    once = redact(text).text
+    assert redact(once).text == once
+    assert redact(once).kinds == ()
+
+
+def test_surrounding_text_is_kept_exactly() -> None:
+    text = "line one\n  password = hunter2  # comment\n\tlast line\n"
+    assert (
+        redact(text).text
+        == f"line one\n  password = {marker('password')}  # comment\n\tlast line\n"
+    )
+
+
+def test_empty_text() -> None:
+    assert redact("") == Redaction("", ())
+    assert not contains_secret("")
+
+
+# --- properties ----------------------------------------------------------------------------
+
+VOCAB = [
+    "the",
+    "a",
+    "we",
+    "decided",
+    "to",
+    "use",
+    "valkey",
+    "cache",
+    "reset",
+    "password",
+    "tomorrow",
+    "token",
+    "secret",
+    "api",
+    "key",
+    "sk",
+    "AKIA",
+    "ASIA",
+    "eyJ",
+    "ghp",
+    "xoxb",
+    "github",
+    "BEGIN",
+    "PRIVATE",
+    "KEY",
+    "https",
+    "user",
+    "host",
+    "Bearer",
+    "Authorization",
+    "api_key",
+    "passwd",
+    "JWT",
+    "deploy",
+    "on",
+    "Friday",
+    "never",
+    "ship",
+]
+SEPARATORS = [" ", " ", " ", ", ", ". ", "! ", "? ", " (", ") ", "\n", "\n\n", " / ", " @ "]
+
+words = st.lists(st.sampled_from(VOCAB), max_size=30)
+safe_text = st.builds(
+    lambda ws, seps: "".join(w + seps[i % len(seps)] for i, w in enumerate(ws)).strip(),
+    words,
+    st.lists(st.sampled_from(SEPARATORS), min_size=1, max_size=8),
+)
+
+
+@given(safe_text)
+def test_safe_text_is_unchanged(text: str) -> None:
+    assert redact(text) == Redaction(text, ())
+
+
+UPPER_ALNUM = string.ascii_uppercase + string.digits
+ALNUM = string.ascii_letters + string.digits
+B64URL = ALNUM + "-_"
+B64 = ALNUM + "+/"
+
+
+def _text(alphabet: str, lo: int, hi: int) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=lo, max_size=hi)
+
+
+# Each strategy yields (text to insert, the raw secret that must not survive).
+def _whole(s: st.SearchStrategy[str]) -> st.SearchStrategy[tuple[str, str]]:
+    return s.map(lambda x: (x, x))
+
+
+aws_key = _whole(
+    st.tuples(st.sampled_from(["AKIA", "ASIA"]), _text(UPPER_ALNUM, 16, 16)).map("".join)
+)
+aws_secret = st.tuples(
+    st.sampled_from(["aws_secret_access_key = ", "AWS_SECRET_ACCESS_KEY=", "aws_secret_key: "]),
+    _text(B64, 39, 39).map(lambda v: v + "7"),
+).map(lambda t: (t[0] + t[1], t[1]))
+api_key = _whole(
+    st.tuples(
+        st.sampled_from(["sk-", "sk-proj-", "sk-ant-api03-"]),
+        _text(B64URL, 20, 60).map(lambda v: v + "Z9"),
+    ).map("".join)
+)
+github = _whole(
+    st.one_of(
+        st.tuples(st.sampled_from(["ghp_", "gho_", "ghu_", "ghs_", "ghr_"]), _text(ALNUM, 36, 36)),
+        st.tuples(st.just("github_pat_"), _text(ALNUM + "_", 22, 82)),
+    ).map("".join)
+)
+slack = _whole(
+    st.tuples(
+        st.sampled_from(["xoxb-", "xoxp-", "xoxa-", "xoxr-", "xoxs-"]),
+        _text(string.digits, 10, 13),
+        st.just("-"),
+        _text(ALNUM, 8, 32),
+    ).map("".join)
+)
+private_key = st.tuples(
+    st.sampled_from(["", "RSA ", "EC ", "OPENSSH ", "DSA ", "ENCRYPTED "]),
+    st.lists(_text(B64, 8, 64).map(lambda v: v + "Q"), min_size=1, max_size=5),
+).map(
+    lambda t: (
+        f"-----BEGIN {t[0]}PRIVATE KEY-----\n"
+        + "\n".join(t[1])
+        + f"\n-----END {t[0]}PRIVATE KEY-----",
+        "\n".join(t[1]),
+    )
+)
+jwt = _whole(
+    st.tuples(_text(B64URL, 10, 40), _text(B64URL, 10, 80), _text(B64URL, 20, 60)).map(
+        lambda t: f"eyJ{t[0]}.eyJ{t[1]}.{t[2]}"
+    )
+)
+VALUE_CHARS = ALNUM + "!#*+-./@^_~"
+password = st.one_of(
+    st.tuples(
+        st.sampled_from(
+            [
+                "password",
+                "passwd",
+                "secret",
+                "token",
+                "api_key",
+                "apikey",
+                "access_token",
+                "client_secret",
+                "DB_PASSWORD",
+                "Password",
+            ]
+        ),
+        st.sampled_from(["=", ": ", " = ", ":"]),
+        _text(VALUE_CHARS, 0, 30).map(lambda v: "7" + v),
+    ).map(lambda t: (t[0] + t[1] + t[2], t[2])),
+    st.tuples(
+        st.sampled_from(["password", "secret", "token"]),
+        st.sampled_from(['"', "'"]),
+        _text(VALUE_CHARS + " ", 0, 30).map(lambda v: "7" + v),
+    ).map(lambda t: (f"{t[0]}: {t[1]}{t[2]}{t[1]}", t[2])),
+)
+url_credentials = st.tuples(
+    st.sampled_from(["https", "http", "postgres", "redis", "ftp", "git+ssh"]),
+    _text(string.ascii_lowercase, 0, 8),
+    _text(ALNUM + "!$*+-._~%", 0, 20).map(lambda v: "9" + v),
+).map(lambda t: (f"{t[0]}://{t[1]}:{t[2]}@db.example.com/x", t[2]))
+
+SECRET_KINDS = {
+    "aws-access-key": aws_key,
+    "aws-secret": aws_secret,
+    "api-key": api_key,
+    "github-token": github,
+    "slack-token": slack,
+    "private-key": private_key,
+    "jwt": jwt,
+    "password": password,
+    "url-credentials": url_credentials,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SECRET_KINDS))
+@settings(max_examples=60)
+@given(data=st.data())
+def test_inserted_secret_is_removed(kind: str, data: st.DataObject) -> None:
+    inserted, raw = data.draw(SECRET_KINDS[kind])
+    ws = data.draw(words)
+    pos = data.draw(st.integers(min_value=0, max_value=len(ws)))
+    text = " ".join([*ws[:pos], inserted, *ws[pos:]])
+    result = redact(text)
+    assert raw not in result.text
+    assert kind in result.kinds
+    assert not contains_secret(result.text)
+    assert redact(result.text).text == result.text
+
+
+@given(st.lists(st.one_of(*SECRET_KINDS.values()), min_size=1, max_size=5), words)
+def test_many_secrets_all_removed(secrets: list[tuple[str, str]], ws: list[str]) -> None:
+    text = " ".join(ws[:3] + [s for s, _ in secrets] + ws[3:])
+    result = redact(text)
+    for _, raw in secrets:
+        assert raw not in result.text
+    assert len(result.kinds) >= 1
+    assert not contains_secret(result.text)
+
+
+TRICKY = "aAkKsSeEyYJjIiPp0179-_:=@/.\"' \n\t[]{}$<>&;,*xXoObBhHgG"
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(), st.text(alphabet=TRICKY)))
+def test_idempotent_on_arbitrary_text(text: str) -> None:
+    once = redact(text)
+    twice = redact(once.text)
+    assert twice.text == once.text
+    assert twice.kinds == ()
