@@ -102,56 +102,79 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
     root = ws.root.resolve()
     seen_dirs: set[tuple[int, int]] = set()
 
-    def walk(folder: Path, rel_folder: str) -> None:
+    def walk(folder: Path, rel_folder: str) -> list[tuple[Path, str]]:
+        """Record the files of one folder; return its sub-folders to visit."""
         try:
             st = folder.stat()
         except OSError:
-            return
+            return []
         key = (st.st_dev, st.st_ino)
         if key in seen_dirs:
-            return
+            return []
         seen_dirs.add(key)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
             result.warnings.append(f"{rel_folder or '.'}: cannot list: {exc.strerror}")
-            return
+            return []
+        subdirs: list[tuple[Path, str]] = []
         for entry in entries:
             rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
             if "\n" in entry.name or "\r" in entry.name:
                 result.warnings.append(f"{rel!r}: skipped: newline in file name")
                 continue
+            if not _utf8_name(entry.name):
+                result.warnings.append(f"{rel!r}: skipped: file name is not valid UTF-8")
+                continue
             try:
-                is_link = entry.is_symlink()
-                if is_link:
-                    target = Path(entry.path).resolve()
+                if entry.is_symlink():
+                    target = Path(os.path.realpath(entry.path))
                     if target != root and root not in target.parents:
                         if matcher.matches(rel) or entry.is_dir():
                             result.warnings.append(f"{rel}: skipped: symlink leaves the workspace")
                         continue
-                if entry.is_dir():
-                    if entry.name in SKIP_DIRS:
+                    if not os.path.exists(entry.path):
+                        if matcher.matches(rel):
+                            result.warnings.append(f"{rel}: skipped: broken link or link loop")
                         continue
-                    walk(Path(entry.path), rel)
+                if entry.is_dir():
+                    if entry.name not in SKIP_DIRS:
+                        subdirs.append((Path(entry.path), rel))
                     continue
                 if not entry.is_file() or not matcher.matches(rel):
                     continue
                 st = entry.stat()
-            except OSError as exc:  # broken link, loop, permission
+            except (OSError, RuntimeError, ValueError) as exc:  # broken link, loop, permission
                 if matcher.matches(rel):
-                    result.warnings.append(f"{rel}: skipped: {exc.strerror or exc}")
+                    reason = getattr(exc, "strerror", None) or exc
+                    result.warnings.append(f"{rel}: skipped: {reason}")
                 continue
             if st.st_size > max_bytes:
                 mb = st.st_size / 1048576
                 result.warnings.append(f"{rel}: skipped: {mb:.1f} MiB is over the size cap")
                 continue
             result.files[rel] = FoundFile(rel, Path(entry.path), st.st_mtime_ns, st.st_size)
+        return subdirs
 
+    # Depth-first with an explicit stack: folders may nest deeper than Python's recursion limit.
     for prefix in matcher.roots:
         base = ws.root / prefix if prefix else ws.root
-        if base.is_dir():
-            walk(base, prefix)
+        if not base.is_dir():
+            continue
+        stack = [(base, prefix)]
+        while stack:
+            folder, rel_folder = stack.pop()
+            stack.extend(reversed(walk(folder, rel_folder)))
     return result
+
+
+def _utf8_name(name: str) -> bool:
+    """False for names with bytes that are not UTF-8 (decoded by Python as surrogates)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def read_text(path: Path) -> tuple[bytes, str | None, str | None]:

@@ -62,9 +62,12 @@ class Workspace:
         text = str(user_path)
         if not text or "\x00" in text or "\n" in text:
             raise BadInput(f"invalid path: {text!r}")
-        raw = Path(text).expanduser()
-        candidate = raw if raw.is_absolute() else (base or self.root) / raw
-        resolved = candidate.resolve(strict=False)
+        try:
+            raw = Path(text).expanduser()
+            candidate = raw if raw.is_absolute() else (base or self.root) / raw
+            resolved = candidate.resolve(strict=False)
+        except (OSError, RuntimeError, ValueError) as exc:  # link loop, unknown ~user
+            raise BadInput(f"invalid path {text!r}: {exc}") from None
         root = self.root.resolve()
         if resolved != root and root not in resolved.parents:
             raise PathOutsideWorkspace(
