@@ -66,7 +66,7 @@ def test_install_status_and_commit_reindexes(repo: Path) -> None:
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "a fact", env=env(**FOREGROUND))
     after = status(repo)
-    assert after["dirty"] == []
+    assert after["dirty"] == [], log_text(repo)
     assert after["git"]["dirty_memory_files"] == []
     assert log_text(repo) == ""
     hit = cli("search", "--json", "hooks fresh").json()["results"]
@@ -81,16 +81,16 @@ def test_merge_checkout_and_rewrite_reindex(repo: Path) -> None:
     git(repo, "commit", "-q", "-m", "side", env=env(**FOREGROUND))
     # checkout back: post-checkout removes side.md from the index
     git(repo, "switch", "-q", "main", env=env(**FOREGROUND))
-    assert status(repo)["dirty"] == []
+    assert status(repo)["dirty"] == [], log_text(repo)
     assert status(repo)["files"] == 1
     # merge: post-merge indexes the file the merge brought in
     git(repo, "merge", "-q", "--no-ff", "--no-edit", "side", env=env(**FOREGROUND))
     st = status(repo)
-    assert st["dirty"] == [] and st["files"] == 2
+    assert st["dirty"] == [] and st["files"] == 2, log_text(repo)
     # rewrite: amend changes the file; post-rewrite (and post-commit) re-index it
     append(repo / "memory" / "side.md", "- amended fact\n")
     git(repo, "commit", "-q", "-a", "--amend", "--no-edit", env=env(**FOREGROUND))
-    assert status(repo)["dirty"] == []
+    assert status(repo)["dirty"] == [], log_text(repo)
     assert log_text(repo) == ""
 
 
@@ -102,7 +102,7 @@ def test_background_hook_does_not_block_and_catches_up(repo: Path) -> None:
     deadline = time.monotonic() + 60
     while status(repo)["dirty"] and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert status(repo)["dirty"] == []
+    assert status(repo)["dirty"] == [], log_text(repo)
 
 
 def test_missing_memcli_never_fails_git(repo: Path, tmp_path: Path) -> None:
@@ -251,7 +251,7 @@ def test_respects_core_hooks_path_and_subfolder_workspace(tmp_path: Path) -> Non
     git(top, "add", "-A")
     git(top, "commit", "-q", "-m", "fact", env=env(**FOREGROUND))
     st = status(ws)
-    assert st["dirty"] == [] and st["files"] == 2
+    assert st["dirty"] == [] and st["files"] == 2, log_text(repo)
     status_json = Cli(ws)("hooks", "status", "--json").json()
     assert status_json["workspace"] == "team/mem"
     assert {h["workspaces"][0] for h in status_json["hooks"]} == {"team/mem"}
