@@ -251,7 +251,7 @@ def test_respects_core_hooks_path_and_subfolder_workspace(tmp_path: Path) -> Non
     git(top, "add", "-A")
     git(top, "commit", "-q", "-m", "fact", env=env(**FOREGROUND))
     st = status(ws)
-    assert st["dirty"] == [] and st["files"] == 2, log_text(repo)
+    assert st["dirty"] == [] and st["files"] == 2, log_text(ws)
     status_json = Cli(ws)("hooks", "status", "--json").json()
     assert status_json["workspace"] == "team/mem"
     assert {h["workspaces"][0] for h in status_json["hooks"]} == {"team/mem"}
