@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -238,6 +238,7 @@ def backfill(
     limit: int | None = None,
     quick: bool = False,
     group: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> BackfillResult:
     """Give every chunk without a vector one (caller holds the writer lock).
 
@@ -245,6 +246,7 @@ def backfill(
     With ``limit``, nothing is embedded when more than ``limit`` chunks are waiting (a search
     should not stall on a big back-fill). A provider failure stops the back-fill with a warning;
     the chunks stay recorded as missing (``chunks.embedded = 0``) for the next run.
+    ``progress(done, total)`` is called after each group of chunks is stored.
     """
     result = BackfillResult()
     if not store.ensure_vec():
@@ -302,6 +304,8 @@ def backfill(
                 vectors.create(store, fp.key, dims)
             vectors.insert(store, [cid for cid, _ in todo], vecs)
         result.embedded += len(todo)
+        if progress:
+            progress(result.embedded, total_pending)
     result.cached = embedder.stats.cached - start[0]
     result.requests = embedder.stats.requests - start[1]
     if changed and result.embedded:

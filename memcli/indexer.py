@@ -250,7 +250,7 @@ class Indexer:
             raise
         report.files, report.chunks = store.counts()
         if embed:
-            self.embed_pending(report, embed_limit)
+            self.embed_pending(report, embed_limit, progress)
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -262,13 +262,17 @@ class Indexer:
             self._embedder = Embedder.from_settings(self.settings) or False
         return self._embedder or None
 
-    def embed_pending(self, report: IndexReport, limit: int | None = None) -> None:
+    def embed_pending(
+        self, report: IndexReport, limit: int | None = None, progress: Progress | None = None
+    ) -> None:
         """Back-fill vectors (memcli.embeddings.backfill); provider failures become warnings."""
         if not self.settings.get("embedding.model"):
             return
         from memcli.embeddings import backfill
 
-        result = backfill(self.store, self.embedder, limit=limit, quick=limit is not None)
+        result = backfill(
+            self.store, self.embedder, limit=limit, quick=limit is not None, progress=progress
+        )
         report.embedded = result.embedded
         report.missing_vectors = result.missing
         report.warnings.extend(result.warnings)

@@ -192,14 +192,21 @@ class Store:
             self.vec_loaded = self.vec_error is None
         return self.vec_loaded
 
-    def _delete_vectors(self, where: str, args: tuple[Any, ...]) -> None:
-        """Delete vectors of chunks about to go; without sqlite-vec, flag them for a purge."""
+    def _delete_vectors(self, file_id: int | None) -> None:
+        """Delete vectors of a file's chunks (None: all) about to go; without sqlite-vec, flag
+        them for a purge (memcli.vectors.purge_orphans)."""
         if not self.has_table("chunks_vec"):
             return
-        if self.ensure_vec():
-            self.conn.execute(f"DELETE FROM chunks_vec WHERE {where}", args)
+        if not self.ensure_vec():
+            self.set_meta("vec_dirty", "1")
+        elif file_id is None:
+            # dropping is instant where deleting 100k vec0 rows takes seconds; the next
+            # back-fill creates the table again (from the embedding cache)
+            self.conn.execute("DROP TABLE chunks_vec")
         else:
-            self.set_meta("vec_dirty", "1")  # memcli.vectors.purge_orphans runs when it loads
+            # one point delete per chunk: vec0 answers 'rowid IN (...)' with a full scan
+            ids = self.conn.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))
+            self.conn.executemany("DELETE FROM chunks_vec WHERE rowid = ?", ids.fetchall())
 
     # -- files ---------------------------------------------------------
     def file_states(self) -> dict[str, FileState]:
@@ -214,7 +221,7 @@ class Store:
     def _delete_file_rows(self, file_id: int) -> None:
         ids = "SELECT id FROM chunks WHERE file_id = ?"
         self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({ids})", (file_id,))
-        self._delete_vectors(f"rowid IN ({ids})", (file_id,))
+        self._delete_vectors(file_id)
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
 
@@ -279,7 +286,7 @@ class Store:
     def clear(self) -> None:
         """Delete every indexed row (a full rebuild follows)."""
         self.conn.execute("DELETE FROM chunks_fts")
-        self._delete_vectors("1", ())
+        self._delete_vectors(None)
         self.conn.execute("DELETE FROM facts")
         self.conn.execute("DELETE FROM chunks")
         self.conn.execute("DELETE FROM files")

@@ -58,13 +58,14 @@ def drop(store: Store) -> None:
 def insert(store: Store, ids: Sequence[int], vectors: Sequence[Sequence[float]]) -> None:
     """Store one vector per chunk id and mark those chunks embedded (inside a transaction).
 
-    vec0 has no upsert, so an existing row under the same id is deleted first.
+    vec0 has no upsert, so an existing row under the same id is deleted first (point deletes:
+    vec0 answers ``rowid IN (...)`` outside a KNN query with a scan of every vector).
     """
     conn = store.conn
+    conn.executemany(f"DELETE FROM {TABLE} WHERE rowid = ?", [(int(i),) for i in ids])
     for start in range(0, len(ids), _STEP):
         part = list(ids[start : start + _STEP])
         marks = ",".join("?" * len(part))
-        conn.execute(f"DELETE FROM {TABLE} WHERE rowid IN ({marks})", part)
         conn.execute(f"UPDATE chunks SET embedded = 1 WHERE id IN ({marks})", part)
     conn.executemany(
         f"INSERT INTO {TABLE} (rowid, embedding) VALUES (?, ?)",
@@ -147,34 +148,38 @@ def knn(
 
 
 def similarities(store: Store, vector: Sequence[float], ids: Sequence[int]) -> dict[int, float]:
-    """Cosine similarity of ``vector`` to those chunks' vectors (only the given rows are read)."""
+    """Cosine similarity of ``vector`` to those chunks' vectors (only the given rows are read,
+    one point query each: vec0 scans every vector for ``rowid IN (...)``)."""
     if not ids or not store.has_table(TABLE):
         return {}
+    ok = _embedded_ids(store, ids)
     blob = pack(vector)
+    sql = f"SELECT vec_distance_cosine(embedding, ?) FROM {TABLE} WHERE rowid = ?"
     out: dict[int, float] = {}
-    for start in range(0, len(ids), _STEP):
-        part = list(ids[start : start + _STEP])
-        rows = store.conn.execute(
-            f"SELECT v.rowid, vec_distance_cosine(v.embedding, ?) FROM {TABLE} v"
-            f" JOIN chunks c ON c.id = v.rowid AND c.embedded = 1"
-            f" WHERE v.rowid IN ({','.join('?' * len(part))})",
-            (blob, *part),
-        )
-        out.update((int(r[0]), _similarity(r[1])) for r in rows)
+    for cid in ids:
+        if cid in ok:
+            row = store.conn.execute(sql, (blob, cid)).fetchone()
+            if row is not None:
+                out[cid] = _similarity(row[0])
     return out
 
 
 def _only_embedded(store: Store, rows: list[Any]) -> list[Any]:
-    if not rows:
-        return rows
-    ids = [int(r[0]) for r in rows]
-    ok = {
-        int(r[0])
-        for r in store.conn.execute(
-            f"SELECT id FROM chunks WHERE embedded = 1 AND id IN ({','.join('?' * len(ids))})", ids
-        )
-    }
+    ok = _embedded_ids(store, [int(r[0]) for r in rows])
     return [r for r in rows if int(r[0]) in ok]
+
+
+def _embedded_ids(store: Store, ids: Sequence[int]) -> set[int]:
+    """Those of ``ids`` that are chunks with a current vector."""
+    out: set[int] = set()
+    for start in range(0, len(ids), _STEP):
+        part = list(ids[start : start + _STEP])
+        rows = store.conn.execute(
+            f"SELECT id FROM chunks WHERE embedded = 1 AND id IN ({','.join('?' * len(part))})",
+            part,
+        )
+        out.update(int(r[0]) for r in rows)
+    return out
 
 
 def _similarity(distance: float | None) -> float:
