@@ -145,8 +145,12 @@ def locked_append(path: Path) -> Iterator[int]:
     The lock is an advisory ``flock`` on the file itself, so every memcli
     process appending to the same file is serialised.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
+        # A file where a folder is needed (``MEMORY.md/x.md``) or a folder named like the file.
+        raise BadInput(f"cannot append to {path}: {exc.strerror}") from None
     try:
         _lock(fd)
         yield fd

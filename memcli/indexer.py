@@ -330,9 +330,15 @@ def _selector(paths: Iterable[str] | None) -> Callable[[str], bool]:
 
 
 def rel_paths(ws: Workspace, paths: Iterable[str | Path]) -> list[str]:
-    """User paths (files or folders) as workspace-relative POSIX paths, confined."""
+    """User paths (files or folders) as workspace-relative POSIX paths, confined.
+
+    Relative paths start from the current directory when it is inside the workspace,
+    else from the workspace root (``memcli -w DIR index memory/x.md`` from anywhere).
+    """
     out: list[str] = []
+    cwd, root = Path.cwd().resolve(), ws.root.resolve()
+    base = cwd if cwd == root or root in cwd.parents else root
     for p in paths:
-        resolved = ws.resolve_user_path(p, base=Path.cwd())
+        resolved = ws.resolve_user_path(p, base=base)
         out.append(ws.rel(resolved) if resolved != ws.root.resolve() else "")
     return out

@@ -15,6 +15,8 @@ EVERGREEN_FILE = "MEMORY.md"
 STATE_DIR = ".memcli"
 CONFIG_FILE = "memcli.toml"
 
+NAME_MAX = 255  # bytes in one file name on common file systems
+
 _DATE_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NS_NAME = re.compile(r"^[\w][\w.\-]*$")
 
@@ -68,6 +70,8 @@ class Workspace:
             resolved = candidate.resolve(strict=False)
         except (OSError, RuntimeError, ValueError) as exc:  # link loop, unknown ~user
             raise BadInput(f"invalid path {text!r}: {exc}") from None
+        if any(len(os.fsencode(part)) > NAME_MAX for part in resolved.parts):
+            raise BadInput(f"invalid path {text!r}: a name is longer than {NAME_MAX} bytes")
         root = self.root.resolve()
         if resolved != root and root not in resolved.parents:
             raise PathOutsideWorkspace(
@@ -81,7 +85,13 @@ class Workspace:
         folder = self.memory_dir
         if namespace:
             folder = self.memory_dir / check_namespace(namespace)
-        return self.resolve_user_path(folder / f"{day.isoformat()}.md")
+        path = self.resolve_user_path(folder / f"{day.isoformat()}.md")
+        if self.memory_dir.resolve() not in path.parents:  # e.g. memory/<ns> links elsewhere
+            raise PathOutsideWorkspace(
+                f"namespace {namespace!r} leads outside {MEMORY_DIR}/",
+                hint="a namespace is a folder under memory/",
+            )
+        return path
 
 
 def check_namespace(name: str) -> str:
