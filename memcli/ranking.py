@@ -89,7 +89,9 @@ class Analyzer:
             out[doc].append(term)
         return out
 
-    def counts(self, texts: Sequence[str], terms: Sequence[str]) -> tuple[list[Counter[str]], list[int]]:
+    def counts(
+        self, texts: Sequence[str], terms: Sequence[str]
+    ) -> tuple[list[Counter[str]], list[int]]:
         """Per text: how often each of ``terms`` occurs, and the number of tokens."""
         self._load(texts)
         tfs: list[Counter[str]] = [Counter() for _ in texts]
@@ -103,7 +105,9 @@ class Analyzer:
             )
             for doc, term, n in rows:
                 tfs[doc][term] = n
-        for doc, n in self.conn.execute(f"SELECT doc, count(*) FROM temp.{_TOK_TERMS} GROUP BY doc"):
+        for doc, n in self.conn.execute(
+            f"SELECT doc, count(*) FROM temp.{_TOK_TERMS} GROUP BY doc"
+        ):
             lengths[doc] = n
         return tfs, lengths
 
@@ -272,6 +276,7 @@ def explain(
     q: QueryTerms | None,
     scores: dict[str, Any],
     params: KeywordParams,
+    final: float,
 ) -> dict[str, Any]:
     """A per-result account of how the final score came to be (``--explain``)."""
     out: dict[str, Any] = {}
@@ -285,24 +290,28 @@ def explain(
         missing = [ws[0] for t, ws in q.stems.items() if t not in signal.terms]
         out["terms"] = {"matched": matched, "missing": missing}
         out["idf"] = {ws[0]: round(q.idf[t], 3) for t, ws in q.stems.items()}
+        out["ideal"] = round(q.ideal, 4)
         steps.append(
             f"bm25 {signal.bm25:.3f} + neighbours {params.neighbour_weight:g} x "
             f"{signal.neighbours / params.neighbour_weight if params.neighbour_weight else 0:.3f}"
             f" = {signal.total:.3f}; ideal {q.ideal:.3f}"
         )
-        steps.append(f"keyword = 1 - 2^(-2 x {signal.total:.3f} / {q.ideal:.3f}) = "
-                     f"{scores.get('keyword', 0):.4f}")
+        steps.append(
+            f"keyword = 1 - 2^(-2 x {signal.total:.3f} / {q.ideal:.3f}) = "
+            f"{scores.get('keyword', 0):.4f}"
+        )
     if "vector" in scores:
         steps.append(f"vector similarity of the chunk {scores['vector']:.4f}")
     if "fusion" in scores:
         steps.append(f"fusion ({scores.get('fusion_method', '?')}) = {scores['fusion']:.4f}")
     if "decay" in scores:
         steps.append(f"decay x {scores['decay']:.4f}")
-    steps.append(f"final {scores.get('final', 0):.4f}")
+    steps.append(f"final {final:.4f}")
     if "mmr" in scores:
         steps.append(
             f"mmr {scores['mmr']:.4f} (max similarity to a higher result "
             f"{scores.get('mmr_similarity', 0):.3f})"
         )
     out["steps"] = steps
+    out["final"] = round(final, 4)
     return out

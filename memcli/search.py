@@ -215,9 +215,7 @@ def load_hits(store: Store, ids: list[int]) -> dict[int, Hit]:
             part,
         )
         for r in rows:
-            out[int(r[0])] = Hit(
-                int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8])
-            )
+            out[int(r[0])] = Hit(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
     return out
 
 
@@ -279,8 +277,9 @@ def run_search(
         hit: Hit = span.payload
         hit.start_line, hit.end_line, hit.snippet = span_lines(ft, span)
         if opts.explain:
-            hit.explain = ranking.explain(hit.signal, hit.terms, hit.scores, _params(opts))
-            hit.explain["final"] = round(hit.score, 4)
+            hit.explain = ranking.explain(
+                hit.signal, hit.terms, hit.scores, _params(opts), hit.score
+            )
             hit.explain["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
             hit.explain["merged"] = [[m.passage.start, m.passage.end] for m in span.merged]
         result.hits.append(hit)
@@ -378,8 +377,19 @@ def _passage_hit(
 ) -> Hit:
     c = chunk
     return Hit(
-        c.chunk_id, c.path, c.chunk_start, c.chunk_end, c.heading, c.text, c.source, c.date,
-        c.evergreen, score, passage=p, signal=sig, terms=q,
+        c.chunk_id,
+        c.path,
+        c.chunk_start,
+        c.chunk_end,
+        c.heading,
+        c.text,
+        c.source,
+        c.date,
+        c.evergreen,
+        score,
+        passage=p,
+        signal=sig,
+        terms=q,
     )
 
 
@@ -415,8 +425,9 @@ def _fused_passages(
     params = fusion.FusionParams(
         opts.fusion, opts.rrf_k, opts.keyword_weight, opts.vector_weight
     ).check()
-    mode_vector = all("keyword_rank" not in f.signals and "fusion" not in f.signals
-                      for f in fused.values())
+    mode_vector = all(
+        "keyword_rank" not in f.signals and "fusion" not in f.signals for f in fused.values()
+    )
     if mode_vector:
         combined = dict(vector)
     elif params.method == "weighted":

@@ -2,7 +2,7 @@
 
 A file is cut into *passages* with the chunker's block parser: a list item with its
 continuation lines, a paragraph, a fenced code block, the front matter. Headings are not
-passages; they separate *sections*. A list item is never cut; a paragraph or code block
+passages; they separate *sections*. List items and code blocks are never cut; a paragraph
 longer than ``max_chars`` is split between lines so that a long prose file still yields
 precise passages.
 
@@ -63,7 +63,9 @@ class FileText:
         for start in range(0, len(want), 400):
             part = want[start : start + 400]
             marks = ",".join("?" * len(part))
-            hashes = dict(conn.execute(f"SELECT path, sha256 FROM files WHERE path IN ({marks})", part))
+            hashes = dict(
+                conn.execute(f"SELECT path, sha256 FROM files WHERE path IN ({marks})", part)
+            )
             missing = []
             for path in part:
                 hit = _CACHE.get((db, path))
@@ -143,7 +145,7 @@ def split_passages(path: str, lines: list[str], max_chars: int = MAX_CHARS) -> l
             section += 1
             continue
         pieces = [(start, end)]
-        if kind in ("para", "code") and end > start:
+        if kind == "para" and end > start:
             pieces = _split_lines(lines, start, end, max_chars)
         for a, b in pieces:
             out.append(Passage(path, len(out), a + 1, b + 1, kind, section, heading))
@@ -181,18 +183,15 @@ def window(ft: FileText, p: Passage, context: int, max_chars: int) -> tuple[int,
     """
     ps = ft.passages(p.path)
     lo = hi = p.index
-    size = _chars(ft, ps[lo], ps[hi])
     for _ in range(max(context, 0)):
         grown = False
-        for cand_lo, cand_hi in ((lo, hi + 1), (lo - 1, hi)):
-            if cand_lo < 0 or cand_hi >= len(ps):
+        for step in (1, -1):  # after, then before
+            j = hi + 1 if step > 0 else lo - 1
+            if not 0 <= j < len(ps) or ps[j].section != p.section:
                 continue
-            nb = ps[cand_hi] if cand_hi != hi else ps[cand_lo]
-            if nb.section != p.section:
-                continue
-            new_size = _chars(ft, ps[cand_lo], ps[cand_hi])
-            if new_size <= max_chars:
-                lo, hi, size = cand_lo, cand_hi, new_size
+            a, b = (lo, j) if step > 0 else (j, hi)
+            if _chars(ft, ps[a], ps[b]) <= max_chars:
+                lo, hi = a, b
                 grown = True
         if not grown:
             break

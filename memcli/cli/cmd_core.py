@@ -146,15 +146,33 @@ def search(
         "--strategy",
         help="keyword, vector or hybrid (default auto: hybrid when an embedding model is set).",
     ),
+    mmr: bool | None = typer.Option(
+        None, "--mmr/--no-mmr", help="Diversify results (MMR): near-duplicates do not crowd out."
+    ),
+    mmr_lambda: float | None = typer.Option(
+        None,
+        "--mmr-lambda",
+        help="MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).",
+    ),
+    explain: bool = typer.Option(
+        False, "--explain", help="Show how each score came to be (JSON: 'explain' per result)."
+    ),
+    fmt: str | None = typer.Option(
+        None, "--format", help="text, json or context (one Markdown block for a prompt)."
+    ),
+    max_tokens: int | None = typer.Option(
+        None, "--max-tokens", help="Token budget of --format context (estimate: characters / 4)."
+    ),
     as_json: bool = JSON,
     jsonl: bool = typer.Option(False, "--jsonl", help="One JSON result per line."),
     files_only: bool = typer.Option(False, "--files", help="Only the paths of matching files."),
     batch: bool = typer.Option(False, "--batch", help="Queries from stdin, one JSON per line."),
 ) -> None:
     """Search memory (BM25 keyword search; hybrid when an embedding model is set)."""
-    from memcli.search import Filters, check_date
+    from memcli.search import Filters, check_date, settings_options
 
     st = state(ctx)
+    fmt = _search_format(fmt, as_json, jsonl, files_only, batch, max_tokens)
     filters = Filters(
         sources=tuple(source),
         types=tuple(type_),
@@ -164,9 +182,14 @@ def search(
         path_glob=path,
     )
     with st.memory() as mem:
+        flags = settings_options(mem.settings)
+        flags.update(mmr=True if mmr_lambda is not None and mmr is None else mmr)
+        flags.update(mmr_lambda=mmr_lambda, explain=explain)
         opts = mem.search_options(
-            limit=limit, min_score=min_score, decay=decay, filters=filters, strategy=strategy
+            limit=limit, min_score=min_score, decay=decay, filters=filters, strategy=strategy,
+            **flags,
         )
+        budget = max_tokens if max_tokens is not None else mem.settings.get("search.max_tokens")
         if batch:
             if query is not None:
                 raise BadInput("--batch reads queries from stdin; do not also give a QUERY")
@@ -176,10 +199,18 @@ def search(
             raise BadInput("missing QUERY", hint="memcli search 'words to find'")
         result = mem.search(query, opts)
     out = st.out
-    if not as_json:
+    if fmt != "json":
         out.warnings(result.warnings)
-    if as_json:
+    if fmt == "json":
         out.json(result.as_dict())
+    elif fmt == "context":
+        from memcli.context import render as render_context
+
+        block = render_context(result.query, result.hits, budget)
+        if result.hits and not block.included:
+            out.warn(f"no result fits in {budget} tokens; raise --max-tokens")
+            raise typer.Exit(int(ExitCode.NOT_FOUND))
+        sys.stdout.write(block.text)
     elif jsonl:
         for hit in result.as_dict()["results"]:
             out.json(hit)
@@ -190,6 +221,26 @@ def search(
         render.search_result(out, result)
     if not result.hits:
         raise typer.Exit(int(ExitCode.NOT_FOUND))
+
+
+def _search_format(
+    fmt: str | None, as_json: bool, jsonl: bool, files_only: bool, batch: bool,
+    max_tokens: int | None,
+) -> str:
+    """Resolve --format with --json/--jsonl/--files/--batch; refuse contradictions."""
+    if fmt is not None and fmt not in ("text", "json", "context"):
+        raise BadInput(f"--format must be text, json or context, got {fmt!r}")
+    if as_json and fmt not in (None, "json"):
+        raise BadInput(f"--json contradicts --format {fmt}")
+    chosen = fmt or ("json" if as_json else "text")
+    if chosen == "context" and (jsonl or files_only or batch):
+        raise BadInput("--format context cannot be combined with --jsonl, --files or --batch")
+    if max_tokens is not None:
+        if chosen != "context":
+            raise BadInput("--max-tokens applies to --format context")
+        if max_tokens < 1:
+            raise BadInput("--max-tokens must be at least 1")
+    return chosen
 
 
 def _batch(st: Any, mem: Any, opts: Any) -> None:

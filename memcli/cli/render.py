@@ -47,9 +47,23 @@ def search_result(out: Output, result: Any) -> None:
         out.styled(f"{where}  {hit.score:.3f}  ({meta})", "bold cyan")
         for line in hit.snippet.splitlines():
             out.line(f"  {line}")
+        if hit.explain:
+            explain_lines(out, hit.explain)
         out.line()
     if result.stale:
         out.warn("index may be stale")
+
+
+def explain_lines(out: Output, explain: dict[str, Any]) -> None:
+    """The --explain account of one result, indented under it."""
+    terms = explain.get("terms")
+    if terms:
+        matched = ", ".join(f"{w} x{n:g}" for w, n in terms["matched"].items()) or "-"
+        out.styled(f"    matched: {matched}", "dim")
+        if terms["missing"]:
+            out.styled(f"    missing: {', '.join(terms['missing'])}", "dim")
+    for step in explain.get("steps", []):
+        out.styled(f"    {step}", "dim")
 
 
 def status(out: Output, info: dict[str, Any]) -> None:
