@@ -22,7 +22,6 @@ The pipeline, in order; nothing is written unless every step before the append s
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import secrets
@@ -33,7 +32,15 @@ from pathlib import Path
 from typing import Any
 
 from memcli import entries
+from memcli.conversation import (
+    MIN_PART_CHARS,
+    Message,
+    conversation_hash,
+    parse,
+    split_for_context,
+)
 from memcli.errors import BadInput, ConfigError, GitError, MemcliError, ProviderError
+from memcli.redact import redact
 from memcli.workspace import EVERGREEN_FILE
 
 __all__ = [
@@ -42,7 +49,6 @@ __all__ = [
     "Fact",
     "FactOutcome",
     "FlushResult",
-    "conversation_hash",
     "flush",
     "parse_reply",
     "similarity",
@@ -195,20 +201,6 @@ def read_input(spec: str | None, stdin: Any) -> str:
         raise BadInput(f"cannot read {spec}: {exc.strerror}") from None
 
 
-def _messages(text: str) -> list[tuple[str, str]]:
-    """(role, content) pairs of a conversation in any supported format."""
-    from memcli import conversation
-
-    return [(m.role, m.content) for m in conversation.parse(text)]
-
-
-def conversation_hash(messages: list[tuple[str, str]]) -> str:
-    """Identity of a conversation: same messages (any input format, any spacing) -> same hash."""
-    canon = [[role.strip().lower(), " ".join(content.split())] for role, content in messages]
-    data = json.dumps(canon, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()
-
-
 def heading_for(when: datetime, hash8: str) -> str:
     return f"## {when.strftime('%H:%M')} flush · conversation {hash8}"
 
@@ -235,7 +227,7 @@ def load_prompt(path: str | Path | None, base: Path) -> str:
 
 
 def build_messages(
-    instructions: str, part: list[tuple[str, str]], index: int, total: int, nonce: str
+    instructions: str, part: list[Message], index: int, total: int, nonce: str
 ) -> list[dict[str, str]]:
     """Chat messages for one part: instructions + output contract, then the delimited data.
 
@@ -243,8 +235,7 @@ def build_messages(
     delimiters carry a random nonce, so no content can close the data block.
     """
     lines = "\n".join(
-        json.dumps({"role": role, "content": content}, ensure_ascii=False)
-        for role, content in part
+        json.dumps({"role": m.role, "content": m.content}, ensure_ascii=False) for m in part
     )
     where = f" (part {index} of {total})" if total > 1 else ""
     user = (
@@ -546,9 +537,6 @@ def flush(
     now: datetime | None = None,
 ) -> FlushResult:
     """Extract facts from conversation ``text`` and append the new ones (see module doc)."""
-    from memcli import conversation
-    from memcli.redact import redact
-
     now = now or datetime.now()
     ws = mem.ws
     settings = mem.settings
@@ -556,13 +544,12 @@ def flush(
     _check_target(ws, target)
     rel = ws.rel(target)
 
-    raw = _messages(text)
     redactions: list[str] = []
-    clean: list[tuple[str, str]] = []
-    for role, content in raw:
-        red = redact(content)
+    clean: list[Message] = []
+    for m in parse(text):
+        red = redact(m.content)
         redactions.extend(red.kinds)
-        clean.append((role, red.text))
+        clean.append(Message(m.role, red.text))
     hash8 = conversation_hash(clean)[:8]
     heading = heading_for(now, hash8)
     result = FlushResult(hash8, rel, heading, dry_run=dry_run, messages=len(clean),
@@ -581,23 +568,18 @@ def flush(
     if commit and not dry_run:
         _check_git(ws.root)
     max_chars = int(settings.get("llm.max_chars"))
-    if max_chars < conversation.MIN_PART_CHARS:
-        raise ConfigError(
-            f"llm.max_chars must be at least {conversation.MIN_PART_CHARS}, got {max_chars}"
-        )
-    parts = conversation.split_for_context(
-        [conversation.Message(role, content) for role, content in clean], max_chars
-    )
+    if max_chars < MIN_PART_CHARS:
+        raise ConfigError(f"llm.max_chars must be at least {MIN_PART_CHARS}, got {max_chars}")
+    parts = split_for_context(clean, max_chars)
     result.parts = len(parts)
     from memcli.providers import complete
 
     counter = [0]
-    nonce = _nonce([c for _, c in clean] + [instructions])
+    nonce = _nonce([m.content for m in clean] + [instructions])
     facts: list[Fact] = []
     try:
         for i, part in enumerate(parts, 1):
-            pairs = [(m.role, m.content) for m in part]
-            facts.extend(_ask(build_messages(instructions, pairs, i, len(parts), nonce), cfg,
+            facts.extend(_ask(build_messages(instructions, part, i, len(parts), nonce), cfg,
                               complete, counter))
     finally:
         result.requests = counter[0]
@@ -653,8 +635,6 @@ def _has_index(mem: Any, dry_run: bool) -> bool:
 
 
 def _redact_facts(facts: list[Fact], redactions: list[str]) -> list[Fact]:
-    from memcli.redact import redact
-
     out = []
     for fact in facts:
         red = redact(fact.text)
