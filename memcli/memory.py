@@ -280,6 +280,9 @@ class Memory:
             red = redact_text(text)
             text, redactions = red.text, list(red.kinds)
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
+        if redact:  # again on the whole entry: a --tag or --type may hold a secret too
+            red = redact_text(block)
+            block, redactions = red.text, [*redactions, *red.kinds]
         key = entries.fact_key(entries.parse_entries(block)[0].text)
         rel = self.ws.rel(target)
         with entries.locked_append(target) as fd:
