@@ -143,7 +143,7 @@ class FlushResult:
 
     conversation: str  # hash8
     path: str | None  # workspace-relative target file
-    heading: str | None
+    heading: str | None  # the provenance heading of this flush
     dry_run: bool = False
     already_flushed: str | None = None  # path:line of the earlier heading
     written: list[FactOutcome] = field(default_factory=list)
@@ -160,7 +160,7 @@ class FlushResult:
         return {
             "conversation": self.conversation,
             "path": self.path,
-            "heading": self.heading,
+            "heading": self.heading if self.written else None,  # only when it was written
             "dry_run": self.dry_run,
             "already_flushed": self.already_flushed,
             "written": [o.as_dict() for o in self.written],

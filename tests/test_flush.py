@@ -321,6 +321,7 @@ def test_second_flush_of_the_same_conversation_appends_nothing(cli: Cli, workspa
         assert out["written"] == []
         assert out["already_flushed"] == f"{first.json()['path']}:3"
         assert out["conversation"] == first.json()["conversation"]
+        assert out["heading"] is None
     assert len(stub.requests) == calls  # not even asked
     assert snapshot(workspace) == before
 
