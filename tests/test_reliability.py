@@ -8,8 +8,8 @@ Concurrency (test_reliability_concurrency.py)
   - 8 processes x 25 ``memcli add`` on one daily file: every fact once, each on
     its own line, nothing interleaved
       -> test_parallel_adds_keep_every_fact_once
-  - add, add --ns, index, index --force and search all at once, starting with no
-    index: never ``database is locked``, never a failure, nothing lost
+  - add, add --ns, index, index --force, search and a watcher all at once, starting
+    with no index: never ``database is locked``, never a failure, nothing lost
       -> test_add_index_search_together_never_locked
   - add while another process holds the writer lock for long: the fact is kept
     and the add succeeds (the index catches up later)

@@ -112,9 +112,10 @@ def _corpus(root: Path, files: int = 200) -> None:
 
 
 def test_add_index_search_together_never_locked(workspace: Path) -> None:
-    """add, add --ns, index, index --force, search and search --json, all at once, from a
-    workspace that has no index yet (so the first processes race to create it)."""
+    """add, add --ns, index, index --force, search, search --json and a watcher, all at once,
+    from a workspace that has no index yet (so the first processes race to create it)."""
     import json
+    import signal
 
     _corpus(workspace)
     base = [*MEMCLI, "-w", str(workspace)]
@@ -126,6 +127,12 @@ def test_add_index_search_together_never_locked(workspace: Path) -> None:
         (_loop([*base, "search", "valkey cache", "-n", "3"], 15, (0, 1))),
         (_loop([*base, "search", "--json", "concurrent fact"], 15, (0, 1))),
     ]
+    watcher = subprocess.Popen(
+        [*base, "watch", "--json", "--debounce", "50"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     procs = [
         subprocess.Popen([sys.executable, "-c", job], stdout=subprocess.PIPE, text=True)
         for job in jobs
@@ -135,6 +142,14 @@ def test_add_index_search_together_never_locked(workspace: Path) -> None:
         out, _ = p.communicate(timeout=900)
         assert p.returncode == 0
         runs.extend(json.loads(line) for line in out.splitlines())
+    watcher.send_signal(signal.SIGINT)
+    w_out, w_err = watcher.communicate(timeout=120)
+    events = [json.loads(line) for line in w_out.splitlines() if line.strip()]
+    kinds = [e["event"] for e in events]
+    assert "ready" in kinds and kinds[-1] == "stopped", kinds
+    assert "sync" in kinds
+    assert [e for e in events if e["event"] == "error"] == []
+    assert "locked" not in (w_out + w_err).lower()
     assert len(runs) == 12 + 12 + 10 + 5 + 15 + 15
     locked = [r for r in runs if "locked" in r["stderr"].lower() or "busy" in r["stderr"].lower()]
     assert locked == []
