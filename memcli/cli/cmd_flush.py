@@ -16,7 +16,9 @@ from memcli.cli.output import Output
 def flush(
     ctx: typer.Context,
     file: str | None = typer.Argument(
-        None, metavar="[FILE|-]", help="Conversation: JSON messages, JSON Lines or a transcript; '-' or none: stdin."
+        None,
+        metavar="[FILE|-]",
+        help="Conversation: JSON messages, JSON Lines or a transcript; '-' or none: stdin.",
     ),
     ns: str | None = typer.Option(None, "--ns", help="Namespace: memory/NS/YYYY-MM-DD.md."),
     dry_run: bool = typer.Option(
