@@ -32,6 +32,8 @@ Damaged index (test_reliability_corruption.py); memory/ is never modified
   - damaged pages that opening does not notice (FTS data, chunks, files...): the
     query that meets them (search, files, status, index --force, add) repairs it
       -> test_corruption_found_late_is_rebuilt
+  - garbage in index.db-wal / index.db-shm beside a good index: ignored, no rebuild
+      -> test_garbage_wal_and_shm_are_ignored
   - an index from a newer memcli: exit 3 saying what to do, index kept
       -> test_newer_schema_is_a_clear_error
   - a newer index never blocks ``add`` (the fact is kept, with a warning)

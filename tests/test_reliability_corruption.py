@@ -96,6 +96,13 @@ def _foreign_meta_shape(root: Path) -> None:
     conn.close()
 
 
+def _garbage_side_files(root: Path) -> None:
+    """Garbage in the WAL and shared-memory files beside a good index.db."""
+    rnd = random.Random(2)
+    Path(f"{_index(root)}-wal").write_bytes(rnd.randbytes(64 * 1024))
+    Path(f"{_index(root)}-shm").write_bytes(rnd.randbytes(32 * 1024))
+
+
 def _garble_tables(*tables: str) -> Callable[[Path], None]:
     """Overwrite the pages of some tables with random bytes (the file still opens)."""
 
@@ -240,6 +247,21 @@ def test_corruption_found_late_is_rebuilt(
     conn = db.connect(_index(indexed))
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def test_garbage_wal_and_shm_are_ignored(cli: Cli, indexed: Path) -> None:
+    """SQLite checks WAL frames and the shared-memory index: garbage there is discarded, the
+    good index.db is kept as it is (no rebuild needed, nothing lost)."""
+    _drop_side_files(indexed)
+    _garbage_side_files(indexed)
+    before = tree_digest(indexed / "memory")
+    for args in (("search", "--json", "pager rotation"), ("status",), ("index",)):
+        r = cli(*args)
+        assert r.exit_code == 0, (args, r.stderr)
+        assert "rebuilt" not in _warned(r)
+    _check_search(cli("search", "--json", "pager rotation"))
+    assert len(cli("files", "--json").json()["files"]) == FILES + 2
+    assert tree_digest(indexed / "memory") == before
 
 
 def _bump_version(root: Path, version: int = 99) -> None:
