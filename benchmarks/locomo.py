@@ -225,7 +225,9 @@ def stub_embedder() -> Iterator[dict[str, str]]:
         yield {
             "MEMCLI_EMBEDDING_MODEL": "openai/stub-embed",
             "MEMCLI_EMBEDDING_API_BASE": stub.base_url,
-            "OPENAI_API_KEY": "sk-stub-not-a-secret",
+            "MEMCLI_EMBEDDING_API_KEY_ENV": "LOCOMO_STUB_KEY",
+            "LOCOMO_STUB_KEY": "sk-stub-not-a-secret",
+            "NO_PROXY": "127.0.0.1,localhost",
         }
 
 
@@ -246,6 +248,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         convs = [c for c in convs if c.sample_id in args.only]
     settings = dict(kv.split("=", 1) for kv in args.set)
     system, base10, base_budget = Score(), Score(), Score()
+    per_conv: dict[str, Score] = {}
     modes: Counter[str] = Counter()
     dump = open(args.dump, "w", encoding="utf-8") if args.dump else None  # noqa: SIM115
     t0 = time.perf_counter()
@@ -273,6 +276,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     text = taken_text([r["snippet"] for r in envelope["results"]], args.budget)
                     r = recall(evidence, text)
                     system.add(cat, r, len(text))
+                    per_conv.setdefault(conv.sample_id, Score()).add(cat, r, len(text))
                     ranked = [turns[i].line for i in bm25.rank(question)]
                     b10 = "\n".join(ranked[:10])
                     base10.add(cat, recall(evidence, b10), len(b10))
@@ -308,6 +312,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "memcli": _summary(system, cats),
         "baseline_bm25_budget": _summary(base_budget, cats),
         "baseline_bm25_top10": _summary(base10, cats),
+        "by_conversation": {k: round(v.mean(), 4) for k, v in per_conv.items()},
     }
 
 
@@ -329,11 +334,21 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("data", help="LoCoMo-format JSON file (e.g. locomo-dev.json)")
     p.add_argument("--hybrid", action="store_true", help="embed with the loopback stub server")
-    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                   help="a memcli setting for this run (repeatable)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a memcli setting for this run (repeatable)",
+    )
     p.add_argument("--budget", type=int, default=BUDGET, help="snippet characters per question")
-    p.add_argument("--only", action="append", default=[], metavar="SAMPLE_ID",
-                   help="only this conversation (repeatable)")
+    p.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="SAMPLE_ID",
+        help="only this conversation (repeatable)",
+    )
     p.add_argument("--dump", help="write one JSON line per question to this file")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     args = p.parse_args(argv)
@@ -341,17 +356,24 @@ def main(argv: list[str] | None = None) -> None:
     if args.json:
         print(json.dumps(res, indent=2))
         return
-    print(f"LoCoMo retrieval: {res['conversations']} conversations, {res['questions']} questions, "
-          f"budget {res['budget']} chars, mode {res['modes']}, {res['seconds']} s")
+    print(
+        f"LoCoMo retrieval: {res['conversations']} conversations, {res['questions']} questions, "
+        f"budget {res['budget']} chars, mode {res['modes']}, {res['seconds']} s"
+    )
     if res["settings"]:
         print("settings: " + ", ".join(f"{k}={v}" for k, v in res["settings"].items()))
     print(f"{'system':<26} {'recall':>7} {'cat 1-4':>8} {'chars':>6}  by category")
-    for name, key in (("memcli", "memcli"), ("BM25 turns (budget)", "baseline_bm25_budget"),
-                      ("BM25 turns (top 10)", "baseline_bm25_top10")):
+    for name, key in (
+        ("memcli", "memcli"),
+        ("BM25 turns (budget)", "baseline_bm25_budget"),
+        ("BM25 turns (top 10)", "baseline_bm25_top10"),
+    ):
         s = res[key]
         cats = " ".join(f"{c}:{v:.3f}" for c, v in s["by_category"].items())
-        print(f"{name:<26} {s['recall']:>7.4f} {s['recall_cat1_4']:>8.4f} {s['mean_chars']:>6}  "
-              f"{cats}")
+        print(
+            f"{name:<26} {s['recall']:>7.4f} {s['recall_cat1_4']:>8.4f} {s['mean_chars']:>6}  "
+            f"{cats}"
+        )
 
 
 if __name__ == "__main__":

@@ -277,6 +277,7 @@ def explain(
     scores: dict[str, Any],
     params: KeywordParams,
     final: float,
+    fusion_method: str | None = None,
 ) -> dict[str, Any]:
     """A per-result account of how the final score came to be (``--explain``)."""
     out: dict[str, Any] = {}
@@ -303,7 +304,7 @@ def explain(
     if "vector" in scores:
         steps.append(f"vector similarity of the chunk {scores['vector']:.4f}")
     if "fusion" in scores:
-        steps.append(f"fusion ({scores.get('fusion_method', '?')}) = {scores['fusion']:.4f}")
+        steps.append(f"fusion ({fusion_method or '?'}) = {scores['fusion']:.4f}")
     if "decay" in scores:
         steps.append(f"decay x {scores['decay']:.4f}")
     steps.append(f"final {final:.4f}")

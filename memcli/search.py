@@ -267,7 +267,7 @@ def run_search(
             h.scores["decay"] = round(factor, 4)
             h.score *= factor
     hits = ranking.threshold(hits, lambda h: h.score, opts.min_score)
-    hits.sort(key=lambda h: (-h.score, h.path, h.start_line))
+    hits.sort(key=lambda h: (-h.score, h.path, h.passage.start if h.passage else 0))
     if opts.mmr:
         hits = _diversify(store, ft, hits[:pool], opts)
     spans = assemble(
@@ -278,7 +278,12 @@ def run_search(
         hit.start_line, hit.end_line, hit.snippet = span_lines(ft, span)
         if opts.explain:
             hit.explain = ranking.explain(
-                hit.signal, hit.terms, hit.scores, _params(opts), hit.score
+                hit.signal,
+                hit.terms,
+                hit.scores,
+                _params(opts),
+                hit.score,
+                opts.fusion if "fusion" in hit.scores else None,
             )
             hit.explain["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
             hit.explain["merged"] = [[m.passage.start, m.passage.end] for m in span.merged]
@@ -301,7 +306,7 @@ def _passage_hits(
     opts: SearchOptions,
 ) -> list[Hit]:
     """Score the passages of the candidate chunks; one hit per passage that qualifies."""
-    ft.load(c.path for c in chunks.values())
+    ft.prepare((c.path, cid) for cid, c in chunks.items())
     cand: dict[tuple[str, int], tuple[Passage, Hit]] = {}
     first_of_chunk: dict[int, tuple[str, int]] = {}
     for cid in sorted(chunks):
@@ -450,7 +455,6 @@ def _fused_passages(
             h.scores["vector"] = round(vector[k], 4)
         if not mode_vector:
             h.scores["fusion"] = round(score, 4)
-            h.scores["fusion_method"] = params.method
         hits.append(h)
     return hits
 

@@ -45,8 +45,10 @@ class Passage:
 class FileText:
     """Lines and passages of indexed files, as the index holds them.
 
-    Files are read from the index once per content hash: a process that runs many searches
-    (``search --batch``) parses each file once.
+    A file up to ``WHOLE_FILE_BYTES`` is read whole, once per content hash: a process that
+    runs many searches (``search --batch``) parses it once. Of a larger file only *regions*
+    are read: the chunks a search needs and ``REGION_CHUNKS`` chunks either side of each.
+    Regions are parsed on their own; a passage never has a neighbour in another region.
     """
 
     def __init__(self, store: Store, max_chars: int = MAX_CHARS) -> None:
@@ -55,34 +57,63 @@ class FileText:
         self._lines: dict[str, list[str]] = {}
         self._passages: dict[str, list[Passage]] = {}
 
-    def load(self, paths: Iterable[str]) -> None:
-        """Read the lines of these files from the index (a few queries for all)."""
-        want = [p for p in dict.fromkeys(paths) if p not in self._lines]
+    def prepare(self, chunks: Iterable[tuple[str, int]]) -> None:
+        """Read what searching these (path, chunk id) pairs needs, whole files or regions."""
+        want: dict[str, list[int]] = {}
+        for path, cid in chunks:
+            if path not in self._lines:
+                want.setdefault(path, []).append(cid)
+        if not want:
+            return
         conn = self.store.conn
-        db = str(self.store.path)
+        paths = list(want)
+        info: dict[str, tuple[int, str, int]] = {}
+        for start in range(0, len(paths), 400):
+            part = paths[start : start + 400]
+            rows = conn.execute(
+                "SELECT path, id, sha256, size FROM files"
+                f" WHERE path IN ({','.join('?' * len(part))})",
+                part,
+            )
+            info.update((r[0], (int(r[1]), r[2], int(r[3]))) for r in rows)
+        whole = [p for p in paths if p in info and info[p][2] <= WHOLE_FILE_BYTES]
+        self._load_whole(whole, {p: info[p][1] for p in whole})
+        for path in paths:
+            if path in info and path not in self._lines:
+                self._load_regions(path, info[path][0], want[path])
+
+    def load(self, paths: Iterable[str]) -> None:
+        """Read these files whole from the index (a few queries for all)."""
+        want = [p for p in dict.fromkeys(paths) if p not in self._lines]
         for start in range(0, len(want), 400):
             part = want[start : start + 400]
             marks = ",".join("?" * len(part))
             hashes = dict(
-                conn.execute(f"SELECT path, sha256 FROM files WHERE path IN ({marks})", part)
+                self.store.conn.execute(
+                    f"SELECT path, sha256 FROM files WHERE path IN ({marks})", part
+                )
             )
-            missing = []
-            for path in part:
-                hit = _CACHE.get((db, path))
-                if hit is not None and hit[0] == hashes.get(path):
-                    _CACHE.move_to_end((db, path))
-                    self._lines[path] = hit[1]
-                else:
-                    missing.append(path)
-            if not missing:
-                continue
-            rows = conn.execute(
+            self._load_whole(part, hashes)
+
+    def _load_whole(self, paths: list[str], hashes: dict[str, str]) -> None:
+        db = str(self.store.path)
+        missing = []
+        for path in paths:
+            hit = _CACHE.get((db, path))
+            if hit is not None and hit[0] == hashes.get(path):
+                _CACHE.move_to_end((db, path))
+                self._lines[path] = hit[1]
+            else:
+                missing.append(path)
+        for start in range(0, len(missing), 400):
+            part = missing[start : start + 400]
+            rows = self.store.conn.execute(
                 "SELECT f.path, c.start_line, t.text FROM chunks c"
                 " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
-                f" WHERE f.path IN ({','.join('?' * len(missing))})",
-                missing,
+                f" WHERE f.path IN ({','.join('?' * len(part))})",
+                part,
             )
-            pieces: dict[str, list[tuple[int, str]]] = {p: [] for p in missing}
+            pieces: dict[str, list[tuple[int, str]]] = {p: [] for p in part}
             for path, first, text in rows:
                 pieces[path].append((int(first), text))
             for path, chunks in pieces.items():
@@ -91,6 +122,53 @@ class FileText:
                 _CACHE[(db, path)] = (hashes.get(path), lines, {})
                 while len(_CACHE) > _CACHE_FILES:
                     _CACHE.popitem(last=False)
+
+    def _load_regions(self, path: str, file_id: int, chunk_ids: list[int]) -> None:
+        conn = self.store.conn
+        order = conn.execute(
+            "SELECT id, start_line FROM chunks WHERE file_id = ? ORDER BY start_line", (file_id,)
+        ).fetchall()
+        pos = {int(cid): i for i, (cid, _) in enumerate(order)}
+        keep: set[int] = set()
+        for cid in chunk_ids:
+            if cid in pos:
+                i = pos[cid]
+                keep.update(
+                    range(max(i - REGION_CHUNKS, 0), min(i + REGION_CHUNKS, len(order) - 1) + 1)
+                )
+        runs: list[list[int]] = []
+        for i in sorted(keep):
+            if runs and runs[-1][-1] == i - 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        ids = [int(order[i][0]) for i in keep]
+        texts: dict[int, tuple[int, str]] = {}
+        for start in range(0, len(ids), 400):
+            part = ids[start : start + 400]
+            for cid, first, text in conn.execute(
+                "SELECT c.id, c.start_line, t.text FROM chunks c JOIN chunks_fts t"
+                f" ON t.rowid = c.id WHERE c.id IN ({','.join('?' * len(part))})",
+                part,
+            ):
+                texts[int(cid)] = (int(first), text)
+        lines: list[str] = []
+        passages: list[Passage] = []
+        section = 0
+        for run in runs:
+            pieces = [texts[int(order[i][0])] for i in run if int(order[i][0]) in texts]
+            if not pieces:
+                continue
+            first = min(f for f, _ in pieces)
+            part = _assemble([(f - first + 1, t) for f, t in pieces])
+            if len(lines) < first - 1:
+                lines.extend([""] * (first - 1 - len(lines)))
+            lines[first - 1 : first - 1 + len(part)] = part
+            found = split_passages(path, part, self.max_chars, first, section + 1, len(passages))
+            passages.extend(found)
+            section = max([section + 1, *(p.section for p in found)])
+        self._lines[path] = lines
+        self._passages[path] = passages
 
     def lines(self, path: str) -> list[str]:
         if path not in self._lines:
@@ -118,6 +196,10 @@ class FileText:
         return self.text(p.path, p.start, p.end)
 
 
+#: Files up to this size are read and parsed whole; of larger ones only regions are read.
+WHOLE_FILE_BYTES = 256 * 1024
+#: Chunks read on each side of a chunk a search needs, in a large file.
+REGION_CHUNKS = 2
 #: (index path, file path) -> (sha256, lines, {max_chars: passages}), least recent first.
 _CACHE: OrderedDict[tuple[str, str], tuple[str | None, list[str], dict[int, list[Passage]]]] = (
     OrderedDict()
@@ -136,10 +218,20 @@ def _assemble(chunks: list[tuple[int, str]]) -> list[str]:
     return lines
 
 
-def split_passages(path: str, lines: list[str], max_chars: int = MAX_CHARS) -> list[Passage]:
-    """The passages of a file (see the module docstring)."""
+def split_passages(
+    path: str,
+    lines: list[str],
+    max_chars: int = MAX_CHARS,
+    first_line: int = 1,
+    section: int = 0,
+    index: int = 0,
+) -> list[Passage]:
+    """The passages of a file, or of a region of it that starts at ``first_line``.
+
+    ``section`` and ``index`` number the region's sections and passages on from a previous
+    region of the same file.
+    """
     out: list[Passage] = []
-    section = 0
     for start, end, kind, heading in blocks(lines):
         if kind == "heading":
             section += 1
@@ -148,7 +240,11 @@ def split_passages(path: str, lines: list[str], max_chars: int = MAX_CHARS) -> l
         if kind == "para" and end > start:
             pieces = _split_lines(lines, start, end, max_chars)
         for a, b in pieces:
-            out.append(Passage(path, len(out), a + 1, b + 1, kind, section, heading))
+            out.append(
+                Passage(
+                    path, index + len(out), a + first_line, b + first_line, kind, section, heading
+                )
+            )
     return out
 
 

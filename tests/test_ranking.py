@@ -342,3 +342,47 @@ def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
     assert res["questions"] == 2  # the question without a parseable evidence id is skipped
     assert res["memcli"]["recall"] == 1.0
     assert set(res["baseline_bm25_budget"]) >= {"recall", "recall_cat1_4", "by_category"}
+
+
+# -- hybrid ------------------------------------------------------------------------------------
+def test_explain_and_passages_in_hybrid_mode(
+    cli: Cli, workspace: Path, openai_stub: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = {
+        "MEMCLI_EMBEDDING_MODEL": "openai/stub-embed",
+        "MEMCLI_EMBEDDING_API_BASE": openai_stub.base_url,  # type: ignore[attr-defined]
+        "MEMCLI_EMBEDDING_API_KEY_ENV": "STUB_API_KEY",
+        "STUB_API_KEY": "sk-stub-not-a-secret",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    lines = [f"- unrelated item {i} about gardening and tomatoes" for i in range(12)]
+    lines[6] = "- the message queue is RabbitMQ with quorum queues"
+    write(workspace, "infra.md", "\n".join(lines) + "\n")
+    assert cli("index").exit_code == 0
+    res = search(cli, "which message queue do we run", "--explain", "-n", "3")
+    assert res["mode"] == "hybrid"
+    top = res["results"][0]
+    assert "RabbitMQ" in top["snippet"] and len(top["snippet"].split("\n")) <= 3
+    assert {"keyword", "vector", "fusion"} <= set(top["scores"])
+    assert top["score"] == top["scores"]["fusion"]
+    assert any(s.startswith("fusion") for s in top["explain"]["steps"])
+    assert any(s.startswith("vector") for s in top["explain"]["steps"])
+    div = search(cli, "which message queue do we run", "--mmr", "-n", "3")
+    assert all("mmr" in r["scores"] for r in div["results"])
+
+
+def test_large_file_is_read_in_regions_with_the_same_snippets(cli: Cli, workspace: Path) -> None:
+    from memcli import snippets
+
+    body = [f"- routine entry {i} with filler words lorem ipsum dolor sit amet" for i in range(6000)]
+    body[3000] = "- 10:00 [decision] the ledger service moves to eu-west\n  after the audit in March"
+    text = "# Log\n\n" + "\n".join(body) + "\n"
+    assert len(text) > snippets.WHOLE_FILE_BYTES
+    write(workspace, "big.md", text)
+    hit = search(cli, "ledger audit", "-n", "1")["results"][0]
+    assert "the ledger service moves to eu-west\n  after the audit in March" in hit["snippet"]
+    assert len(hit["snippet"].split("\n")) == 4  # the two-line item and one entry either side
+    got = cli("get", f"{hit['path']}:{hit['start_line']}:4", "--json").json()
+    assert got["text"] == hit["snippet"]
