@@ -129,12 +129,14 @@ class ChangeFilter:
 
     def set_indexed(self, paths: Iterable[str]) -> None:
         """Remember the folders holding indexed files (to recognise deleted folders)."""
-        dirs: set[str] = set()
+        self.known_dirs = set()
+        self.add_indexed(paths)
+
+    def add_indexed(self, paths: Iterable[str]) -> None:
         for p in paths:
             parts = p.split("/")[:-1]
             for i in range(1, len(parts) + 1):
-                dirs.add("/".join(parts[:i]))
-        self.known_dirs = dirs
+                self.known_dirs.add("/".join(parts[:i]))
 
     def rel(self, path: str) -> str | None:
         """Workspace-relative POSIX path, or None outside the workspace."""
@@ -198,6 +200,7 @@ class Watcher:
         self.embeds = bool(str(settings.get("embedding.model") or "").strip())
         self._embedder: Any = None  # one for the whole run (it holds the cache connection)
         self._last_warnings: list[str] = []
+        self.roots: dict[str, Path] = {}  # watched folder (workspace-relative) -> path
 
     def close(self) -> None:
         if self._embedder is not None:
@@ -211,6 +214,7 @@ class Watcher:
 
         roots, warnings = watch_roots(self.ws, self.include)
         paths = [str(self.ws.root / r) if r else str(self.ws.root) for r in roots]
+        self.roots = dict(zip(roots, map(Path, paths), strict=True))
         tick = min(max(self.debounce_ms, STEP_MS), MAX_TICK_MS)
         # Filtering happens here rather than in watchfiles so that every batch of
         # raw events returns control to this loop (events we drop included).
@@ -286,6 +290,7 @@ class Watcher:
         self.pending = _Batch()
         # paths == [] (nothing changed, vectors missing): only the back-fill runs
         self._sync(None if self.full_next else paths, retry_paths=paths)
+        self._check_roots()
 
     # -- one batch ---------------------------------------------------------
     def _sync(
@@ -353,6 +358,20 @@ class Watcher:
             event["initial"] = True
         self.emit(event)
 
+    def _check_roots(self) -> None:
+        """Say so once when a watched folder itself went away (its watch went with it)."""
+        for rel, path in list(self.roots.items()):
+            if not path.is_dir():
+                del self.roots[rel]
+                self.emit(
+                    {
+                        "event": "warning",
+                        "message": f"{rel or '.'}/ was removed; restart memcli watch once it is"
+                        " back to see changes in it",
+                        "time": now_iso(),
+                    }
+                )
+
     def _wait_for(self, lock: ProcessLock) -> bool:
         """Take the writer lock, waiting as long as needed; False when asked to stop."""
         started = time.monotonic()
@@ -392,7 +411,10 @@ class Watcher:
             if paths:
                 _forget_stat(store, self.ws, paths)
             report = indexer.sync(paths)
-            self.filter.set_indexed(store.file_states())
+            if paths is None:
+                self.filter.set_indexed(store.file_states())
+            else:  # folders only ever get added here; a stale one costs one empty sync
+                self.filter.add_indexed(report.changed)
         finally:
             store.close()
         report.warnings[:0] = warnings

@@ -630,3 +630,34 @@ def test_second_signal_abandons_a_busy_batch(
     lock = writer_lock(Workspace(workspace))
     assert lock.try_acquire()  # the writer lock was released too
     lock.release()
+
+
+def test_nothing_to_watch_is_an_error(tmp_path: Path) -> None:
+    root = tmp_path / "bare"
+    root.mkdir()
+    (root / "memcli.toml").write_text("")  # a workspace without memory/
+    r = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(root), "watch", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
+    assert r.returncode == 3
+    assert "memcli init" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_removing_the_memory_folder(workspace: Path, cli: Cli, watchers: Any) -> None:
+    import shutil
+
+    write(workspace / "memory/a/b.md", "Soon gone: quoll.\n")
+    w = watchers(workspace)
+    w.ready()
+    shutil.rmtree(workspace / "memory")
+    w.synced("memory/a/b.md", "memory/MEMORY.md")
+    warning = w.next_event(lambda e: e["event"] == "warning")
+    assert "memory/ was removed" in warning["message"]
+    assert indexed(cli) == {}
+    assert w.proc.poll() is None
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
