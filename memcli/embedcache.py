@@ -1,6 +1,6 @@
 """The global embedding cache: one SQLite file shared by every workspace of a user.
 
-Vectors are keyed by (embedding fingerprint, sha256 of the exact text sent to the provider), so
+Vectors are keyed by (embedding fingerprint, sha256 of the text), so
 rebuilding an index, re-cloning a repository or indexing the same text in a second workspace
 costs no provider call. The file lives in the user cache dir (``MEMCLI_CACHE_DIR`` overrides).
 
@@ -22,7 +22,7 @@ from typing import Any
 from memcli import db
 
 CACHE_FILE = "embeddings.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 #: Rows read or written per statement (keeps SQL parameter lists short).
 _STEP = 400
 #: ``used`` is refreshed on a hit only when older than this many seconds (saves writes).
@@ -109,11 +109,13 @@ class EmbedCache:
         conn = db.connect(self.path)
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version == 0:
+            if version < SCHEMA_VERSION:
                 conn.execute("BEGIN IMMEDIATE")
-                try:
-                    if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
-                        _create_schema(conn)
+                try:  # re-read inside the write lock: another process may have migrated
+                    current = conn.execute("PRAGMA user_version").fetchone()[0]
+                    for step in _MIGRATIONS[current:]:
+                        step(conn)
+                    conn.execute(f"PRAGMA user_version = {max(current, SCHEMA_VERSION)}")
                     conn.execute("COMMIT")
                 except BaseException:
                     conn.execute("ROLLBACK")
@@ -208,8 +210,9 @@ class EmbedCache:
             try:
                 model = self._model_id(conn, fingerprint, create=True)
                 conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings (model, hash, used, size, vector)"
-                    " VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO embeddings (model, hash, used, size, vector)"
+                    " VALUES (?, ?, ?, ?, ?) ON CONFLICT (model, hash) DO UPDATE SET"
+                    " used = excluded.used, size = excluded.size, vector = excluded.vector",
                     [(model, key, now, len(blob) + _ROW_OVERHEAD, blob) for key, blob in rows],
                 )
                 evicted = self._evict(conn)
@@ -226,7 +229,7 @@ class EmbedCache:
 
     def _evict(self, conn: Any) -> int:
         """Delete least recently used rows while the total size exceeds the bound."""
-        total = conn.execute("SELECT coalesce(sum(size), 0) FROM embeddings").fetchone()[0]
+        total = conn.execute("SELECT bytes FROM totals").fetchone()[0]
         if total <= self.max_bytes:
             return 0
         goal = total - int(self.max_bytes * _EVICT_TO)
@@ -274,7 +277,7 @@ def cache_stats(path: Path | None = None) -> dict[str, Any]:
     return {"path": str(path), "bytes": size, "entries": entries}
 
 
-def _create_schema(conn: Any) -> None:
+def _m001_tables(conn: Any) -> None:
     conn.execute(
         "CREATE TABLE models (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE)"
     )
@@ -289,7 +292,33 @@ def _create_schema(conn: Any) -> None:
         " UNIQUE (model, hash))"
     )
     conn.execute("CREATE INDEX embeddings_lru ON embeddings(used, size)")
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+
+def _m002_totals(conn: Any) -> None:
+    """A running total kept by triggers: the size check after each write reads one row."""
+    conn.execute(
+        "CREATE TABLE totals (id INTEGER PRIMARY KEY CHECK (id = 1),"
+        " bytes INTEGER NOT NULL, entries INTEGER NOT NULL)"
+    )
+    conn.execute(
+        "INSERT INTO totals SELECT 1, coalesce(sum(size), 0), count(*) FROM embeddings"
+    )
+    conn.execute(
+        "CREATE TRIGGER embeddings_added AFTER INSERT ON embeddings BEGIN"
+        " UPDATE totals SET bytes = bytes + NEW.size, entries = entries + 1; END"
+    )
+    conn.execute(
+        "CREATE TRIGGER embeddings_removed AFTER DELETE ON embeddings BEGIN"
+        " UPDATE totals SET bytes = bytes - OLD.size, entries = entries - 1; END"
+    )
+    conn.execute(
+        "CREATE TRIGGER embeddings_changed AFTER UPDATE OF size ON embeddings BEGIN"
+        " UPDATE totals SET bytes = bytes - OLD.size + NEW.size; END"
+    )
+
+
+#: Forward migrations; ``PRAGMA user_version`` is the number applied.
+_MIGRATIONS = [_m001_tables, _m002_totals]
 
 
 class _NewerCache(Exception):

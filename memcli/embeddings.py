@@ -135,21 +135,21 @@ class Embedder:
     def embed(self, texts: Sequence[str], *, quick: bool = False) -> list[list[float]]:
         """One vector per text, in order. Raises ProviderError when the provider fails.
 
-        Texts are redacted first; the cache is keyed by the redacted text, so a secret never
-        reaches the provider and the cache holds nothing a provider would not have seen.
-        Each successful batch is cached at once: a later failure loses nothing already paid for.
-        ``quick`` (used while a search waits) retries at most once and gives up at once when
-        the provider already failed in this process.
+        The cache is keyed by the sha256 of the text as stored (the same hash as
+        ``chunks.hash``); only the texts it misses are redacted and sent, so a secret never
+        reaches the provider and cached text costs no redaction either. Each successful batch
+        is cached at once: a later failure loses nothing already paid for. ``quick`` (used
+        while a search waits) retries at most once and gives up at once when the provider
+        already failed in this process.
         """
-        sent = [redact(t).text for t in texts]
-        keys = [text_hash(t) for t in sent]
+        keys = [text_hash(t) for t in texts]
         fp = self.fingerprint.key
         found: dict[str, list[float]] = self.cache.get_many(fp, keys) if self.cache else {}
         self.stats.cached += sum(1 for k in keys if k in found)
         todo: dict[str, str] = {}
-        for key, text in zip(keys, sent, strict=True):
-            if key not in found:
-                todo.setdefault(key, text)
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found and key not in todo:
+                todo[key] = redact(text).text
         if todo:
             if quick and self.failure is not None:
                 raise self.failure

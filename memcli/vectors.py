@@ -22,6 +22,8 @@ META_DIRTY = "vec_dirty"  # set when rows were deleted while sqlite-vec could no
 #: sqlite-vec's largest k for a KNN query.
 MAX_K = 4096
 _STEP = 400
+#: A KNN query reads every vector; through a memory map it does not copy them page by page.
+_MMAP_BYTES = 256 * 1024 * 1024
 
 
 def index_fingerprint(store: Store) -> str | None:
@@ -128,6 +130,9 @@ def knn(
     """
     if not store.has_table(TABLE) or k < 1:
         return {}
+    if not getattr(store, "_vec_mmap", False):
+        store.conn.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
+        store._vec_mmap = True  # type: ignore[attr-defined]
     k = min(int(k), MAX_K)
     blob = pack(vector)
     if filter_sql:

@@ -172,3 +172,47 @@ def test_several_processes_write_the_same_cache(tmp_path: Path) -> None:
         assert p.returncode == 0, err
         assert out.strip() == "ok"
     assert cache_stats(path)["entries"] == 3 * 20 * 25
+
+
+def _totals_match(path: Path) -> None:
+    conn = db.connect(path, readonly=True)
+    try:
+        kept = conn.execute("SELECT bytes, entries FROM totals").fetchone()
+        real = conn.execute("SELECT coalesce(sum(size), 0), count(*) FROM embeddings").fetchone()
+    finally:
+        conn.close()
+    assert tuple(kept) == tuple(real)
+
+
+def test_running_totals_follow_inserts_updates_and_evictions(tmp_path: Path) -> None:
+    clock = Clock()
+    path = tmp_path / "c.db"
+    cache = EmbedCache(path, max_bytes=30 * (32 * 4 + 64), clock=clock)
+    for round_ in range(5):
+        clock.now += 100
+        cache.put_many("m", [(h(f"{round_}-{i}"), vec(i, 32)) for i in range(12)])
+        cache.put_many("m", [(h(f"{round_}-0"), vec(99, 64))])  # same key, bigger vector
+        _totals_match(path)
+    assert cache_stats(path)["entries"] <= 30
+    cache.close()
+
+
+def test_a_version_1_cache_is_migrated_and_keeps_its_vectors(tmp_path: Path) -> None:
+    from memcli import embedcache
+
+    path = tmp_path / "c.db"
+    conn = db.connect(path)
+    embedcache._m001_tables(conn)
+    conn.execute("INSERT INTO models (id, fingerprint) VALUES (1, 'm')")
+    conn.execute(
+        "INSERT INTO embeddings (model, hash, used, size, vector) VALUES (1, ?, 0, 100, ?)",
+        (bytes.fromhex(h("old")), pack(vec(7))),
+    )
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    cache = EmbedCache(path)
+    assert cache.get_many("m", [h("old")])[h("old")] == pytest.approx(vec(7))
+    cache.put_many("m", [(h("new"), vec(8))])
+    assert cache.error is None
+    cache.close()
+    _totals_match(path)

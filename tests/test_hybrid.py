@@ -213,7 +213,6 @@ def test_hybrid_search_end_to_end(cli: Cli, workspace: Path, hybrid: StubOpenAI)
     top = result["results"][0]
     assert "Valkey" in top["snippet"]
     assert {"keyword", "vector", "fusion"} <= set(top["scores"])
-    assert top["scores"]["fusion_method"] == "rrf"
     assert 0 <= top["score"] <= 1
     assert top["score"] == pytest.approx(top["scores"]["fusion"], abs=1e-3)
     # KNN candidates that share no word with the query still take part in the fusion
@@ -283,7 +282,6 @@ def test_weighted_fusion_is_selectable_by_setting(
         s = h["scores"]
         expected = 0.3 * s.get("keyword", 0.0) + 0.7 * s.get("vector", 0.0)
         assert s["fusion"] == pytest.approx(expected, abs=2e-3)
-        assert s["fusion_method"] == "weighted"
         assert "vector" in s  # keyword candidates outside the KNN list get an exact similarity
     monkeypatch.setenv("MEMCLI_SEARCH_FUSION", "borda")
     run = cli("search", "--json", "deploy")
