@@ -8,7 +8,6 @@ size target. Every non-blank line belongs to exactly one chunk.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import NamedTuple
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -19,8 +18,7 @@ _DATE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})", re.MULTILINE)
 CHUNKER_VERSION = 2
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     """A run of lines ``start_line..end_line`` under a heading breadcrumb."""
 
     start_line: int

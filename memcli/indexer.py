@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
 import os
@@ -140,22 +141,30 @@ def _file_date(rel: str, text: str) -> str | None:
 
 def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[tuple[str, int]]]:
     """Chunk a file and extract its facts (entry hashes with their line)."""
-    lines = chunking.split_lines(text)
     facts: list[tuple[str, int]] = []
     line_types: dict[int, str] = {}
-    line_tags: dict[int, str] = {}
-    for e in entries.parse_entries(text):
-        facts.append((entries.fact_key(e.text), e.line))
-        if e.type:
-            line_types[e.line] = e.type.lower()
-        if e.tags:
-            line_tags[e.line] = " ".join(t.lower() for t in e.tags)
+    line_tags: dict[int, list[str]] = {}
+    fact_key = entries.fact_key
+    for body, kind, tags, _time, line, _end in entries.entry_fields(text):
+        facts.append((fact_key(body), line))
+        if kind:
+            line_types[line] = kind.lower()
+        if tags:
+            line_tags[line] = [t.lower() for t in tags]
+    # lines that carry a type or tags, sorted, so each chunk looks up only its own range
+    marked = sorted({*line_types, *line_tags})
+    sha256 = hashlib.sha256
     rows = []
-    for c in chunking.chunk_lines(lines, target):
-        span = range(c.start_line, c.end_line + 1)
-        types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
-        tags = " ".join(sorted({t for n in span if n in line_tags for t in line_tags[n].split()}))
-        digest = hashlib.sha256(c.text.encode("utf-8")).hexdigest()
+    for c in chunking.chunk_lines(chunking.split_lines(text), target):
+        types = tags = ""
+        if marked:
+            lo = bisect.bisect_left(marked, c.start_line)
+            hi = bisect.bisect_right(marked, c.end_line, lo)
+            if lo < hi:
+                span = marked[lo:hi]
+                types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
+                tags = " ".join(sorted({t for n in span if n in line_tags for t in line_tags[n]}))
+        digest = sha256(c.text.encode("utf-8")).hexdigest()
         rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, types, tags, digest))
     return rows, facts
 
@@ -299,14 +308,15 @@ class Indexer:
                 report.removed += 1
             return
         rows, facts = build_rows(f.rel, text, self.target)
+        date = _file_date(f.rel, text)
         self.store.write_file(
             f.rel,
             mtime_ns=f.mtime_ns,
             size=f.size,
             sha256=digest,
-            date=_file_date(f.rel, text),
+            date=date,
             source=source_of(f.rel),
-            evergreen=_file_date(f.rel, text) is None,
+            evergreen=date is None,
             chunks=rows,
             facts=facts,
             file_id=known.id if known is not None else None,

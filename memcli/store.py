@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memcli import db
 from memcli.errors import IndexProblem
@@ -78,8 +78,7 @@ class FileState:
     sha256: str
 
 
-@dataclass(frozen=True)
-class ChunkRow:
+class ChunkRow(NamedTuple):
     """What the indexer stores for one chunk."""
 
     start_line: int
