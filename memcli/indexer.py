@@ -189,13 +189,12 @@ class Indexer:
     def dirty(self, found: ScanResult | None = None) -> list[str]:
         """Paths whose (mtime_ns, size) differ from the index, plus deleted ones."""
         found = found or self.scan()
-        known = self.store.file_states()
-        out = [
-            rel
-            for rel, f in found.files.items()
-            if (k := known.get(rel)) is None or (k.mtime_ns, k.size) != (f.mtime_ns, f.size)
-        ]
-        out.extend(rel for rel in known if rel not in found.files)
+        known = self.store.file_stats()
+        current = {rel: (f.mtime_ns, f.size) for rel, f in found.files.items()}
+        if current == known:  # the usual answer, compared in one go
+            return []
+        out = [rel for rel, stat in current.items() if known.get(rel) != stat]
+        out.extend(rel for rel in known if rel not in current)
         return sorted(out)
 
     def needs_rebuild(self) -> bool:
@@ -291,7 +290,7 @@ class Indexer:
             report.unchanged += 1
             return
         try:
-            data, text, warning = read_text(f.abspath)
+            data, text, warning = read_text(f.path)
         except OSError as exc:
             report.warnings.append(f"{f.rel}: skipped: {exc.strerror or exc}")
             return

@@ -6,6 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from memcli.workspace import STATE_DIR, Workspace
 
@@ -13,12 +14,15 @@ SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
 BINARY_SNIFF = 8192
 
 
-@dataclass(frozen=True)
-class FoundFile:
+class FoundFile(NamedTuple):
     rel: str
-    abspath: Path
+    path: str  # absolute path as a string (a Path costs more than the stat; see abspath)
     mtime_ns: int
     size: int
+
+    @property
+    def abspath(self) -> Path:
+        return Path(self.path)
 
 
 @dataclass
@@ -86,9 +90,12 @@ class Matcher:
             self._ignore = pathspec.PathSpec.from_lines("gitwildmatch", lines)
 
     def matches(self, rel: str) -> bool:
-        if not any(rx.match(rel) for rx in self.include):
+        for rx in self.include:
+            if rx.match(rel):
+                break
+        else:
             return False
-        return not (self._ignore is not None and self._ignore.match_file(rel))
+        return self._ignore is None or not self._ignore.match_file(rel)
 
 
 def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
@@ -102,10 +109,15 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
     root = ws.root.resolve()
     seen_dirs: set[tuple[int, int]] = set()
 
-    def walk(folder: Path, rel_folder: str) -> list[tuple[Path, str]]:
+    files = result.files
+    warnings = result.warnings
+    matches = matcher.matches
+
+    # Paths are plain strings here: a Path per file would cost more than its stat.
+    def walk(folder: str, rel_folder: str) -> list[tuple[str, str]]:
         """Record the files of one folder; return its sub-folders to visit."""
         try:
-            st = folder.stat()
+            st = os.stat(folder)
         except OSError:
             return []
         key = (st.st_dev, st.st_ino)
@@ -113,13 +125,15 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
             return []
         seen_dirs.add(key)
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=_entry_name)
         except OSError as exc:
-            result.warnings.append(f"{rel_folder or '.'}: cannot list: {exc.strerror}")
+            warnings.append(f"{rel_folder or '.'}: cannot list: {exc.strerror}")
             return []
-        subdirs: list[tuple[Path, str]] = []
+        subdirs: list[tuple[str, str]] = []
+        head = f"{rel_folder}/" if rel_folder else ""
         for entry in entries:
-            rel = f"{rel_folder}/{entry.name}" if rel_folder else entry.name
+            rel = head + entry.name
             if "\n" in entry.name or "\r" in entry.name:
                 result.warnings.append(f"{rel!r}: skipped: newline in file name")
                 continue
@@ -139,9 +153,9 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
                         continue
                 if entry.is_dir():
                     if entry.name not in SKIP_DIRS:
-                        subdirs.append((Path(entry.path), rel))
+                        subdirs.append((entry.path, rel))
                     continue
-                if not entry.is_file() or not matcher.matches(rel):
+                if not entry.is_file() or not matches(rel):
                     continue
                 st = entry.stat()
             except (OSError, RuntimeError, ValueError) as exc:  # broken link, loop, permission
@@ -153,7 +167,7 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
                 mb = st.st_size / 1048576
                 result.warnings.append(f"{rel}: skipped: {mb:.1f} MiB is over the size cap")
                 continue
-            result.files[rel] = FoundFile(rel, Path(entry.path), st.st_mtime_ns, st.st_size)
+            files[rel] = FoundFile(rel, entry.path, st.st_mtime_ns, st.st_size)
         return subdirs
 
     # Depth-first with an explicit stack: folders may nest deeper than Python's recursion limit.
@@ -161,11 +175,15 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
         base = ws.root / prefix if prefix else ws.root
         if not base.is_dir():
             continue
-        stack = [(base, prefix)]
+        stack = [(str(base), prefix)]
         while stack:
             folder, rel_folder = stack.pop()
             stack.extend(reversed(walk(folder, rel_folder)))
     return result
+
+
+def _entry_name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 def _utf8_name(name: str) -> bool:
@@ -177,9 +195,10 @@ def _utf8_name(name: str) -> bool:
     return True
 
 
-def read_text(path: Path) -> tuple[bytes, str | None, str | None]:
+def read_text(path: str | Path) -> tuple[bytes, str | None, str | None]:
     """Read a file: (bytes, text or None when binary, warning or None)."""
-    data = path.read_bytes()
+    with open(path, "rb") as fh:
+        data = fh.read()
     if b"\x00" in data[:BINARY_SNIFF]:
         return data, None, "skipped: binary file"
     try:

@@ -69,8 +69,7 @@ MIGRATIONS: list[Callable[[Any], None]] = [_m001_base]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
-@dataclass(frozen=True)
-class FileState:
+class FileState(NamedTuple):
     id: int
     path: str
     mtime_ns: int
@@ -211,6 +210,11 @@ class Store:
     def file_states(self) -> dict[str, FileState]:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, sha256 FROM files")
         return {r[1]: FileState(*r) for r in rows}
+
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        """Path -> (mtime_ns, size) of every indexed file: the changed-files check."""
+        rows = self.conn.execute("SELECT path, mtime_ns, size FROM files").fetchall()
+        return {path: (mtime_ns, size) for path, mtime_ns, size in rows}
 
     def touch_file(self, file_id: int, mtime_ns: int, size: int) -> None:
         self.conn.execute(
