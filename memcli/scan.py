@@ -66,6 +66,10 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(out) + r"\Z")
 
 
+#: A glob that is a literal folder prefix, ``**/*`` and a literal suffix without '/'.
+_SIMPLE_GLOB = re.compile(r"((?:[^*?\[\n]+/)?)\*\*/\*([^*?\[/\n]*)\Z")
+
+
 def _static_prefix(pattern: str) -> str:
     parts = []
     for part in pattern.split("/")[:-1]:
@@ -80,6 +84,9 @@ class Matcher:
 
     def __init__(self, ws: Workspace, include: list[str]) -> None:
         self.include = [glob_to_regex(p.lstrip("/")) for p in include]
+        # "folder/**/*.ext" (the default include) needs no regex: a prefix and a suffix
+        simple = [_SIMPLE_GLOB.match(p.lstrip("/")) for p in include]
+        self._simple = [(m.group(1), m.group(2)) for m in simple if m] if all(simple) else None
         self.roots = sorted({_static_prefix(p.lstrip("/")) for p in include})
         self._ignore = None
         ignore_file = ws.root / ".memignore"
@@ -90,11 +97,18 @@ class Matcher:
             self._ignore = pathspec.PathSpec.from_lines("gitwildmatch", lines)
 
     def matches(self, rel: str) -> bool:
-        for rx in self.include:
-            if rx.match(rel):
-                break
+        if self._simple is not None and "\n" not in rel:
+            for head, tail in self._simple:
+                if rel.startswith(head) and rel.endswith(tail):
+                    break
+            else:
+                return False
         else:
-            return False
+            for rx in self.include:
+                if rx.match(rel):
+                    break
+            else:
+                return False
         return self._ignore is None or not self._ignore.match_file(rel)
 
 
@@ -133,11 +147,12 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
         subdirs: list[tuple[str, str]] = []
         head = f"{rel_folder}/" if rel_folder else ""
         for entry in entries:
-            rel = head + entry.name
-            if "\n" in entry.name or "\r" in entry.name:
+            name = entry.name
+            rel = head + name
+            if "\n" in name or "\r" in name:
                 result.warnings.append(f"{rel!r}: skipped: newline in file name")
                 continue
-            if not _utf8_name(entry.name):
+            if not name.isascii() and not _utf8_name(name):
                 result.warnings.append(f"{rel!r}: skipped: file name is not valid UTF-8")
                 continue
             try:
