@@ -129,14 +129,18 @@ class Memory:
         progress: Any = None,
         lock_timeout: float | None = None,
         embed: bool = True,
+        embed_limit: int | None = None,
     ) -> IndexReport:
-        """Incremental sync under the writer lock (then vectors, unless ``embed`` is False)."""
+        """Incremental sync under the writer lock (then vectors, unless ``embed`` is False;
+        with ``embed_limit``, only when that few chunks wait for one)."""
         rels = rel_paths(self.ws, paths) if paths else None
         with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)):
             self._writing = True
             try:
                 report = self._with_repair(
-                    lambda: self.indexer().sync(rels, force=force, progress=progress, embed=embed)
+                    lambda: self.indexer().sync(
+                        rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
+                    )
                 )
             finally:
                 self._writing = False
@@ -299,7 +303,8 @@ class Memory:
         result = AddResult(rel, line, block, True, None, redactions)
         if index:
             try:
-                report = self.index([str(target)])
+                # a quick write: embed the new fact, not a back-fill of thousands of chunks
+                report = self.index([str(target)], embed_limit=SEARCH_EMBED_LIMIT)
             except MemcliError as exc:  # the fact is saved; the index catches up on its next sync
                 result.warnings.append(f"{rel} not indexed yet: {exc.message}")
             else:

@@ -669,3 +669,24 @@ def test_vector_search_works_on_this_python() -> None:
         (pack([1, 0, 0]), 2),
     ).fetchall()
     assert [r[0] for r in rows] == [1, 3]
+
+
+def test_add_embeds_the_new_fact_and_survives_a_provider_outage(
+    cli: Cli, workspace: Path, hybrid: StubOpenAI
+) -> None:
+    write_files(workspace)
+    assert cli("index").exit_code == 0
+    run = cli("add", "--json", "Grafana alerts page the on-call engineer.")
+    assert run.exit_code == 0, run.stderr
+    assert chunk_ids(workspace, embedded=False) == set()
+    assert vec_ids(workspace) == chunk_ids(workspace)
+
+    hybrid.fail_status, hybrid.fail_times = 500, 10_000
+    run = cli("add", "--json", "Pager rotation changes every Monday.")
+    assert run.exit_code == 0 and run.json()["added"] is True
+    assert "HTTP 500" in run.stderr
+    assert len(chunk_ids(workspace, embedded=False)) >= 1  # recorded for the back-fill
+    hybrid.fail_status, hybrid.fail_times = None, 0
+    result = search(cli, "pager rotation monday")
+    assert result["mode"] == "hybrid" and result["warnings"] == []
+    assert chunk_ids(workspace, embedded=False) == set()
