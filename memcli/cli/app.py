@@ -5,6 +5,7 @@ Library exceptions become exit codes in exactly one place: :func:`handle_errors`
 
 from __future__ import annotations
 
+import copy
 import functools
 import os
 import sys
@@ -155,7 +156,53 @@ _register()
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     try:
-        app(args=argv, prog_name="memcli")
+        _app_for(sys.argv[1:] if argv is None else list(argv))(args=argv, prog_name="memcli")
     except KeyboardInterrupt:
         sys.stderr.write("Error: interrupted\n")
         sys.exit(int(ExitCode.INTERRUPTED))
+
+
+_GLOBAL_WITH_VALUE = ("-w", "--workspace")
+_GLOBAL_FLAGS = ("-q", "--quiet", "--no-color", "--debug")
+
+
+def _command_name(args: list[str]) -> str | None:
+    """The command an argument list runs, when the global options before it are plain."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in _GLOBAL_WITH_VALUE:
+            i += 2
+        elif arg in _GLOBAL_FLAGS or arg.startswith("--workspace="):
+            i += 1
+        elif arg.startswith("-"):
+            return None  # --help, --version, "-qw DIR", a typo: the whole app answers
+        else:
+            return arg
+    return None
+
+
+def _app_for(args: list[str]) -> typer.Typer:
+    """The app with only the command being run registered.
+
+    Typer builds a Click command (signature, type hints, parameters) for every registered
+    command on each run, about 20 ms for all of them; a run needs one. Help, completion and
+    unknown commands get the whole app, so their output is unchanged.
+    """
+    from typer.main import get_command_name
+
+    name = _command_name(args)
+    if name is None:
+        return app
+    commands = [
+        c
+        for c in app.registered_commands
+        if (c.name or get_command_name(c.callback.__name__ if c.callback else "")) == name
+    ]
+    groups = [g for g in app.registered_groups if g.name == name]
+    if len(commands) + len(groups) != 1:
+        return app
+    one = copy.copy(app)
+    one.registered_commands = commands
+    one.registered_groups = groups
+    return one
