@@ -186,12 +186,18 @@ def keyword_candidates(
 ) -> dict[int, tuple[float, str | None]]:
     """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks."""
     extra, args = _filter_sql(filters, store)
-    sql = (
-        "SELECT c.id, -bm25(chunks_fts, ?, ?) AS s"
-        " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
-        " JOIN files f ON f.id = c.file_id"
-        f" WHERE chunks_fts MATCH ?{extra} ORDER BY s DESC LIMIT ?"
-    )
+    if extra:
+        sql = (
+            "SELECT c.id, -bm25(chunks_fts, ?, ?) AS s"
+            " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+            " JOIN files f ON f.id = c.file_id"
+            f" WHERE chunks_fts MATCH ?{extra} ORDER BY s DESC LIMIT ?"
+        )
+    else:  # no filter: no join for every match (half the time of a common-word query)
+        sql = (
+            "SELECT rowid, -bm25(chunks_fts, ?, ?) AS s FROM chunks_fts"
+            " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
+        )
     rows = store.conn.execute(sql, (*KEYWORD_WEIGHTS, parsed.fts(), *args, limit))
     return {int(r[0]): (float(r[1]), None) for r in rows}
 
