@@ -13,6 +13,7 @@ from typing import NamedTuple
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _ITEM = re.compile(r"^( {0,3})(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FRONT_START = re.compile(r"\s*---")  # what a first line of "---" (stripped) starts with
 _DATE = re.compile(r"^date:\s*['\"]?(\d{4}-\d{2}-\d{2})", re.MULTILINE)
 
 CHUNKER_VERSION = 2
@@ -55,6 +56,8 @@ def front_matter_end(lines: list[str]) -> int:
 
 def front_matter_date(text: str) -> str | None:
     """The ``date:`` of the front matter, if any."""
+    if not _FRONT_START.match(text):  # most notes have none: no need to split lines
+        return None
     lines = text[:8192].splitlines()
     end = front_matter_end(lines)
     if end < 0:
