@@ -100,11 +100,14 @@ def hybrid_candidates(
     """Vector candidates for ``query_vector`` fused with the ``keyword`` ones.
 
     ``keyword`` maps chunk id -> keyword score in [0, 1]. In ``vector`` mode the keyword list
-    is ignored and the score is the cosine similarity. Returns chunk id -> :class:`Fused`.
+    is ignored and the score is the cosine similarity. Nearest neighbours with a similarity of
+    0 or less (orthogonal or opposite) are dropped. Returns chunk id -> :class:`Fused`.
     """
     p = params.check()
     extra, args = filter_sql
-    vec = vectors.knn(store, query_vector, pool, extra, args)
+    # a neighbour at cosine <= 0 shares nothing with the query: it is not a candidate
+    near = vectors.knn(store, query_vector, pool, extra, args)
+    vec = {cid: s for cid, s in near.items() if s > 0.0}
     vec_ranks = ranks(vec)
     if mode == "vector":
         return {

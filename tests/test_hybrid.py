@@ -242,7 +242,8 @@ def test_filters_apply_before_the_knn_scan(cli: Cli, workspace: Path, hybrid: St
     write_files(workspace)
     assert cli("index").exit_code == 0
     for strategy in ("vector", "hybrid"):
-        result = search(cli, "--strategy", strategy, "--source", "coder", "-n", "10", "search")
+        query = "search service indexes markdown chunks"
+        result = search(cli, "--strategy", strategy, "--source", "coder", "-n", "10", query)
         paths = {h["path"] for h in result["results"]}
         assert paths == {"memory/coder/2026-11-22.md"}
         result = search(cli, "--strategy", strategy, "--type", "incident", "database disk")
@@ -253,6 +254,8 @@ def test_rrf_puts_the_passage_first_in_both_lists_at_one(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
     write_files(workspace)
+    # shares only a stop word with the query: no keyword match, a (weak) vector neighbour
+    write_files(workspace, {"memory/misc.md": "# Misc\n\n- It rolled over and over.\n"})
     assert cli("index").exit_code == 0
     query = "vector search uses cosine similarity over chunk embeddings"
     kw = search(cli, "--strategy", "keyword", query)["results"]
