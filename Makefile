@@ -31,5 +31,15 @@ lint: $(VENV)/.installed-dev
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py
 
+# completions/ and man/memcli.1 are generated from the command tree (tests check they are current)
+completions: $(VENV)/.installed
+	$(BIN)/python -m memcli.cli.gendocs --only completions
+
+man: $(VENV)/.installed
+	$(BIN)/python -m memcli.cli.gendocs --only man
+
+docs: $(VENV)/.installed
+	$(BIN)/python -m memcli.cli.gendocs
+
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

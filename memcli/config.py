@@ -6,6 +6,7 @@ Every value remembers where it came from, so ``memcli config`` can show it.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -226,3 +227,172 @@ def load_settings(
         if value is not None:
             settings.set(key, value, "flag")
     return settings
+
+
+# -- showing and changing settings (memcli config) ------------------------------------------
+#: A setting whose name contains one of these words would hold a secret: never stored.
+SECRET_WORDS = ("key", "token", "secret", "password")
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_var(key: str) -> str:
+    """The environment variable that overrides ``section.name``."""
+    section, name = split_key(key)
+    return f"{ENV_PREFIX}{section.upper()}_{name.upper()}"
+
+
+def parse_value(key: str, text: str) -> Any:
+    """A value typed on the command line, converted to the setting's type.
+
+    Lists take a TOML array (``["a", "b"]``) or comma-separated items.
+    """
+    section, name = split_key(key)
+    if isinstance(DEFAULTS[section][name], list) and text.strip().startswith("["):
+        try:
+            text = tomllib.loads(f"v = {text}")["v"]
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{key}: invalid list {text!r}: {exc}") from None
+    return coerce(key, text)
+
+
+def is_secret_name(name: str) -> bool:
+    """``api_key``, ``token``, ``client_secret``, ``apikey``; not ``keyword_weight``."""
+    return any(part.endswith(SECRET_WORDS) for part in re.split(r"[_.\-]", name.lower()))
+
+
+def check_storable(key: str, value: Any = None) -> None:
+    """Refuse to write a secret into a config file (keys, tokens, credentials in URLs)."""
+    section, _, name = key.partition(".")
+    if name != "api_key_env" and is_secret_name(name):
+        raise ConfigError(
+            f"{key}: memcli never stores API keys or other secrets in config files",
+            hint=f"export the key (e.g. OPENAI_API_KEY) and name that variable in "
+            f"{section or 'embedding'}.api_key_env",
+        )
+    split_key(key)
+    if name == "api_key_env" and value and not _ENV_NAME.fullmatch(str(value)):
+        raise ConfigError(
+            f"{key} takes the name of an environment variable, not a key",
+            hint=f"e.g. memcli config set {key} OPENAI_API_KEY",
+        )
+    if isinstance(value, str) and value:
+        from memcli.redact import contains_secret
+
+        if contains_secret(value):
+            raise ConfigError(
+                f"{key}: the value contains a secret; it is not written to a config file",
+                hint="keep credentials in environment variables",
+            )
+
+
+def write_setting(path: Path, key: str, value: Any = None, *, remove: bool = False) -> bool:
+    """Set (or remove) one setting in a TOML file, keeping its comments and layout.
+
+    The file is replaced atomically and only when the result is a valid memcli config.
+    Returns whether the file changed.
+    """
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    section, name = split_key(key)
+    if not remove:
+        check_storable(key, value)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        doc = tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix or remove the file") from None
+    table = doc.get(section)
+    if table is not None and not isinstance(table, dict):
+        raise ConfigError(f"{path}: {section} is not a table", hint="fix the file by hand")
+    if remove:
+        if table is None or name not in table:
+            return False
+        del table[name]
+    else:
+        if table is None:
+            table = tomlkit.table()
+            doc[section] = table
+        table[name] = value
+    new_text = tomlkit.dumps(doc)
+    if new_text == text:
+        return False
+    check = Settings(
+        values={s: dict(v) for s, v in DEFAULTS.items()},
+        origins={f"{s}.{n}": "default" for s, names in DEFAULTS.items() for n in names},
+    )
+    try:
+        _apply_table(check, tomllib.loads(new_text), "check", path)
+    except tomllib.TOMLDecodeError as exc:  # pragma: no cover - tomlkit wrote it
+        raise ConfigError(f"{path}: the change would make invalid TOML: {exc}") from None
+    _replace_file(path, new_text)
+    return True
+
+
+def _replace_file(path: Path, text: str) -> None:
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+#: One line per setting, for ``memcli config`` and the man page (a new setting may add one).
+HELP: dict[str, str] = {
+    "embedding.model": "LiteLLM model for embeddings (empty: keyword search only).",
+    "embedding.api_base": "Base URL of an OpenAI-compatible server (Ollama, vLLM, ...).",
+    "embedding.api_key_env": "Name of the environment variable holding the API key.",
+    "embedding.dimensions": "Vector size to ask the model for (0: the model's own).",
+    "embedding.batch_size": "Texts per embedding request.",
+    "embedding.timeout": "Seconds per embedding request.",
+    "embedding.max_retries": "Retries after a failed request (429, 5xx, timeout).",
+    "llm.model": "LiteLLM chat model used by flush (empty: flush is unavailable).",
+    "llm.api_base": "Base URL of an OpenAI-compatible server for the chat model.",
+    "llm.api_key_env": "Name of the environment variable holding the API key.",
+    "llm.timeout": "Seconds per chat request.",
+    "llm.max_retries": "Retries after a failed chat request.",
+    "llm.prompt_file": "File with the fact-extraction instructions (empty: built in).",
+    "llm.max_chars": "Conversation characters sent per chat request (longer ones are split).",
+    "search.limit": "Number of results (search -n).",
+    "search.strategy": "auto, keyword, vector or hybrid (auto: hybrid when vectors exist).",
+    "search.min_score": "Drop results scoring below this (0..1).",
+    "search.fusion": "How keyword and vector candidates combine: rrf or weighted.",
+    "search.rrf_k": "Rank damping of reciprocal rank fusion.",
+    "search.keyword_weight": "Weight of the keyword (BM25) score in fusion.",
+    "search.vector_weight": "Weight of the vector similarity in fusion.",
+    "search.candidates": "Candidates taken from each signal before fusion and filters.",
+    "search.mmr": "Diversify results with maximal marginal relevance.",
+    "search.mmr_lambda": "MMR trade-off: 1 = relevance only, lower = more diverse.",
+    "search.snippet_lines": "Context passages shown before and after a match.",
+    "search.snippet_chars": "Context is added to a snippet only while it stays within this.",
+    "search.neighbour_weight": "Share of the neighbouring passages' BM25 a passage gains.",
+    "search.heading_weight": "Weight of heading words in a passage's BM25.",
+    "search.max_tokens": "Token budget of search --format context.",
+    "decay.enabled": "Lower the score of older dated files (evergreen files exempt).",
+    "decay.half_life_days": "Age in days at which decay halves a score.",
+    "index.include": "Globs of files to index, relative to the workspace.",
+    "index.max_file_mb": "Files larger than this are skipped with a warning.",
+    "index.sync_on_search": "Re-index changed files before each search.",
+    "index.chunk_chars": "Target size of a chunk in characters.",
+    "index.lock_timeout": "Seconds a writer waits for another one.",
+    "cache.max_mb": "Size bound of the embedding cache (least recently used evicted).",
+    "watch.debounce_ms": "watch waits until files are quiet this long before indexing.",
+    "git.sync_strategy": "How sync integrates remote changes: rebase or merge.",
+}

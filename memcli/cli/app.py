@@ -148,6 +148,8 @@ def _register() -> None:
     from memcli.cli import cmd_watch  # noqa: F401
     from memcli.cli import cmd_flush  # noqa: F401
     from memcli.cli import cmd_git  # noqa: F401
+    from memcli.cli import cmd_config  # noqa: F401
+    from memcli.cli import cmd_doctor  # noqa: F401
 
 
 _register()

@@ -1,0 +1,95 @@
+# bash completion for memcli: generated from the command tree by 'make docs' (memcli.cli.gendocs); do not edit.
+# Install: copy to ~/.local/share/bash-completion/completions/memcli
+# or add 'source /path/to/memcli.bash' to ~/.bashrc.
+
+_memcli() {
+    local cur prev cmd=memcli skip=0 pos=0 i w opts="" subs=""
+    cur="${COMP_WORDS[COMP_CWORD]}"
+    prev="${COMP_WORDS[COMP_CWORD-1]}"
+    # --opt=value arrives as '--opt' '=' 'value' (COMP_WORDBREAKS)
+    if [[ $cur == "=" ]]; then
+        cur=""
+    elif [[ $prev == "=" ]]; then
+        prev="${COMP_WORDS[COMP_CWORD-2]}"
+    fi
+    # find the command typed so far and how many arguments it has
+    for ((i = 1; i < COMP_CWORD; i++)); do
+        w="${COMP_WORDS[i]}"
+        if [[ $w == "=" ]]; then skip=1; continue; fi
+        if ((skip)); then skip=0; continue; fi
+        case "$cmd $w" in
+            'memcli -w'|'memcli --workspace'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
+            'memcli add --type'|'memcli add --tag'|'memcli search -n'|'memcli search --limit'|\
+            'memcli search --min-score'|'memcli search --source'|'memcli search --type'|\
+            'memcli search --tag'|'memcli search --since'|'memcli search --until'|\
+            'memcli search --path'|'memcli search --strategy'|'memcli search --mmr-lambda'|\
+            'memcli search --format'|'memcli search --max-tokens'|'memcli watch --debounce'|\
+            'memcli flush --ns'|'memcli flush --prompt-file'|'memcli diff --since'|\
+            'memcli log -n'|'memcli log --limit'|'memcli log --since'|'memcli sync --strategy'|\
+            'memcli doctor --timeout') skip=1 ;;
+            'memcli init'|'memcli add'|'memcli index'|'memcli search'|'memcli status'|\
+            'memcli files'|'memcli get'|'memcli watch'|'memcli flush'|'memcli diff'|'memcli log'|\
+            'memcli sync'|'memcli doctor'|'memcli hooks'|'memcli config'|'memcli hooks install'|\
+            'memcli hooks uninstall'|'memcli hooks status'|'memcli config get'|\
+            'memcli config set'|'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
+            *) [[ $w == -* ]] || pos=$((pos + 1)) ;;
+        esac
+    done
+
+    # the value of an option
+    if [[ ${COMP_WORDS[COMP_CWORD]} == "=" || $cur != -* ]]; then
+        case "$cmd $prev" in
+            'memcli flush --prompt-file') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            'memcli -w'|'memcli --workspace'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
+            'memcli add --type'|'memcli add --tag'|'memcli search -n'|'memcli search --limit'|\
+            'memcli search --min-score'|'memcli search --source'|'memcli search --type'|\
+            'memcli search --tag'|'memcli search --since'|'memcli search --until'|\
+            'memcli search --path'|'memcli search --strategy'|'memcli search --mmr-lambda'|\
+            'memcli search --format'|'memcli search --max-tokens'|'memcli watch --debounce'|\
+            'memcli flush --ns'|'memcli diff --since'|'memcli log -n'|'memcli log --limit'|\
+            'memcli log --since'|'memcli sync --strategy'|'memcli doctor --timeout') return ;;
+        esac
+    fi
+
+    case "$cmd" in
+        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get watch flush diff log sync doctor hooks config" ;;
+        'memcli init') opts="--git --hooks --json -h --help" ;;
+        'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --json -h --help" ;;
+        'memcli index') opts="--force --no-embed --json -h --help" ;;
+        'memcli search') opts="-n --limit --min-score --source --type --tag --since --until --path --decay --no-decay --strategy --mmr --no-mmr --mmr-lambda --explain --format --max-tokens --json --jsonl --files --batch -h --help" ;;
+        'memcli status') opts="--json -h --help" ;;
+        'memcli files') opts="--json -h --help" ;;
+        'memcli get') opts="--json -h --help" ;;
+        'memcli watch') opts="--json -q --quiet --debounce -h --help" ;;
+        'memcli flush') opts="--ns --dry-run --prompt-file --commit --json -h --help" ;;
+        'memcli diff') opts="--since --stat --json -h --help" ;;
+        'memcli log') opts="-n --limit --since --json -h --help" ;;
+        'memcli sync') opts="--strategy --no-push --no-commit --json -h --help" ;;
+        'memcli doctor') opts="--offline --timeout --json -h --help" ;;
+        'memcli hooks') opts="-h --help"; subs="install uninstall status" ;;
+        'memcli hooks install') opts="--json -h --help" ;;
+        'memcli hooks uninstall') opts="--json -h --help" ;;
+        'memcli hooks status') opts="--json -h --help" ;;
+        'memcli config') opts="--json -h --help"; subs="get set unset path" ;;
+        'memcli config get') opts="--json -h --help" ;;
+        'memcli config set') opts="--user --json -h --help" ;;
+        'memcli config unset') opts="--user --json -h --help" ;;
+        'memcli config path') opts="--user --workspace --json -h --help" ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+        return
+    elif [[ -n $subs ]]; then
+        COMPREPLY=($(compgen -W "$subs" -- "$cur"))
+        return
+    fi
+    # a positional argument
+    case "$cmd $pos" in
+        'memcli init 0') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
+        'memcli config get 0') COMPREPLY=($(compgen -W "embedding.model embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy" -- "$cur")) ;;
+        'memcli config set 0') COMPREPLY=($(compgen -W "embedding.model embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy" -- "$cur")) ;;
+        'memcli config unset 0') COMPREPLY=($(compgen -W "embedding.model embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy" -- "$cur")) ;;
+    esac
+}
+
+complete -F _memcli memcli

@@ -1,0 +1,211 @@
+# fish completion for memcli: generated from the command tree by 'make docs' (memcli.cli.gendocs); do not edit.
+# Install: copy to ~/.config/fish/completions/memcli.fish
+
+function __memcli_command --description 'The memcli (sub)command being typed'
+    set -l tokens (commandline -opc)
+    set -e tokens[1]
+    set -l path memcli
+    set -l skip 0
+    for token in $tokens
+        if test $skip -eq 1
+            set skip 0
+            continue
+        end
+        switch "$path $token"
+            case 'memcli -w' 'memcli --workspace' 'memcli add --to' 'memcli add --ns' \
+                 'memcli add -t' 'memcli add --type' 'memcli add --tag' 'memcli search -n' \
+                 'memcli search --limit' 'memcli search --min-score' 'memcli search --source' \
+                 'memcli search --type' 'memcli search --tag' 'memcli search --since' \
+                 'memcli search --until' 'memcli search --path' 'memcli search --strategy' \
+                 'memcli search --mmr-lambda' 'memcli search --format' \
+                 'memcli search --max-tokens' 'memcli watch --debounce' 'memcli flush --ns' \
+                 'memcli flush --prompt-file' 'memcli diff --since' 'memcli log -n' \
+                 'memcli log --limit' 'memcli log --since' 'memcli sync --strategy' \
+                 'memcli doctor --timeout'
+                set skip 1
+            case 'memcli init' 'memcli add' 'memcli index' 'memcli search' 'memcli status' \
+                 'memcli files' 'memcli get' 'memcli watch' 'memcli flush' 'memcli diff' \
+                 'memcli log' 'memcli sync' 'memcli doctor' 'memcli hooks' 'memcli config' \
+                 'memcli hooks install' 'memcli hooks uninstall' 'memcli hooks status' \
+                 'memcli config get' 'memcli config set' 'memcli config unset' \
+                 'memcli config path'
+                set path "$path $token"
+        end
+    end
+    echo $path
+end
+
+function __memcli_is --description 'Whether the command being typed is argv'
+    test (__memcli_command) = "$argv"
+end
+
+complete -c memcli -f
+
+# memcli
+complete -c memcli -n '__memcli_is memcli' -a init -d 'Create memory/, MEMORY.md, .gitignore and (in git) .gitattributes; idempotent.'
+complete -c memcli -n '__memcli_is memcli' -a add -d 'Append a fact as \'- HH:MM [type] text #tags\' and index the file.'
+complete -c memcli -n '__memcli_is memcli' -a index -d 'Bring the index in line with the Markdown (incremental).'
+complete -c memcli -n '__memcli_is memcli' -a search -d 'Search memory (BM25 keyword search; hybrid when an embedding model is set).'
+complete -c memcli -n '__memcli_is memcli' -a status -d 'Workspace, index, counts, search mode and files changed since the last index.'
+complete -c memcli -n '__memcli_is memcli' -a files -d 'Indexed files with their chunks, source, date and evergreen flag.'
+complete -c memcli -n '__memcli_is memcli' -a get -d 'Print lines of a memory file (to expand a search hit).'
+complete -c memcli -n '__memcli_is memcli' -a watch -d 'Re-index memory files as they change, until Ctrl-C (one watcher per workspace).'
+complete -c memcli -n '__memcli_is memcli' -a flush -d 'Extract durable facts from a conversation (LLM), skip known ones, append the rest.'
+complete -c memcli -n '__memcli_is memcli' -a diff -d 'Facts added and removed under memory/ (exit 1 when nothing changed).'
+complete -c memcli -n '__memcli_is memcli' -a log -d 'Commits that touched memory/, with the number of facts each added and removed.'
+complete -c memcli -n '__memcli_is memcli' -a sync -d 'Share memory through the upstream remote: commit memory, pull, re-index, push.'
+complete -c memcli -n '__memcli_is memcli' -a doctor -d 'Check SQLite (FTS5, sqlite-vec), settings, providers, the index, hooks and the cache.'
+complete -c memcli -n '__memcli_is memcli' -a hooks -d 'Git hooks that re-index after commit, merge, checkout and rewrite.'
+complete -c memcli -n '__memcli_is memcli' -a config -d 'Show and change settings. Layers, later wins: default < user config < workspace memcli.toml < environment (MEMCLI_SECTION_KEY) < command-line flag.'
+complete -c memcli -n '__memcli_is memcli' -s w -l workspace -x -d 'Workspace folder (default: $MEMCLI_WORKSPACE or search upwards).'
+complete -c memcli -n '__memcli_is memcli' -s q -l quiet -d 'No warnings or progress on stderr.'
+complete -c memcli -n '__memcli_is memcli' -l no-color -d 'No colour (also: NO_COLOR).'
+complete -c memcli -n '__memcli_is memcli' -l debug -d 'Show tracebacks on errors.'
+complete -c memcli -n '__memcli_is memcli' -l version -d 'Print the version and exit.'
+complete -c memcli -n '__memcli_is memcli' -s h -l help -d 'Show this message and exit.'
+
+# memcli init
+complete -c memcli -n '__memcli_is memcli init' -l git -d 'Run \'git init\' there unless it is already in a git repository.'
+complete -c memcli -n '__memcli_is memcli init' -l hooks -d 'Install git hooks that re-index after commit/merge/checkout.'
+complete -c memcli -n '__memcli_is memcli init' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli init' -s h -l help -d 'Show this message and exit.'
+complete -c memcli -n '__memcli_is memcli init' -F
+
+# memcli add
+complete -c memcli -n '__memcli_is memcli add' -l to -x -d 'Append to this file under memory/.'
+complete -c memcli -n '__memcli_is memcli add' -l evergreen -d 'Append to memory/MEMORY.md.'
+complete -c memcli -n '__memcli_is memcli add' -l ns -x -d 'Namespace: memory/NS/YYYY-MM-DD.md.'
+complete -c memcli -n '__memcli_is memcli add' -s t -l type -x -d 'Entry type, e.g. decision.'
+complete -c memcli -n '__memcli_is memcli add' -l tag -x -d 'Tag (repeatable).'
+complete -c memcli -n '__memcli_is memcli add' -l no-redact -d 'Do not redact secrets.'
+complete -c memcli -n '__memcli_is memcli add' -l commit -d 'git commit the file written (nothing else), naming the fact.'
+complete -c memcli -n '__memcli_is memcli add' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli add' -s h -l help -d 'Show this message and exit.'
+
+# memcli index
+complete -c memcli -n '__memcli_is memcli index' -l force -d 'Rebuild the whole index.'
+complete -c memcli -n '__memcli_is memcli index' -l no-embed -d 'Keyword index only: do not compute vectors now.'
+complete -c memcli -n '__memcli_is memcli index' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli index' -s h -l help -d 'Show this message and exit.'
+
+# memcli search
+complete -c memcli -n '__memcli_is memcli search' -s n -l limit -x -d 'Number of results.'
+complete -c memcli -n '__memcli_is memcli search' -l min-score -x -d 'Drop results whose final score (after decay) is below (0..1).'
+complete -c memcli -n '__memcli_is memcli search' -l source -x -d 'Only this namespace (repeatable).'
+complete -c memcli -n '__memcli_is memcli search' -l type -x -d 'Only entries of this type.'
+complete -c memcli -n '__memcli_is memcli search' -l tag -x -d 'Only entries with this tag.'
+complete -c memcli -n '__memcli_is memcli search' -l since -x -d 'Only files dated on/after.'
+complete -c memcli -n '__memcli_is memcli search' -l until -x -d 'Only files dated on/before.'
+complete -c memcli -n '__memcli_is memcli search' -l path -x -d 'Only paths matching this glob.'
+complete -c memcli -n '__memcli_is memcli search' -l decay -l no-decay -d 'Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).'
+complete -c memcli -n '__memcli_is memcli search' -l strategy -x -d 'keyword, vector or hybrid (default auto: hybrid when an embedding model is set).'
+complete -c memcli -n '__memcli_is memcli search' -l mmr -l no-mmr -d 'Diversify results (MMR): near-duplicates do not crowd out.'
+complete -c memcli -n '__memcli_is memcli search' -l mmr-lambda -x -d 'MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).'
+complete -c memcli -n '__memcli_is memcli search' -l explain -d 'Show how each score came to be (JSON: \'explain\' per result).'
+complete -c memcli -n '__memcli_is memcli search' -l format -x -d 'text, json or context (one Markdown block for a prompt).'
+complete -c memcli -n '__memcli_is memcli search' -l max-tokens -x -d 'Token budget of --format context (estimate: characters / 4).'
+complete -c memcli -n '__memcli_is memcli search' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli search' -l jsonl -d 'One JSON result per line.'
+complete -c memcli -n '__memcli_is memcli search' -l files -d 'Only the paths of matching files.'
+complete -c memcli -n '__memcli_is memcli search' -l batch -d 'Queries from stdin, one JSON per line.'
+complete -c memcli -n '__memcli_is memcli search' -s h -l help -d 'Show this message and exit.'
+
+# memcli status
+complete -c memcli -n '__memcli_is memcli status' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli status' -s h -l help -d 'Show this message and exit.'
+
+# memcli files
+complete -c memcli -n '__memcli_is memcli files' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli files' -s h -l help -d 'Show this message and exit.'
+
+# memcli get
+complete -c memcli -n '__memcli_is memcli get' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli get' -s h -l help -d 'Show this message and exit.'
+
+# memcli watch
+complete -c memcli -n '__memcli_is memcli watch' -l json -d 'One JSON event per line on stdout (ready, sync, ..., stopped).'
+complete -c memcli -n '__memcli_is memcli watch' -s q -l quiet -d 'No per-sync lines on stderr.'
+complete -c memcli -n '__memcli_is memcli watch' -l debounce -x -d 'Wait until files are quiet this long before indexing [setting watch.debounce_ms].'
+complete -c memcli -n '__memcli_is memcli watch' -s h -l help -d 'Show this message and exit.'
+
+# memcli flush
+complete -c memcli -n '__memcli_is memcli flush' -l ns -x -d 'Namespace: memory/NS/YYYY-MM-DD.md.'
+complete -c memcli -n '__memcli_is memcli flush' -l dry-run -d 'Show the facts that would be written; write nothing.'
+complete -c memcli -n '__memcli_is memcli flush' -l prompt-file -r -F -d 'Instructions for the model (default: llm.prompt_file or built in).'
+complete -c memcli -n '__memcli_is memcli flush' -l commit -d 'git commit the memory file afterwards.'
+complete -c memcli -n '__memcli_is memcli flush' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli flush' -s h -l help -d 'Show this message and exit.'
+
+# memcli diff
+complete -c memcli -n '__memcli_is memcli diff' -l since -x -d 'From the last commit before DATE (YYYY-MM-DD or \'2 weeks ago\').'
+complete -c memcli -n '__memcli_is memcli diff' -l stat -d 'Only counts per file.'
+complete -c memcli -n '__memcli_is memcli diff' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli diff' -s h -l help -d 'Show this message and exit.'
+
+# memcli log
+complete -c memcli -n '__memcli_is memcli log' -s n -l limit -x -d 'Number of commits. [default: 20]'
+complete -c memcli -n '__memcli_is memcli log' -l since -x -d 'Only commits since DATE.'
+complete -c memcli -n '__memcli_is memcli log' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli log' -s h -l help -d 'Show this message and exit.'
+
+# memcli sync
+complete -c memcli -n '__memcli_is memcli sync' -l strategy -x -d 'rebase or merge (default: setting git.sync_strategy).'
+complete -c memcli -n '__memcli_is memcli sync' -l no-push -d 'Pull and re-index, do not push.'
+complete -c memcli -n '__memcli_is memcli sync' -l no-commit -d 'Refuse to run with uncommitted memory changes.'
+complete -c memcli -n '__memcli_is memcli sync' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli sync' -s h -l help -d 'Show this message and exit.'
+
+# memcli doctor
+complete -c memcli -n '__memcli_is memcli doctor' -l offline -d 'Do not contact the embedding or LLM server.'
+complete -c memcli -n '__memcli_is memcli doctor' -l timeout -x -d 'How long to wait for each provider. [default: 3.0]'
+complete -c memcli -n '__memcli_is memcli doctor' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli doctor' -s h -l help -d 'Show this message and exit.'
+
+# memcli hooks
+complete -c memcli -n '__memcli_is memcli hooks' -a install -d 'Install the hooks (chaining any hook already there); safe to run again.'
+complete -c memcli -n '__memcli_is memcli hooks' -a uninstall -d 'Remove the hooks and restore the hooks they chained.'
+complete -c memcli -n '__memcli_is memcli hooks' -a status -d 'Which hooks are installed, chained, missing or someone else\'s.'
+complete -c memcli -n '__memcli_is memcli hooks' -s h -l help -d 'Show this message and exit.'
+
+# memcli hooks install
+complete -c memcli -n '__memcli_is memcli hooks install' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli hooks install' -s h -l help -d 'Show this message and exit.'
+
+# memcli hooks uninstall
+complete -c memcli -n '__memcli_is memcli hooks uninstall' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli hooks uninstall' -s h -l help -d 'Show this message and exit.'
+
+# memcli hooks status
+complete -c memcli -n '__memcli_is memcli hooks status' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli hooks status' -s h -l help -d 'Show this message and exit.'
+
+# memcli config
+complete -c memcli -n '__memcli_is memcli config' -a get -d 'Print the value of one setting (JSON: with origin, default and variable).'
+complete -c memcli -n '__memcli_is memcli config' -a set -d 'Write one setting to memcli.toml (or --user config.toml), keeping comments. No secrets.'
+complete -c memcli -n '__memcli_is memcli config' -a unset -d 'Remove one setting from memcli.toml (or --user config.toml), keeping comments.'
+complete -c memcli -n '__memcli_is memcli config' -a path -d 'The config files memcli reads (they need not exist).'
+complete -c memcli -n '__memcli_is memcli config' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config' -s h -l help -d 'Show this message and exit.'
+
+# memcli config get
+complete -c memcli -n '__memcli_is memcli config get' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config get' -s h -l help -d 'Show this message and exit.'
+complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy'
+
+# memcli config set
+complete -c memcli -n '__memcli_is memcli config set' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
+complete -c memcli -n '__memcli_is memcli config set' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config set' -s h -l help -d 'Show this message and exit.'
+complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy'
+
+# memcli config unset
+complete -c memcli -n '__memcli_is memcli config unset' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
+complete -c memcli -n '__memcli_is memcli config unset' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config unset' -s h -l help -d 'Show this message and exit.'
+complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy'
+
+# memcli config path
+complete -c memcli -n '__memcli_is memcli config path' -l user -d 'Print only the user config file.'
+complete -c memcli -n '__memcli_is memcli config path' -l workspace -d 'Print only the workspace memcli.toml.'
+complete -c memcli -n '__memcli_is memcli config path' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config path' -s h -l help -d 'Show this message and exit.'
