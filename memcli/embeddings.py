@@ -218,8 +218,14 @@ def vector_state(store: Store, embedder: Embedder) -> VectorState:
     if vecs == 0:
         why = "the index is empty" if chunks == 0 else "no vectors in the index yet"
         return VectorState(False, f"{why}; run 'memcli index'", 0, chunks, None)
-    label = embedder.fingerprint.label()
-    return VectorState(True, f"embedding model {label}", vecs, chunks, embedder.fingerprint.model)
+    reason = f"embedding model {embedder.fingerprint.label()}"
+    if vecs < chunks:
+        reason += f"; {chunks - vecs} of {_chunks(chunks)} without vectors yet"
+    return VectorState(True, reason, vecs, chunks, embedder.fingerprint.model)
+
+
+def _chunks(n: int) -> str:
+    return f"{n} chunk" if n == 1 else f"{n} chunks"
 
 
 @dataclass
@@ -285,7 +291,7 @@ def backfill(
         except ProviderError as exc:
             result.missing = vectors.pending_count(store)
             result.warnings.append(
-                f"{exc.message}; {result.missing} chunks have no vectors yet"
+                f"{exc.message}; {_chunks(result.missing)} without vectors for now"
                 " (keyword search still finds them; the next 'memcli index' back-fills them)"
             )
             break
@@ -295,7 +301,7 @@ def backfill(
             result.missing = vectors.pending_count(store)
             result.warnings.append(
                 f"embedding provider returned {len(bad)}-dimensional vectors for {fp.model}, but"
-                f" the index holds {dims}-dimensional ones; {result.missing} chunks have no"
+                f" the index holds {dims}-dimensional ones; {_chunks(result.missing)} without"
                 " vectors (set embedding.dimensions, or run 'memcli index --force')"
             )
             break
@@ -310,7 +316,7 @@ def backfill(
     result.requests = embedder.stats.requests - start[1]
     if changed and result.embedded:
         result.warnings.append(
-            f"re-embedded {result.embedded} chunks: {result.cached} from the cache,"
+            f"re-embedded {_chunks(result.embedded)}: {result.cached} from the cache,"
             f" {result.embedded - result.cached} from the provider"
         )
     result.warnings.extend(embedder.warnings())
@@ -369,7 +375,7 @@ def plan_search(store: Store, embedder: Embedder | None, strategy: str, query: s
     if state.vectors < state.chunks:
         missing = state.chunks - state.vectors
         warnings.append(
-            f"{missing} of {state.chunks} chunks have no vectors yet (found by keyword only);"
+            f"{missing} of {_chunks(state.chunks)} without vectors yet (found by keyword only);"
             " run 'memcli index' to back-fill"
         )
     mode = "vector" if strategy == "vector" else "hybrid"

@@ -402,7 +402,7 @@ def test_provider_down_during_index_keeps_keyword_index_and_backfills_later(
     report = run.json()
     assert report["files"] == len(FILES) + 0 and report["chunks"] > 0
     assert report["embedded"] == 0 and report["missing_vectors"] == report["chunks"]
-    assert "HTTP 500" in run.stderr and "no vectors yet" in run.stderr
+    assert "HTTP 500" in run.stderr and "without vectors" in run.stderr
     assert chunk_ids(workspace, embedded=False) == chunk_ids(workspace)
     # keyword search over the complete index still works
     kw = search(cli, "--strategy", "keyword", "Valkey")
