@@ -2,11 +2,13 @@
 
 File-system events come from watchfiles (a notify thread inside the process:
 no child processes). Events are filtered (``.memcli/``, ``.git/``, files the
-include globs or ``.memignore`` leave out), coalesced until the files have
-been quiet for ``watch.debounce_ms`` (or at most :data:`MAX_DELAY_FACTOR`
-times that), and each batch re-indexes just the changed paths in one short
-transaction under the writer lock, so searches and ``memcli add`` keep
-working meanwhile. One watcher runs per workspace (``.memcli/watch.lock``).
+include globs or ``.memignore`` leave out) and coalesced until the files
+have been quiet for ``watch.debounce_ms`` (a steady stream is still synced
+every ``max(2 s, 5 x debounce)``). Each batch re-indexes just the changed
+paths (embedding new chunks when a model is configured) under the writer
+lock, held for that batch only, in short transactions: searches never wait
+(WAL) and ``memcli add`` waits at most one batch. One watcher runs per
+workspace (``.memcli/watch.lock``).
 
 The caller receives JSON-ready event dicts through ``emit``:
 ``ready``, ``sync``, ``warning``, ``error`` and ``stopped``.
@@ -302,6 +304,7 @@ class Watcher:
     ) -> None:
         """Re-index ``paths`` (None = everything); report; schedule a retry on failure."""
         lock = writer_lock(self.ws)
+        failure: Event | None = None
         try:
             if not self._wait_for(lock):
                 return  # stopping: the batch is abandoned; the next start's full sync catches up
@@ -311,20 +314,19 @@ class Watcher:
         except Exception as exc:  # any failure: report it, keep watching, retry later
             self.full_next = True
             self.pending.paths |= set(retry_paths or ())
-            delay = self.retry.schedule()
             message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"
-            self.emit(
-                {
-                    "event": "error",
-                    "message": f"sync failed: {message}",
-                    "paths": (retry_paths or [])[:PATHS_IN_EVENT],
-                    "retry_in": delay,
-                    "time": now_iso(),
-                }
-            )
-            return
+            failure = {
+                "event": "error",
+                "message": f"sync failed: {message}",
+                "paths": (retry_paths or [])[:PATHS_IN_EVENT],
+                "retry_in": self.retry.schedule(),
+                "time": now_iso(),
+            }
         finally:
-            lock.release()
+            lock.release()  # before any output: a slow reader of our stdout never blocks writers
+        if failure is not None:
+            self.emit(failure)
+            return
         self.full_next = False
         self.retry.reset()
         embedded = int(getattr(report, "embedded", 0) or 0)
