@@ -65,7 +65,7 @@ def acquire_watch_lock(ws: Workspace) -> ProcessLock:
         pid = lock.holder_pid()
         raise AlreadyRunning(
             f"memcli watch is already running for {ws.root} (pid {pid or '?'})",
-            hint=f"stop it first (kill -INT {pid})" if pid else "stop the other watcher first",
+            hint=f"stop it first (kill {pid})" if pid else "stop the other watcher first",
         ) from None
 
 
@@ -482,7 +482,8 @@ def stop_on_signals(stop: threading.Event) -> Any:
     """
     seen: dict[str, Any] = {"signal": None}
     wanted = [signal.SIGINT, signal.SIGTERM]
-    if hasattr(signal, "SIGHUP"):
+    # SIGHUP (terminal closed) stops it too, unless ignored on purpose (nohup).
+    if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) != signal.SIG_IGN:
         wanted.append(signal.SIGHUP)
 
     def handler(signum: int, frame: Any) -> None:

@@ -379,7 +379,7 @@ def test_search_and_add_while_syncing(workspace: Path, cli: Cli, watchers: Any) 
 # -- stopping -------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_signal_stops_cleanly(workspace: Path, watchers: Any, sig: int) -> None:
     w = watchers(workspace)
     w.ready()
