@@ -187,6 +187,9 @@ def _report(
     st = state(ctx)
     _, settings = _load(ctx)
     effective = _entry(settings, key)
+    if "value" in extra and effective["origin"] != scope:
+        where = effective["env"] if effective["origin"] == "env" else effective["origin"]
+        st.out.warn(f"{key} is {_show(effective['value'])} from {where}, which wins over {scope}")
     if as_json:
         st.out.json({"key": key, **extra, "file": str(path), "scope": scope,
                      "effective": {"value": effective["value"], "origin": effective["origin"]}})
@@ -197,9 +200,6 @@ def _report(
     else:
         verb = "removed" if extra["changed"] else "not set in"
         st.out.line(f"{verb} {key} {'from ' if extra['changed'] else ''}{path}")
-    if "value" in extra and effective["origin"] != scope:
-        where = effective["env"] if effective["origin"] == "env" else effective["origin"]
-        st.out.warn(f"{key} is {_show(effective['value'])} from {where}, which wins over {scope}")
 
 
 @config_app.command("path")

@@ -55,8 +55,8 @@ ENVIRONMENT: list[tuple[str, str]] = [
     (f"{ENV_PREFIX}<SECTION>_<KEY>", "Overrides one setting, for example "
      "MEMCLI_EMBEDDING_MODEL or MEMCLI_SEARCH_LIMIT; see CONFIGURATION for every name. "
      "Booleans take 1/0, true/false, yes/no, on/off; lists are comma-separated."),
-    ("NO_COLOR", "When set (to anything), no colour or text styles on stdout or stderr, "
-     "like --no-color."),
+    ("NO_COLOR", "When set to a non-empty value, no colour or text styles on stdout or "
+     "stderr, like --no-color."),
     ("MEMCLI_DEBUG", "Set to 1 to print a traceback on errors, like --debug."),
     ("OPENAI_API_KEY, ...", "API keys are read from the provider's usual variables (LiteLLM "
      "names them), or from the variable named by embedding.api_key_env or llm.api_key_env. "
@@ -288,11 +288,11 @@ def _node(cmd: Any, path: tuple[str, ...], parent_ctx: Any) -> Command:
     return node
 
 
-def check_examples(tree: Command) -> None:
+def check_examples(tree: Command, examples: list[tuple[str, str]] | None = None) -> None:
     """Every example names a real command and real options (generation fails otherwise)."""
     import shlex
 
-    for _, lines in EXAMPLES:
+    for _, lines in EXAMPLES if examples is None else examples:
         for line in lines.splitlines():
             words = shlex.split(line)
             if words[0] != PROG:

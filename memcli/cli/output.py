@@ -20,7 +20,7 @@ class Output:
 
     def __init__(self, *, quiet: bool = False, no_color: bool = False) -> None:
         self.quiet = quiet
-        self.no_color = no_color or "NO_COLOR" in os.environ
+        self.no_color = no_color or bool(os.environ.get("NO_COLOR"))  # no-color.org: non-empty
 
     # -- streams ------------------------------------------------------------
     @property
@@ -37,6 +37,7 @@ class Output:
         return Console(
             stderr=stderr,
             no_color=self.no_color,
+            color_system=None if self.no_color else "auto",  # NO_COLOR: no styles either
             highlight=False,
             soft_wrap=not stderr,
         )
