@@ -77,7 +77,7 @@ Hostile content (test_reliability_hostile.py)
   - SQL and FTS5 syntax in files and in queries is data
       -> test_sql_and_fts_syntax_is_data
   - control characters in memory (clear screen, OSC title/clipboard) never reach
-    the terminal raw. KNOWN GAP, strict xfail until memcli/cli/output.py escapes them
+    the terminal raw (shown as \\xNN)
       -> test_terminal_escapes_in_memory_are_not_emitted
 """
 

@@ -183,11 +183,6 @@ def _run_in_terminal(args: list[str]) -> bytes:
     return out
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="memcli/cli/output.py writes control characters from memory files raw to the "
-    "terminal; to be fixed there (escape C0/C1 controls in human output on a terminal)",
-)
 def test_terminal_escapes_in_memory_are_not_emitted(workspace: Path) -> None:
     """A memory file (maybe pulled from a teammate) must not drive the reader's terminal:
     clear the screen, set the title, write the clipboard (OSC 52)..."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -49,8 +50,8 @@ class Output:
         sys.stdout.flush()
 
     def line(self, text: str = "") -> None:
-        """A line of data on stdout, never styled."""
-        sys.stdout.write(text + "\n")
+        """A line of data on stdout, never styled (control characters shown escaped on a tty)."""
+        sys.stdout.write((_safe(text) if self.stdout_tty else text) + "\n")
 
     def table(
         self,
@@ -61,7 +62,7 @@ class Output:
         right: Sequence[str] = (),
     ) -> None:
         """A Rich table on a terminal, tab-separated lines (with a header) when piped."""
-        cells = [["" if v is None else str(v) for v in row] for row in rows]
+        cells = [["" if v is None else _safe(str(v)) for v in row] for row in rows]
         if not self.stdout_tty:
             self.line("\t".join(columns))
             for row in cells:
@@ -89,7 +90,7 @@ class Output:
         if not self.stdout_tty:
             self.line(text)
             return
-        self._console().print(_escape(text), style=style or None)
+        self._console().print(_escape(_safe(text)), style=style or None)
 
     # -- diagnostics (stderr) -------------------------------------------------
     def info(self, text: str) -> None:
@@ -112,9 +113,9 @@ class Output:
 
     def _err(self, text: str, style: str) -> None:
         if self.stderr_tty and not self.no_color:
-            self._console(stderr=True).print(_escape(text), style=style or None)
+            self._console(stderr=True).print(_escape(_safe(text)), style=style or None)
         else:
-            sys.stderr.write(text + "\n")
+            sys.stderr.write((_safe(text) if self.stderr_tty else text) + "\n")
             sys.stderr.flush()
 
     @contextmanager
@@ -138,6 +139,15 @@ class Output:
                 bar.update(task, completed=done, total=total)
 
             yield update
+
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _safe(text: str) -> str:
+    """Show terminal control characters (ESC, BEL, C1...) as ``\\xNN`` so memory text
+    can never drive the reader's terminal (clear it, set its title, write the clipboard)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def _escape(text: str) -> str:
