@@ -56,7 +56,7 @@ complete -c memcli -n '__memcli_is memcli' -a log -d 'Commits that touched memor
 complete -c memcli -n '__memcli_is memcli' -a sync -d 'Share memory through the upstream remote: commit memory, pull, re-index, push.'
 complete -c memcli -n '__memcli_is memcli' -a doctor -d 'Check SQLite (FTS5, sqlite-vec), settings, providers, the index, hooks and the cache.'
 complete -c memcli -n '__memcli_is memcli' -a hooks -d 'Git hooks that re-index after commit, merge, checkout and rewrite.'
-complete -c memcli -n '__memcli_is memcli' -a config -d 'Show and change settings. Layers, later wins: default < user config < workspace memcli.toml < environment (MEMCLI_SECTION_KEY) < command-line flag.'
+complete -c memcli -n '__memcli_is memcli' -a config -d 'Show every setting with its value and origin (no subcommand), or get, set, unset one. Layers, later wins: default < user config.toml < workspace memcli.toml < environment (MEMCLI_SECTION_KEY) < command-line flag.'
 complete -c memcli -n '__memcli_is memcli' -s w -l workspace -x -d 'Workspace folder (default: $MEMCLI_WORKSPACE or search upwards).'
 complete -c memcli -n '__memcli_is memcli' -s q -l quiet -d 'No warnings or progress on stderr.'
 complete -c memcli -n '__memcli_is memcli' -l no-color -d 'No colour (also: NO_COLOR).'

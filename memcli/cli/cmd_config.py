@@ -12,8 +12,9 @@ from memcli.cli.cmd_core import JSON
 from memcli.errors import WorkspaceNotFound
 
 config_app = MemcliTyper(
-    help="Show and change settings. Layers, later wins: default < user config < workspace "
-    "memcli.toml < environment (MEMCLI_SECTION_KEY) < command-line flag.",
+    help="Show every setting with its value and origin (no subcommand), or get, set, unset "
+    "one. Layers, later wins: default < user config.toml < workspace memcli.toml < "
+    "environment (MEMCLI_SECTION_KEY) < command-line flag.",
     no_args_is_help=False,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -35,7 +36,8 @@ def _setting_names(ctx: Any, param: Any, incomplete: str) -> list[str]:
 
 
 KEY = typer.Argument(
-    ..., help="A setting, e.g. search.limit.", shell_complete=_setting_names, show_default=False
+    ..., metavar="KEY", help="A setting, e.g. search.limit.", shell_complete=_setting_names,
+    show_default=False,
 )
 
 
@@ -139,7 +141,9 @@ def config_set(
     ctx: typer.Context,
     key: str = KEY,
     value: str = typer.Argument(
-        ..., help="The new value; lists take a TOML array or comma-separated items."
+        ...,
+        metavar="VALUE",
+        help="The new value; lists take a TOML array or comma-separated items.",
     ),
     user: bool = USER,
     as_json: bool = JSON,
