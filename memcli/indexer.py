@@ -26,6 +26,15 @@ from memcli.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_o
 # files (80 MB) wrote 369 MB with 500-file batches, 191 MB with these (one transaction: 167).
 BATCH_FILES = 5000
 BATCH_BYTES = 16 * 1024 * 1024
+#: A file modified this close to the moment it was read may change again within the same
+#: timestamp tick without its (mtime, size) changing ("racy clean", as git calls it). Such a
+#: file is recorded with mtime 0, so the next check re-hashes it instead of trusting the stat.
+RACY_NS = 2_000_000_000
+SMUDGED = 0
+
+
+def _recorded_mtime(mtime_ns: int) -> int:
+    return SMUDGED if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
 
 Progress = Callable[[int, int], None]
 
@@ -198,9 +207,24 @@ class Indexer:
         current = {rel: (f.mtime_ns, f.size) for rel, f in found.files.items()}
         if current == known:  # the usual answer, compared in one go
             return []
-        out = [rel for rel, stat in current.items() if known.get(rel) != stat]
+        out = [
+            rel
+            for rel, stat in current.items()
+            if known.get(rel) != stat and not self._racy_but_same(rel, found.files[rel].path)
+        ]
         out.extend(rel for rel in known if rel not in current)
         return sorted(out)
+
+    def _racy_but_same(self, rel: str, path: object) -> bool:
+        """A smudged (racy) entry whose content hash still matches is not dirty."""
+        state = self.store.file_states_for([rel]).get(rel)
+        if state is None or state.mtime_ns != SMUDGED:
+            return False
+        try:
+            data = Path(str(path)).read_bytes()
+        except OSError:
+            return False
+        return state.size == len(data) and state.sha256 == hashlib.sha256(data).hexdigest()
 
     def needs_rebuild(self) -> bool:
         return self.store.get_meta("chunking") != chunk_params(self.settings)
@@ -225,6 +249,7 @@ class Indexer:
         if force or self.needs_rebuild():
             if not force and store.get_meta("chunking") is not None:
                 report.warnings.append("chunking settings changed; rebuilding the index")
+            paths = None  # a cleared index needs every file, not only the ones asked for
             with store.transaction():
                 store.clear()
                 store.set_meta("chunking", chunk_params(self.settings))
@@ -304,7 +329,8 @@ class Indexer:
             return
         digest = hashlib.sha256(data).hexdigest()
         if known is not None and known.sha256 == digest:
-            self.store.touch_file(known.id, f.mtime_ns, f.size)
+            if known.mtime_ns != _recorded_mtime(f.mtime_ns) or known.size != f.size:
+                self.store.touch_file(known.id, _recorded_mtime(f.mtime_ns), f.size)
             report.unchanged += 1
             return
         if warning:
@@ -318,7 +344,7 @@ class Indexer:
         date = _file_date(f.rel, text)
         self.store.write_file(
             f.rel,
-            mtime_ns=f.mtime_ns,
+            mtime_ns=_recorded_mtime(f.mtime_ns),
             size=f.size,
             sha256=digest,
             date=date,

@@ -211,6 +211,13 @@ class Store:
         rows = self.conn.execute("SELECT id, path, mtime_ns, size, sha256 FROM files")
         return {r[1]: FileState(*r) for r in rows}
 
+    def file_states_for(self, paths: list[str]) -> dict[str, FileState]:
+        marks = ",".join("?" * len(paths))
+        rows = self.conn.execute(
+            f"SELECT id, path, mtime_ns, size, sha256 FROM files WHERE path IN ({marks})", paths
+        )
+        return {r[1]: FileState(*r) for r in rows}
+
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Path -> (mtime_ns, size) of every indexed file: the changed-files check."""
         rows = self.conn.execute("SELECT path, mtime_ns, size FROM files").fetchall()

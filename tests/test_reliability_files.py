@@ -76,8 +76,27 @@ def _mkdirs_iteratively(base: Path, depth: int) -> Path:
     return p
 
 
-def test_deeply_nested_folders(workspace: Path) -> None:
+def _rmdirs_iteratively(top: Path) -> None:
+    """Remove a deep chain deepest first (shutil.rmtree, also pytest's, recurses)."""
+    chain = [top]
+    while (chain[-1] / "d").is_dir():
+        chain.append(chain[-1] / "d")
+    for folder in reversed(chain):
+        for child in folder.iterdir():
+            if not child.is_dir():
+                child.unlink()
+        folder.rmdir()
+
+
+@pytest.fixture
+def deep_chain(workspace: Path) -> Iterator[int]:
     depth = sys.getrecursionlimit() + 100
+    yield depth
+    _rmdirs_iteratively(workspace / "memory" / "d")
+
+
+def test_deeply_nested_folders(workspace: Path, deep_chain: int) -> None:
+    depth = deep_chain
     deep = _mkdirs_iteratively(workspace / "memory", depth)
     (deep / "deep.md").write_text("- the deepest wombat\n")
     r = memcli(workspace, "index", "--json")
