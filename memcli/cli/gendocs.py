@@ -145,7 +145,7 @@ class Command:
 
     @property
     def summary(self) -> str:
-        return first_sentence(self.help)
+        return first_paragraph(self.help)
 
     @property
     def options(self) -> list[Param]:
@@ -171,7 +171,7 @@ class Command:
         return node
 
 
-def first_sentence(text: str) -> str:
+def first_paragraph(text: str) -> str:
     para = " ".join(text.strip().split("\n\n")[0].split()) if text else ""
     return para.replace("\b", "").strip()
 
@@ -705,7 +705,7 @@ def man(tree: Command) -> str:
         ".nh",
         ".ad l",
         ".SH NAME",
-        f"{PROG} \\- {roff(_lower_first(first_sentence(tree.help).rstrip('.')))}",
+        f"{PROG} \\- {roff(_lower_first(first_paragraph(tree.help).rstrip('.')))}",
         ".SH SYNOPSIS",
         f"\\fB{PROG}\\fR [\\fIGLOBAL OPTIONS\\fR] \\fICOMMAND\\fR [\\fIOPTIONS\\fR] "
         "[\\fIARGUMENTS\\fR]",
@@ -807,12 +807,16 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m memcli.cli.gendocs",
         description="Generate completions/ and man/memcli.1 from the memcli command tree.",
     )
-    parser.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[2],
+    parser.add_argument("--out", type=Path, default=None,
                         help="folder to write into (default: the source checkout)")
     parser.add_argument("--check", action="store_true",
                         help="write nothing; exit 1 when a file differs from what it would be")
     parser.add_argument("--only", choices=["completions", "man"], help="generate only these")
     args = parser.parse_args(argv)
+    if args.out is None:
+        args.out = Path(__file__).resolve().parents[2]
+        if not (args.out / "pyproject.toml").is_file():
+            parser.error(f"{args.out} is not a source checkout; pass --out DIR")
     files = render_all()
     if args.only:
         files = {k: v for k, v in files.items() if k.startswith(args.only)}
