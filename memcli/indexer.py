@@ -26,6 +26,9 @@ from memcli.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_o
 # files (80 MB) wrote 369 MB with 500-file batches, 191 MB with these (one transaction: 167).
 BATCH_FILES = 5000
 BATCH_BYTES = 16 * 1024 * 1024
+#: Filling an empty index with at least this many files drops the secondary indexes and
+#: builds them once at the end (Store.drop_bulk_indexes).
+BULK_FILES = 1000
 #: A file modified this close to the moment it was read may change again within the same
 #: timestamp tick without its (mtime, size) changing ("racy clean", as git calls it). Such a
 #: file is recorded with mtime 0, so the next check re-hashes it instead of trusting the stat.
@@ -262,8 +265,12 @@ class Indexer:
         total = len(todo) + len(gone)
         done = 0
         batch = batch_bytes = 0
+        bulk = not known and len(todo) >= BULK_FILES
         store.conn.execute("BEGIN IMMEDIATE")
         try:
+            store.ensure_bulk_indexes()  # a bulk load that crashed left them out
+            if bulk:
+                store.drop_bulk_indexes()
             for f in todo:
                 k = known.get(f.rel)
                 self._sync_file(f, k, report)
@@ -284,6 +291,8 @@ class Indexer:
                 done += 1
                 if progress:
                     progress(done, total)
+            if bulk:
+                store.ensure_bulk_indexes()
             store.set_meta("last_indexed", str(time.time()))
             store.conn.execute("COMMIT")
         except BaseException:

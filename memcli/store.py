@@ -293,6 +293,21 @@ class Store:
         )
         return file_id
 
+    def drop_bulk_indexes(self) -> None:
+        """Drop the secondary indexes before a bulk load (inside the caller's transaction).
+
+        Rows then go in without a random B-tree insert each (facts are keyed by a hash), and
+        :meth:`ensure_bulk_indexes` builds each index in one sorted pass at the end: about a
+        tenth of a 10k-file cold index. Until then lookups by hash or file scan the table.
+        """
+        for name in BULK_INDEXES:
+            self.conn.execute(f"DROP INDEX IF EXISTS {name}")
+
+    def ensure_bulk_indexes(self) -> None:
+        """Create any secondary index a bulk load dropped (a no-op when they exist)."""
+        for sql in BULK_INDEXES.values():
+            self.conn.execute(sql)
+
     def clear(self) -> None:
         """Delete every indexed row (a full rebuild follows)."""
         self.conn.execute("DELETE FROM chunks_fts")
@@ -333,6 +348,15 @@ class Store:
             }
             for r in rows
         ]
+
+
+#: Secondary indexes of migration 1 that a bulk load drops and re-creates (see
+#: :meth:`Store.drop_bulk_indexes`); the statements must match the schema's.
+BULK_INDEXES = {
+    "chunks_file": "CREATE INDEX IF NOT EXISTS chunks_file ON chunks(file_id)",
+    "facts_hash": "CREATE INDEX IF NOT EXISTS facts_hash ON facts(hash)",
+    "facts_file": "CREATE INDEX IF NOT EXISTS facts_file ON facts(file_id)",
+}
 
 
 class ForeignIndex(Exception):
