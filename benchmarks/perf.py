@@ -60,6 +60,10 @@ import corpus as corpus_mod  # noqa: E402
 PY = sys.executable
 BIN = Path(PY).parent
 MEMCLI = str(BIN / "memcli") if (BIN / "memcli").exists() else None
+#: Environment added to every child process (``--pythonpath`` measures another checkout).
+CHILD_ENV: dict[str, str] = {}
+#: CPU seconds used by the children run so far (to tell our load from the machine's).
+CHILD_CPU = [0.0]
 
 
 # -- processes --------------------------------------------------------------------------------
@@ -67,22 +71,39 @@ class Proc:
     """A finished child process: wall seconds, exit code, output, peak RSS (KiB), CPU seconds."""
 
     def __init__(self, wall: float, rc: int, out: str, err: str, rss_kb: int, cpu: float) -> None:
-        self.wall, self.rc, self.out, self.err, self.rss_kb, self.cpu = wall, rc, out, err, rss_kb, cpu
+        self.wall, self.rc, self.out, self.err, self.rss_kb, self.cpu = (
+            wall,
+            rc,
+            out,
+            err,
+            rss_kb,
+            cpu,
+        )
 
     def json(self) -> Any:
         return json.loads(self.out)
 
 
 def memcli_cmd(*args: str) -> list[str]:
-    return [MEMCLI, *args] if MEMCLI else [PY, "-m", "memcli", *args]
+    if MEMCLI and "PYTHONPATH" not in CHILD_ENV:
+        return [MEMCLI, *args]
+    return [PY, "-m", "memcli", *args]
 
 
-def run(cmd: list[str], *, stdin: str | None = None, env: dict[str, str] | None = None,
-        cwd: Path | None = None) -> Proc:
+def run(
+    cmd: list[str],
+    *,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Proc:
     """Run ``cmd`` to completion and reap it with wait4 (its own rusage, not the sum)."""
-    full_env = {**os.environ, **(env or {})}
-    with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, \
-            tempfile.TemporaryFile() as ferr:
+    full_env = {**os.environ, **CHILD_ENV, **(env or {})}
+    with (
+        tempfile.TemporaryFile() as fin,
+        tempfile.TemporaryFile() as fout,
+        tempfile.TemporaryFile() as ferr,
+    ):
         if stdin is not None:
             fin.write(stdin.encode())
             fin.seek(0)
@@ -95,6 +116,7 @@ def run(cmd: list[str], *, stdin: str | None = None, env: dict[str, str] | None 
         ferr.seek(0)
         out = fout.read().decode("utf-8", "replace")
         err = ferr.read().decode("utf-8", "replace")
+    CHILD_CPU[0] += ru.ru_utime + ru.ru_stime
     return Proc(wall, p.returncode, out, err, int(ru.ru_maxrss), ru.ru_utime + ru.ru_stime)
 
 
@@ -115,6 +137,33 @@ def pct(xs: list[float], q: float) -> float:
     k = (len(s) - 1) * q
     lo, hi = int(k), min(int(k) + 1, len(s) - 1)
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
+
+
+class MachineLoad:
+    """How busy the machine was with other work while we measured: CPU time used by all
+    processes (/proc/stat) minus our children's, per second of wall time, in cores."""
+
+    def __init__(self) -> None:
+        self.t0, self.busy0 = time.perf_counter(), _busy_seconds()
+        self.ours0 = CHILD_CPU[0] + time.process_time()
+
+    def others_cores(self) -> float | None:
+        busy = _busy_seconds()
+        if busy is None or self.busy0 is None:
+            return None
+        wall = time.perf_counter() - self.t0
+        ours = CHILD_CPU[0] + time.process_time() - self.ours0  # our children and ourselves
+        return max(0.0, (busy - self.busy0 - ours) / wall) if wall > 0 else None
+
+
+def _busy_seconds() -> float | None:
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except (OSError, IndexError):
+        return None
+    ticks = [int(x) for x in fields[:8]]
+    idle = ticks[3] + ticks[4]  # idle + iowait
+    return (sum(ticks) - idle) / os.sysconf("SC_CLK_TCK")
 
 
 def loadavg() -> list[float]:
@@ -142,9 +191,15 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     probe = subprocess.run(
-        [PY, "-c", "import sqlite3, json; from memcli import db; m = db.driver();"
-         " print(json.dumps([db.driver_name(), m.sqlite_version, sqlite3.sqlite_version]))"],
-        capture_output=True, text=True, check=True,
+        [
+            PY,
+            "-c",
+            "import sqlite3, json; from memcli import db; m = db.driver();"
+            " print(json.dumps([db.driver_name(), m.sqlite_version, sqlite3.sqlite_version]))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     driver, sqlite_version, stdlib_sqlite = json.loads(probe.stdout)
     return {
@@ -185,7 +240,8 @@ conn.executemany("INSERT INTO docs (text) VALUES (?)", texts())
 conn.execute("COMMIT")
 n = conn.execute("SELECT count(*) FROM docs").fetchone()[0]
 conn.close()
-print(json.dumps({"files": n, "seconds": time.perf_counter() - t1, "total": time.perf_counter() - t0}))
+t2 = time.perf_counter()
+print(json.dumps({"files": n, "seconds": t2 - t1, "total": t2 - t0}))
 """
 
 INPROC = r"""
@@ -202,7 +258,8 @@ with Memory.open(ws) as mem:
     for _ in range(rounds):
         for q in queries:
             t = time.perf_counter(); mem.search(q, opts); full.append(time.perf_counter() - t)
-            t = time.perf_counter(); run_search(mem.store, q, opts); core.append(time.perf_counter() - t)
+            t = time.perf_counter(); run_search(mem.store, q, opts)
+            core.append(time.perf_counter() - t)
 print(json.dumps({"full": full, "core": core}))
 """
 
@@ -218,20 +275,26 @@ def make_queries(ws: Path, n: int = 40, seed: int = 7) -> list[str]:
     """A fixed, varied query set: tech words, common words, rare names, ids, phrases."""
     rng = random.Random(seed)
     c = corpus_mod.Corpus()
-    tail = c.words[len(corpus_mod.COMMON) + len(corpus_mod.TECH):]
+    tail = c.words[len(corpus_mod.COMMON) + len(corpus_mod.TECH) :]
     out: list[str] = []
     for i in range(n):
         kind = i % 5
         if kind == 0:
             out.append(" ".join(rng.sample(corpus_mod.TECH, 2)))
         elif kind == 1:
-            out.append(f"what did we decide about {rng.choice(corpus_mod.TECH)} {rng.choice(corpus_mod.TECH)}?")
+            out.append(
+                "what did we decide about"
+                f" {rng.choice(corpus_mod.TECH)} {rng.choice(corpus_mod.TECH)}?"
+            )
         elif kind == 2:
             out.append(f"{rng.choice(tail)} {rng.choice(corpus_mod.TECH)}")
         elif kind == 3:
             out.append(c._ident(rng))
         else:
-            out.append(f'"{rng.choice(corpus_mod.TECH)} {rng.choice(corpus_mod.COMMON)}" {rng.choice(c.people)}')
+            out.append(
+                f'"{rng.choice(corpus_mod.TECH)} {rng.choice(corpus_mod.COMMON)}"'
+                f" {rng.choice(c.people)}"
+            )
     return out
 
 
@@ -278,6 +341,21 @@ def importtime(cmd: list[str], env: dict[str, str] | None = None) -> dict[str, A
 
 
 # -- one size ---------------------------------------------------------------------------------
+def settle(newest: Path, racy_s: float = 2.5) -> None:
+    """Wait until files written just now are older than memcli's "racy clean" window.
+
+    memcli records a file modified within 2 s of being read as possibly changing again
+    (and re-hashes it on later checks); a benchmark that writes files and indexes them at
+    once would measure that re-hashing on every following command.
+    """
+    try:
+        age = time.time() - newest.stat().st_mtime
+    except OSError:
+        return
+    if age < racy_s:
+        time.sleep(racy_s - age)
+
+
 def corpus_dir(size: int) -> Path:
     return WORK / f"corpus-{size}"
 
@@ -287,8 +365,12 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
     ws.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
     manifest = corpus_mod.generate(ws, size, quiet=True)
-    log(f"[{size}] corpus ready ({manifest['bytes'] / 1e6:.1f} MB, {time.perf_counter() - t:.1f} s)")
+    log(
+        f"[{size}] corpus ready ({manifest['bytes'] / 1e6:.1f} MB, {time.perf_counter() - t:.1f} s)"
+    )
+    settle(ws / "corpus.json")
     res: dict[str, Any] = {"files": size, "bytes": manifest["bytes"], "load_before": loadavg()}
+    load = MachineLoad()
     reps = repeat if size < 50000 else max(1, repeat // 3)
 
     # warm the page cache once so floor and memcli read the same cached files
@@ -304,18 +386,36 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
         shutil.rmtree(ws / ".memcli", ignore_errors=True)
         c = check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "cold index")
         rep = c.json()
-        colds.append({"wall": c.wall, "inproc": rep["seconds"], "cpu": c.cpu, "rss_kb": c.rss_kb,
-                      "chunks": rep["chunks"]})
-        log(f"[{size}] run {r + 1}/{reps}: floor {p.wall:.2f} s, cold index {c.wall:.2f} s"
-            f" (cpu {c.cpu:.2f} s, {rep['chunks']} chunks)")
+        colds.append(
+            {
+                "wall": c.wall,
+                "inproc": rep["seconds"],
+                "cpu": c.cpu,
+                "rss_kb": c.rss_kb,
+                "chunks": rep["chunks"],
+            }
+        )
+        log(
+            f"[{size}] run {r + 1}/{reps}: floor {p.wall:.2f} s, cold index {c.wall:.2f} s"
+            f" (cpu {c.cpu:.2f} s, {rep['chunks']} chunks)"
+        )
     fw = med([f["wall"] for f in floors])
     cw = med([c["wall"] for c in colds])
-    res["floor"] = {"wall": fw, "inproc": med([f["inproc"] for f in floors]),
-                    "cpu": med([f["cpu"] for f in floors]), "rss_mb": max(f["rss_kb"] for f in floors) / 1024,
-                    "runs": [f["wall"] for f in floors]}
-    res["cold"] = {"wall": cw, "inproc": med([c["inproc"] for c in colds]),
-                   "cpu": med([c["cpu"] for c in colds]), "rss_mb": max(c["rss_kb"] for c in colds) / 1024,
-                   "chunks": colds[-1]["chunks"], "runs": [c["wall"] for c in colds]}
+    res["floor"] = {
+        "wall": fw,
+        "inproc": med([f["inproc"] for f in floors]),
+        "cpu": med([f["cpu"] for f in floors]),
+        "rss_mb": max(f["rss_kb"] for f in floors) / 1024,
+        "runs": [f["wall"] for f in floors],
+    }
+    res["cold"] = {
+        "wall": cw,
+        "inproc": med([c["inproc"] for c in colds]),
+        "cpu": med([c["cpu"] for c in colds]),
+        "rss_mb": max(c["rss_kb"] for c in colds) / 1024,
+        "chunks": colds[-1]["chunks"],
+        "runs": [c["wall"] for c in colds],
+    }
     res["ratio_wall"] = cw / fw
     res["ratio_inproc"] = res["cold"]["inproc"] / res["floor"]["inproc"]
     res["ratio_cpu"] = res["cold"]["cpu"] / res["floor"]["cpu"]
@@ -323,27 +423,37 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
     res["per_file_cpu_ms"] = res["cold"]["cpu"] / size * 1000
 
     # no-op re-index
-    noops = [check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "no-op index")
-             for _ in range(max(3, reps))]
-    res["noop"] = {"wall": med([p.wall for p in noops]), "inproc": med([p.json()["seconds"] for p in noops]),
-                   "cpu": med([p.cpu for p in noops]), "rss_mb": max(p.rss_kb for p in noops) / 1024}
+    noops = [
+        check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "no-op index")
+        for _ in range(max(3, reps))
+    ]
+    res["noop"] = {
+        "wall": med([p.wall for p in noops]),
+        "inproc": med([p.json()["seconds"] for p in noops]),
+        "cpu": med([p.cpu for p in noops]),
+        "rss_mb": max(p.rss_kb for p in noops) / 1024,
+    }
     log(f"[{size}] no-op re-index {res['noop']['wall']:.3f} s")
 
     # touch 1% (mtime only), then edit 1% (append an entry)
     rels = corpus_mod.corpus_paths(ws, size)
     picked = list(range(0, size, 100))
-    future = time.time_ns() + 10**9
+    past = time.time_ns() - 10 * 10**9
     for i in picked:
-        os.utime(ws / rels[i], ns=(future, future))
+        os.utime(ws / rels[i], ns=(past, past))
     p = check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "touch index")
     res["touch1"] = {"wall": p.wall, "inproc": p.json()["seconds"], "files": len(picked)}
     for i in picked:
         with open(ws / rels[i], "a", encoding="utf-8") as fh:
-            fh.write("- 23:59 [fact] Benchmark edit: the nightly rollup moved to the edge region. #bench\n")
+            fh.write(
+                "- 23:59 [fact] Benchmark edit: the nightly rollup moved to the edge region."
+                " #bench\n"
+            )
     p = check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "edit index")
     res["edit1"] = {"wall": p.wall, "inproc": p.json()["seconds"], "updated": p.json()["updated"]}
     for i in picked:
         corpus_mod.regenerate_file(ws, size, i)
+    settle(ws / rels[picked[-1]])
     check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "restore index")
     log(f"[{size}] touch 1% {res['touch1']['wall']:.3f} s, edit 1% {res['edit1']['wall']:.3f} s")
 
@@ -354,12 +464,16 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
     p = check(run([PY, "-c", INPROC, str(ws), str(qfile), str(rounds)]), "in-process search")
     data = p.json()
     res["search_inproc"] = {
-        "p50_ms": pct(data["full"], 0.5) * 1000, "p95_ms": pct(data["full"], 0.95) * 1000,
-        "core_p50_ms": pct(data["core"], 0.5) * 1000, "core_p95_ms": pct(data["core"], 0.95) * 1000,
+        "p50_ms": pct(data["full"], 0.5) * 1000,
+        "p95_ms": pct(data["full"], 0.95) * 1000,
+        "core_p50_ms": pct(data["core"], 0.5) * 1000,
+        "core_p95_ms": pct(data["core"], 0.95) * 1000,
         "n": len(data["full"]),
     }
-    log(f"[{size}] in-process search p50 {res['search_inproc']['p50_ms']:.1f} ms,"
-        f" p95 {res['search_inproc']['p95_ms']:.1f} ms")
+    log(
+        f"[{size}] in-process search p50 {res['search_inproc']['p50_ms']:.1f} ms,"
+        f" p95 {res['search_inproc']['p95_ms']:.1f} ms"
+    )
 
     # search: whole process, interleaved with bare start-up
     bare, walls, rss, hits = [], [], [], 0
@@ -371,24 +485,40 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
         rss.append(s.rss_kb)
         hits += len(s.json()["results"])
     res["search_process"] = {
-        "median_ms": med(walls) * 1000, "bare_ms": med(bare) * 1000,
-        "over_bare_ms": (med(walls) - med(bare)) * 1000, "rss_mb": max(rss) / 1024,
-        "n": len(walls), "hits": hits,
+        "median_ms": med(walls) * 1000,
+        "bare_ms": med(bare) * 1000,
+        "over_bare_ms": (med(walls) - med(bare)) * 1000,
+        "rss_mb": max(rss) / 1024,
+        "n": len(walls),
+        "hits": hits,
     }
-    log(f"[{size}] search process {res['search_process']['median_ms']:.0f} ms"
-        f" (bare python {res['search_process']['bare_ms']:.0f} ms)")
+    log(
+        f"[{size}] search process {res['search_process']['median_ms']:.0f} ms"
+        f" (bare python {res['search_process']['bare_ms']:.0f} ms)"
+    )
 
     # batch
     batch_q = queries * (5 if size < 50000 else 3)
-    p = check(run(memcli_cmd("-w", str(ws), "search", "--batch", "--json"), stdin="\n".join(batch_q) + "\n"),
-              "batch search", ok=(0, 1))
+    p = check(
+        run(
+            memcli_cmd("-w", str(ws), "search", "--batch", "--json"),
+            stdin="\n".join(batch_q) + "\n",
+        ),
+        "batch search",
+        ok=(0, 1),
+    )
     lines = [ln for ln in p.out.splitlines() if ln.strip()]
-    res["batch"] = {"queries": len(batch_q), "answers": len(lines), "wall": p.wall,
-                    "qps": len(batch_q) / p.wall,
-                    "qps_after_startup": len(batch_q) / max(p.wall - med(walls), 1e-9),
-                    "rss_mb": p.rss_kb / 1024}
+    res["batch"] = {
+        "queries": len(batch_q),
+        "answers": len(lines),
+        "wall": p.wall,
+        "qps": len(batch_q) / p.wall,
+        "qps_after_startup": len(batch_q) / max(p.wall - med(walls), 1e-9),
+        "rss_mb": p.rss_kb / 1024,
+    }
     log(f"[{size}] batch {res['batch']['qps']:.0f} queries/s")
     res["load_after"] = loadavg()
+    res["other_load_cores"] = load.others_cores()
     return res
 
 
@@ -413,16 +543,211 @@ def startup(repeat: int, ws: Path, queries: list[str], log) -> dict[str, Any]:  
             else:
                 check(run(memcli_cmd("-w", str(small), "-q", "index"), env=env), "hybrid index")
                 res["import_hybrid"] = importtime(
-                    memcli_cmd("-w", str(small), "search", "--json", queries[0]), env=env)
+                    memcli_cmd("-w", str(small), "search", "--json", queries[0]), env=env
+                )
                 mode = run(memcli_cmd("-w", str(small), "search", "--json", queries[0]), env=env)
                 try:
                     res["import_hybrid"]["mode"] = mode.json().get("mode")
                 except ValueError:
                     res["import_hybrid"]["mode"] = None
-    log(f"[startup] --help {res['help_ms']:.0f} ms, bare python {res['bare_ms']:.0f} ms;"
+    log(
+        f"[startup] --help {res['help_ms']:.0f} ms, bare python {res['bare_ms']:.0f} ms;"
         f" imports: help {res['import_help']['total_ms']} ms, keyword search"
-        f" {res['import_keyword']['total_ms']} ms")
+        f" {res['import_keyword']['total_ms']} ms"
+    )
     return res
+
+
+TARGETS = (
+    # (label, how to read the figure, limit, unit)
+    (
+        "cold keyword index of 10k files / FTS5 floor (wall)",
+        ("sizes", "10000", "ratio_wall"),
+        3.0,
+        "x",
+    ),
+    ("no-op re-index of 10k files (whole process)", ("sizes", "10000", "noop", "wall"), 1.0, "s"),
+    (
+        "`search --json` at 10k files over bare Python start-up",
+        ("sizes", "10000", "search_process", "over_bare_ms"),
+        250.0,
+        "ms",
+    ),
+    ("`memcli --help` total", ("startup", "help_ms"), 200.0, "ms"),
+    ("per-file cold index time 1k -> 100k", ("scaling", "per_file_wall_ratio"), 1.5, "x"),
+)
+
+
+def _dig(d: Any, path: tuple[str, ...]) -> Any:
+    for key in path:
+        if not isinstance(d, dict) or key not in d:
+            return None
+        d = d[key]
+    return d
+
+
+def _n(x: float | None, digits: int = 2) -> str:
+    return "n/a" if x is None else f"{x:,.{digits}f}"
+
+
+def render_markdown(r: dict[str, Any]) -> str:
+    """The figures of one run as Markdown (the generated part of RESULTS.md's section)."""
+    m = r["machine"]
+    sizes = sorted(r["sizes"], key=int)
+    out = [
+        f"Run {r['when']}: `python benchmarks/perf.py --sizes {','.join(sizes)}`"
+        f" (repeats {r['repeat']}; medians)"
+        f"{' on ' + r['pythonpath'] if r.get('pythonpath') else ''}.",
+        "",
+        f"Machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, {m['os']};"
+        f" Python {m['python']}; SQLite {m['sqlite']} through `{m['sqlite_driver']}`"
+        f" (stdlib sqlite3 has {m['stdlib_sqlite']}).",
+    ]
+    loads = [r["sizes"][k].get("other_load_cores") for k in sizes]
+    if any(x is not None for x in loads):
+        out.append(
+            "Other work on the machine while measuring (CPU used by other processes, in cores of "
+            f"{m['cores']}): "
+            + ", ".join(f"{int(k):,} files {_n(x, 1)}" for k, x in zip(sizes, loads, strict=True))
+            + ". Wall times are inflated by that much contention;"
+            " CPU times (user+sys of the process)"
+            " much less."
+        )
+    out += ["", "| target | limit | measured | met |", "|---|---:|---:|---|"]
+    for label, path, limit, unit in TARGETS:
+        value = _dig(r, path)
+        shown = (
+            "not measured"
+            if value is None
+            else f"{value:,.2f} {unit}"
+            if unit != "ms"
+            else f"{value:,.0f} ms"
+        )
+        met = "" if value is None else ("yes" if value <= limit else "**no**")
+        lim = f"{limit:g} {unit}"
+        out.append(f"| {label} | {lim} | {shown} | {met} |")
+    head = "| measure | " + " | ".join(f"{int(k):,} files" for k in sizes) + " |"
+    out += ["", head, "|---|" + "---:|" * len(sizes)]
+
+    def row(label: str, fn) -> None:  # noqa: ANN001
+        cells = []
+        for k in sizes:
+            try:
+                cells.append(fn(r["sizes"][k]))
+            except (KeyError, TypeError, ZeroDivisionError):
+                cells.append("n/a")
+        out.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    row("Markdown / chunks", lambda x: f"{x['bytes'] / 1048576:.1f} MiB / {x['cold']['chunks']:,}")
+    row(
+        "FTS5 floor: wall / CPU",
+        lambda x: f"{x['floor']['wall']:.2f} s / {x['floor']['cpu']:.2f} s",
+    )
+    row(
+        "cold `index`: wall / CPU",
+        lambda x: f"{x['cold']['wall']:.2f} s / {x['cold']['cpu']:.2f} s",
+    )
+    row(
+        "cold index / floor: wall, CPU, in-process",
+        lambda x: f"{x['ratio_wall']:.2f}x, {x['ratio_cpu']:.2f}x, {x['ratio_inproc']:.2f}x",
+    )
+    row(
+        "cold index per file: wall / CPU",
+        lambda x: f"{x['per_file_ms']:.3f} / {x['per_file_cpu_ms']:.3f} ms",
+    )
+    row(
+        "no-op re-index: wall / CPU / in-process",
+        lambda x: f"{x['noop']['wall']:.3f} / {x['noop']['cpu']:.3f} / {x['noop']['inproc']:.3f} s",
+    )
+    row("re-index after touching 1% (mtime only)", lambda x: f"{x['touch1']['wall']:.3f} s")
+    row("re-index after editing 1%", lambda x: f"{x['edit1']['wall']:.3f} s")
+    row(
+        "search in-process p50 / p95 (with changed-files check)",
+        lambda x: f"{x['search_inproc']['p50_ms']:.1f} / {x['search_inproc']['p95_ms']:.1f} ms",
+    )
+    row(
+        "search in-process p50 / p95 (query only)",
+        lambda x: (
+            f"{x['search_inproc']['core_p50_ms']:.1f} / {x['search_inproc']['core_p95_ms']:.1f} ms"
+        ),
+    )
+    row(
+        "`search --json` process: median / bare Python / difference",
+        lambda x: (
+            f"{x['search_process']['median_ms']:.0f} / {x['search_process']['bare_ms']:.0f}"
+            f" / **{x['search_process']['over_bare_ms']:.0f}** ms"
+        ),
+    )
+    row(
+        "`search --batch`: queries/s (after start-up)",
+        lambda x: f"{x['batch']['qps']:.0f} ({x['batch']['qps_after_startup']:.0f})",
+    )
+    row(
+        "peak RSS: cold index / search / batch / floor",
+        lambda x: (
+            f"{x['cold']['rss_mb']:.1f} / {x['search_process']['rss_mb']:.1f} /"
+            f" {x['batch']['rss_mb']:.1f} / {x['floor']['rss_mb']:.1f} MiB"
+        ),
+    )
+    sc = r.get("scaling")
+    if sc:
+        out += [
+            "",
+            f"Scaling {sc['from']:,} -> {sc['to']:,} files: per-file cold index time"
+            f" x{sc['per_file_wall_ratio']:.2f} (wall), x{sc['per_file_cpu_ratio']:.2f} (CPU),"
+            f" per byte x{sc['per_byte_wall_ratio']:.2f}; index peak RSS"
+            f" x{sc['index_rss_ratio']:.2f}, search peak RSS x{sc['search_rss_ratio']:.2f}.",
+        ]
+    st = r.get("startup")
+    if st:
+        out += [
+            "",
+            f"Start-up: `memcli --help` {st['help_ms']:.0f} ms total (bare `python -c pass`"
+            f" {st['bare_ms']:.0f} ms). `-X importtime` sums (self times; bare Python"
+            f" {st['import_bare']['total_ms']:.0f} ms of them): `--help`"
+            f" {st['import_help']['total_ms']:.0f} ms ({st['import_help']['modules']} modules),"
+            f" keyword `search` {st['import_keyword']['total_ms']:.0f} ms"
+            f" ({st['import_keyword']['modules']}),"
+            + (
+                f" hybrid `search` {st['import_hybrid']['total_ms']:.0f} ms"
+                f" ({st['import_hybrid']['modules']}, mode {st['import_hybrid'].get('mode')})."
+                if st.get("import_hybrid")
+                else " hybrid not measured."
+            ),
+            "Heaviest top-level imports of a keyword search: "
+            + ", ".join(
+                f"`{t['module']}` {t['ms']:.0f} ms" for t in st["import_keyword"]["top"][:6]
+            )
+            + ".",
+        ]
+        if st.get("import_hybrid"):
+            out.append(
+                "Of a hybrid search: "
+                + ", ".join(
+                    f"`{t['module']}` {t['ms']:.0f} ms" for t in st["import_hybrid"]["top"][:4]
+                )
+                + "."
+            )
+    return "\n".join(out) + "\n"
+
+
+BEGIN, END = "<!-- perf-run:begin -->", "<!-- perf-run:end -->"
+
+
+def write_results(markdown: str, path: Path = HERE / "RESULTS.md") -> bool:
+    """Replace the generated block of the Performance section; nothing else is touched."""
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        _, tail = rest.split(END, 1)
+        text = f"{head}{BEGIN}\n{markdown}{END}{tail}"
+    else:
+        text = text.rstrip("\n") + (
+            "\n\n<!-- perf:begin -->\n## Performance\n\n"
+            f"{BEGIN}\n{markdown}{END}\n<!-- perf:end -->\n"
+        )
+    path.write_text(text, encoding="utf-8")
+    return True
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -430,17 +755,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="1000,10000,100000")
     p.add_argument("--quick", action="store_true", help="1k files only, fewer repeats")
     p.add_argument("--repeat", type=int, default=3)
-    p.add_argument("--json", type=Path, default=WORK / "perf.json")
+    p.add_argument("--json", type=Path, default=None, help="write the figures here")
+    p.add_argument("--write-results", action="store_true", help="update benchmarks/RESULTS.md")
+    p.add_argument("--pythonpath", help="measure the memcli package under this folder instead")
     args = p.parse_args(argv)
     sizes = [1000] if args.quick else [int(s) for s in args.sizes.split(",") if s]
     repeat = 1 if args.quick else args.repeat
     WORK.mkdir(parents=True, exist_ok=True)
+    pkg_root = Path(args.pythonpath).resolve() if args.pythonpath else ROOT
+    if args.pythonpath:
+        CHILD_ENV["PYTHONPATH"] = str(pkg_root)
+    # PYTHONDONTWRITEBYTECODE may be set: without .pyc files every start-up would recompile
+    subprocess.run([PY, "-m", "compileall", "-q", str(pkg_root / "memcli")], check=False)
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    results: dict[str, Any] = {"machine": machine_info(), "when": time.strftime("%Y-%m-%d %H:%M"),
-                               "repeat": repeat, "sizes": {}}
+    results: dict[str, Any] = {
+        "machine": machine_info(),
+        "when": time.strftime("%Y-%m-%d %H:%M"),
+        "repeat": repeat,
+        "sizes": {},
+        "pythonpath": args.pythonpath,
+    }
     queries = make_queries(WORK)
     for size in sizes:
         results["sizes"][str(size)] = bench_size(size, repeat, queries, log)
@@ -448,16 +785,25 @@ def main(argv: list[str] | None = None) -> int:
     if len(sizes) > 1:
         lo, hi = results["sizes"][str(sizes[0])], results["sizes"][str(sizes[-1])]
         results["scaling"] = {
-            "from": sizes[0], "to": sizes[-1],
+            "from": sizes[0],
+            "to": sizes[-1],
             "per_file_wall_ratio": hi["per_file_ms"] / lo["per_file_ms"],
             "per_file_cpu_ratio": hi["per_file_cpu_ms"] / lo["per_file_cpu_ms"],
-            "per_byte_wall_ratio": (hi["cold"]["wall"] / hi["bytes"]) / (lo["cold"]["wall"] / lo["bytes"]),
+            "per_byte_wall_ratio": (hi["cold"]["wall"] / hi["bytes"])
+            / (lo["cold"]["wall"] / lo["bytes"]),
             "index_rss_ratio": hi["cold"]["rss_mb"] / lo["cold"]["rss_mb"],
             "search_rss_ratio": hi["search_process"]["rss_mb"] / lo["search_process"]["rss_mb"],
         }
-    args.json.parent.mkdir(parents=True, exist_ok=True)
-    args.json.write_text(json.dumps(results, indent=1) + "\n")
-    print(json.dumps(results, indent=1))
+    out = args.json or WORK / f"perf-{'quick' if args.quick else 'full'}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1) + "\n")
+    markdown = render_markdown(results)
+    out.with_suffix(".md").write_text(markdown)
+    print(markdown)
+    log(f"figures: {out} and {out.with_suffix('.md')}")
+    if args.write_results:
+        write_results(markdown)
+        log("updated the Performance section of benchmarks/RESULTS.md")
     return 0
 
 
