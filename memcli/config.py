@@ -48,7 +48,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "mmr_lambda": 0.7,
         "snippet_lines": 1,  # context passages (list items, paragraphs) after/before a match
         "snippet_chars": 600,  # context is added only while a snippet stays within this
-        "neighbour_weight": 0.6,  # share of the neighbouring passages' BM25 a passage gains
+        "neighbour_weight": 0.3,  # share of the neighbouring passages' BM25 a passage gains
         "heading_weight": 0.3,  # weight of heading words in a passage's BM25
         "max_tokens": 1500,
     },

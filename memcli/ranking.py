@@ -36,7 +36,7 @@ from memcli.store import FTS_TOKENIZER
 K1 = 1.2
 B = 0.75
 HEADING_WEIGHT = 0.3
-NEIGHBOUR_WEIGHT = 0.6
+NEIGHBOUR_WEIGHT = 0.3
 
 _TOK = "memcli_analyze"
 _TOK_TERMS = "memcli_analyze_terms"

@@ -386,3 +386,13 @@ def test_large_file_is_read_in_regions_with_the_same_snippets(cli: Cli, workspac
     assert len(hit["snippet"].split("\n")) == 4  # the two-line item and one entry either side
     got = cli("get", f"{hit['path']}:{hit['start_line']}:4", "--json").json()
     assert got["text"] == hit["snippet"]
+
+
+def test_mmr_from_settings(cli: Cli, workspace: Path) -> None:
+    write(workspace, "a.md", "- the release train leaves on tuesday\n")
+    (workspace / "memcli.toml").write_text("[search]\nmmr = true\nmmr_lambda = 0.4\n")
+    env = search(cli, "release train", "--explain")
+    assert "mmr" in env["results"][0]["scores"]
+    assert env["results"][0]["scores"]["mmr"] == pytest.approx(0.4 * env["results"][0]["score"], abs=1e-3)
+    off = search(cli, "release train", "--no-mmr")
+    assert "mmr" not in off["results"][0]["scores"]

@@ -133,14 +133,20 @@ def search(
     ctx: typer.Context,
     query: str | None = typer.Argument(None, help="What to look for (omit with --batch)."),
     limit: int | None = typer.Option(None, "--limit", "-n", help="Number of results."),
-    min_score: float | None = typer.Option(None, "--min-score", help="Drop results below."),
+    min_score: float | None = typer.Option(
+        None, "--min-score", help="Drop results whose final score (after decay) is below (0..1)."
+    ),
     source: list[str] = typer.Option([], "--source", help="Only this namespace (repeatable)."),
     type_: list[str] = typer.Option([], "--type", help="Only entries of this type."),
     tag: list[str] = typer.Option([], "--tag", help="Only entries with this tag."),
     since: str | None = typer.Option(None, "--since", help="Only files dated on/after."),
     until: str | None = typer.Option(None, "--until", help="Only files dated on/before."),
     path: str | None = typer.Option(None, "--path", help="Only paths matching this glob."),
-    decay: bool | None = typer.Option(None, "--decay/--no-decay", help="Temporal decay."),
+    decay: bool | None = typer.Option(
+        None,
+        "--decay/--no-decay",
+        help="Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).",
+    ),
     strategy: str | None = typer.Option(
         None,
         "--strategy",
@@ -168,7 +174,10 @@ def search(
     files_only: bool = typer.Option(False, "--files", help="Only the paths of matching files."),
     batch: bool = typer.Option(False, "--batch", help="Queries from stdin, one JSON per line."),
 ) -> None:
-    """Search memory (BM25 keyword search; hybrid when an embedding model is set)."""
+    """Search memory (BM25 keyword search; hybrid when an embedding model is set).
+
+    Results are the matching list items or paragraphs with a little context, best first.
+    """
     from memcli.search import Filters, check_date, settings_options
 
     st = state(ctx)
@@ -183,8 +192,12 @@ def search(
     )
     with st.memory() as mem:
         flags = settings_options(mem.settings)
-        flags.update(mmr=True if mmr_lambda is not None and mmr is None else mmr)
-        flags.update(mmr_lambda=mmr_lambda, explain=explain)
+        if mmr is not None:
+            flags["mmr"] = mmr
+        if mmr_lambda is not None:
+            flags["mmr_lambda"] = mmr_lambda
+            flags["mmr"] = mmr is not False  # --mmr-lambda implies --mmr
+        flags["explain"] = explain
         opts = mem.search_options(
             limit=limit, min_score=min_score, decay=decay, filters=filters, strategy=strategy,
             **flags,
