@@ -53,10 +53,10 @@ class SearchOptions:
     filters: Filters = field(default_factory=Filters)
     today: date | None = None
     # fusion of keyword and vector candidates (memcli.fusion; settings search.fusion etc.)
-    fusion: str = "rrf"
-    rrf_k: int = 60
-    keyword_weight: float = 0.5
-    vector_weight: float = 0.5
+    fusion: str = _S["fusion"]
+    rrf_k: int = _S["rrf_k"]
+    keyword_weight: float = _S["keyword_weight"]
+    vector_weight: float = _S["vector_weight"]
     # passages, snippets, diversity (memcli.ranking, memcli.snippets)
     snippet_chars: int = _S["snippet_chars"]
     neighbour_weight: float = _S["neighbour_weight"]
