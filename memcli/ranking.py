@@ -47,14 +47,32 @@ T = TypeVar("T")
 
 
 # -- tokenising like the index ---------------------------------------------------------------
-class Analyzer:
-    """Stems text with the index's FTS5 tokenizer (through a contentless temp table)."""
+_TOKENIZE = re.compile(r"tokenize\s*=\s*'([^']*)'", re.IGNORECASE)
 
-    def __init__(self, conn: Any, tokenizer: str = FTS_TOKENIZER) -> None:
+
+def _tokenize_arg(sql: str) -> str | None:
+    m = _TOKENIZE.search(sql or "")
+    return m.group(1) if m else None
+
+
+def index_tokenizer(conn: Any) -> str:
+    """The tokenizer the index's ``chunks_fts`` table was created with."""
+    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
+    return (_tokenize_arg(row[0]) if row else None) or FTS_TOKENIZER
+
+
+class Analyzer:
+    """Stems text with the index's own FTS5 tokenizer (through a contentless temp table)."""
+
+    def __init__(self, conn: Any, tokenizer: str | None = None) -> None:
         self.conn = conn
-        known = conn.execute("SELECT 1 FROM sqlite_temp_master WHERE name = ?", (_TOK,))
-        if known.fetchone() is None:
+        tokenizer = tokenizer or index_tokenizer(conn)
+        row = conn.execute("SELECT sql FROM sqlite_temp_master WHERE name = ?", (_TOK,)).fetchone()
+        if row is None:
             conn.execute("PRAGMA temp_store = MEMORY")  # before the first temp table
+        elif _tokenize_arg(row[0]) != tokenizer:
+            conn.execute(f"DROP TABLE IF EXISTS temp.{_TOK_TERMS}")
+            conn.execute(f"DROP TABLE temp.{_TOK}")
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOK}"
             f" USING fts5(text, content='', tokenize='{tokenizer}')"
