@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import json
 import os
+import pickle
+import subprocess
+import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memcli import chunking, db, entries
 from memcli.config import Settings
@@ -29,6 +33,13 @@ BATCH_BYTES = 16 * 1024 * 1024
 #: Filling an empty index with at least this many files drops the secondary indexes and
 #: builds them once at the end (Store.drop_bulk_indexes).
 BULK_FILES = 1000
+#: A bulk load of at least this many files reads and parses them in a second process while
+#: this one writes to SQLite; the two halves take about the same time (benchmarks/RESULTS.md).
+PARALLEL_FILES = 2000
+_PARSE_CHUNK = 32  # files per message to the parse process
+_PARSE_WINDOW = 8  # messages in flight: bounded memory, and pipes that never both fill up
+_PIPE_BYTES = 1 << 20  # answers the child may write ahead of us (Linux; else 64 KiB)
+_PARSE_WORKER = "from memcli.indexer import _parse_worker; _parse_worker()"
 #: A file modified this close to the moment it was read may change again within the same
 #: timestamp tick without its (mtime, size) changing ("racy clean", as git calls it). Such a
 #: file is recorded with mtime 0, so the next check re-hashes it instead of trusting the stat.
@@ -186,6 +197,105 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
     return rows, facts
 
 
+class Parsed(NamedTuple):
+    """A file read, hashed and parsed (no database): what a sync writes for it."""
+
+    rel: str
+    sha256: str | None
+    rows: list[ChunkRow] | None  # None: binary file, or unreadable (see error)
+    facts: list[tuple[str, int]] | None
+    date: str | None
+    warning: str | None
+    error: str | None  # the file could not be read
+
+
+def parse_file(rel: str, path: str, target: int) -> Parsed:
+    try:
+        data, text, warning = read_text(path)
+    except OSError as exc:
+        return Parsed(rel, None, None, None, None, None, str(exc.strerror or exc))
+    digest = hashlib.sha256(data).hexdigest()
+    if text is None:
+        return Parsed(rel, digest, None, None, None, warning, None)
+    rows, facts = build_rows(rel, text, target)
+    return Parsed(rel, digest, rows, facts, _file_date(rel, text), warning, None)
+
+
+def parse_elsewhere(files: list[FoundFile], target: int) -> Iterator[Parsed]:
+    """:func:`parse_file` of each file, in order, computed by a child Python process.
+
+    The child gets only pipes (no inherited descriptors, so no lock of ours), reads lists of
+    paths and answers with pickled :class:`Parsed` lists; at most ``_PARSE_WINDOW`` lists are
+    in flight. If the child cannot start or dies, the rest is parsed here, so a file that
+    breaks the parser fails the sync exactly as it would without the child.
+    """
+    jobs = [
+        [(f.rel, f.path) for f in files[i : i + _PARSE_CHUNK]]
+        for i in range(0, len(files), _PARSE_CHUNK)
+    ]
+    done = 0
+    proc = None
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _PARSE_WORKER, str(target)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        _widen_pipe(proc.stdout.fileno())
+        sent = 0
+        while sent < min(_PARSE_WINDOW, len(jobs)):
+            pickle.dump(jobs[sent], proc.stdin)
+            sent += 1
+        proc.stdin.flush()
+        while done < len(jobs):
+            answer = pickle.load(proc.stdout)
+            if sent < len(jobs):
+                pickle.dump(jobs[sent], proc.stdin)
+                proc.stdin.flush()
+                sent += 1
+            done += 1
+            yield from answer
+    except (OSError, EOFError, pickle.UnpicklingError, ValueError):
+        pass  # the child is gone: parse the rest here
+    finally:
+        if proc is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()  # type: ignore[union-attr]
+            if proc.poll() is None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(timeout=5)
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    for chunk in jobs[done:]:
+        for rel, path in chunk:
+            yield parse_file(rel, path, target)
+
+
+def _widen_pipe(fd: int) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[attr-defined]
+    except (ImportError, AttributeError, OSError):
+        pass  # not Linux, or over /proc/sys/fs/pipe-max-size: the default size works too
+
+
+def _parse_worker() -> None:
+    """The child of :func:`parse_elsewhere`: lists of (rel, path) in, Parsed lists out."""
+    target = int(sys.argv[1])
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            chunk = pickle.load(stdin)
+        except EOFError:
+            return
+        pickle.dump([parse_file(rel, path, target) for rel, path in chunk], stdout)
+        stdout.flush()
+
+
 class Indexer:
     """Incremental sync of one workspace into its store (caller holds the writer lock)."""
 
@@ -266,14 +376,20 @@ class Indexer:
         done = 0
         batch = batch_bytes = 0
         bulk = not known and len(todo) >= BULK_FILES
+        parsed: Iterator[Parsed] | None = None
         store.conn.execute("BEGIN IMMEDIATE")
         try:
             store.ensure_bulk_indexes()  # a bulk load that crashed left them out
             if bulk:
                 store.drop_bulk_indexes()
+            if bulk and _parallel(todo):
+                parsed = parse_elsewhere(todo, self.target)
             for f in todo:
                 k = known.get(f.rel)
-                self._sync_file(f, k, report)
+                if parsed is not None:  # bulk: k is None, the file is new
+                    self._add_parsed(f, next(parsed), report)
+                else:
+                    self._sync_file(f, k, report)
                 done += 1
                 batch += 1
                 if k is None or k.mtime_ns != f.mtime_ns or k.size != f.size:
@@ -298,6 +414,9 @@ class Indexer:
         except BaseException:
             store.conn.execute("ROLLBACK")
             raise
+        finally:
+            if parsed is not None:
+                parsed.close()  # stops the parse process if the loop ended early
         report.files, report.chunks = store.counts()
         if embed:
             self.embed_pending(report, embed_limit, progress)
@@ -326,6 +445,29 @@ class Indexer:
         report.embedded = result.embedded
         report.missing_vectors = result.missing
         report.warnings.extend(result.warnings)
+
+    def _add_parsed(self, f: FoundFile, parsed: Parsed, report: IndexReport) -> None:
+        """What :meth:`_sync_file` does for a file new to the index, from a :class:`Parsed`."""
+        if parsed.error is not None:
+            report.warnings.append(f"{f.rel}: skipped: {parsed.error}")
+            return
+        if parsed.warning:
+            report.warnings.append(f"{f.rel}: {parsed.warning}")
+        if parsed.rows is None or parsed.facts is None or parsed.sha256 is None:
+            return
+        self.store.write_file(
+            f.rel,
+            mtime_ns=_recorded_mtime(f.mtime_ns),
+            size=f.size,
+            sha256=parsed.sha256,
+            date=parsed.date,
+            source=source_of(f.rel),
+            evergreen=parsed.date is None,
+            chunks=parsed.rows,
+            facts=parsed.facts,
+        )
+        report.changed.append(f.rel)
+        report.added += 1
 
     def _sync_file(self, f: FoundFile, known, report: IndexReport) -> None:  # noqa: ANN001
         if known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size):
@@ -368,6 +510,10 @@ class Indexer:
             report.added += 1
         else:
             report.updated += 1
+
+
+def _parallel(todo: list[FoundFile]) -> bool:
+    return len(todo) >= PARALLEL_FILES and (os.cpu_count() or 1) > 1 and bool(sys.executable)
 
 
 def _selector(paths: Iterable[str] | None) -> Callable[[str], bool]:

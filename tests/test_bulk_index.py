@@ -1,0 +1,163 @@
+"""Bulk loads of an empty index: secondary indexes built at the end, parsing in a child
+process. Both must leave exactly the index a file-by-file sync leaves."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcli import indexer
+from memcli.config import load_settings
+from memcli.indexer import Indexer, open_store
+from memcli.workspace import find_workspace
+
+
+def _write_notes(root: Path, count: int) -> None:
+    mem = root / "memory"
+    for i in range(count):
+        ns = mem / ("ops" if i % 3 == 0 else "") if i % 2 else mem
+        ns.mkdir(parents=True, exist_ok=True)
+        if i % 4 == 0:
+            text = (
+                f"# 2025-01-{i % 28 + 1:02d}\n\n"
+                f"- 09:{i % 60:02d} [decision] Use valkey {i} for the cache. #infra #Cache\n"
+                f"- 10:00 wombat number {i}\n  continued on a second line #x\n\n"
+                "```\n- not an entry\n```\n"
+            )
+            name = f"2025-01-{i % 28 + 1:02d}-{i}.md"
+        else:
+            text = f"# Note {i}\n\nSome prose about kiwi {i}.\n\n## Steps\n\n1. one\n2. two {i}\n"
+            name = f"note-{i}.md"
+        (ns / name).write_text(text, encoding="utf-8")
+    (mem / "binary.md").write_bytes(b"\x00\x01 not text")
+    (mem / "latin1.md").write_bytes("- caf\xe9 fact\n".encode("latin-1"))
+
+
+def _dump(root: Path) -> dict[str, Any]:
+    ws = find_workspace(root)
+    store = open_store(ws)
+    try:
+        q = store.conn.execute
+        return {
+            "files": q(
+                "SELECT path, size, sha256, date, source, evergreen FROM files ORDER BY path"
+            ).fetchall(),
+            "chunks": q(
+                "SELECT f.path, c.start_line, c.end_line, c.heading, c.types, c.tags, c.hash,"
+                " t.text"
+                " FROM chunks c JOIN files f ON f.id = c.file_id"
+                " JOIN chunks_fts t ON t.rowid = c.id ORDER BY f.path, c.start_line"
+            ).fetchall(),
+            "facts": q(
+                "SELECT f.path, x.hash, x.line FROM facts x JOIN files f ON f.id = x.file_id"
+                " ORDER BY f.path, x.line"
+            ).fetchall(),
+            "indexes": sorted(
+                r[0] for r in q("SELECT name FROM sqlite_master WHERE type = 'index'")
+            ),
+            "match": q(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'valkey OR kiwi'"
+            ).fetchone()[0],
+        }
+    finally:
+        store.close()
+
+
+def _sync(root: Path) -> indexer.IndexReport:
+    ws = find_workspace(root)
+    store = open_store(ws)
+    try:
+        return Indexer(ws, store, load_settings(ws.root), False).sync(embed=False)
+    finally:
+        store.close()
+
+
+@pytest.fixture
+def twins(workspace: Path, tmp_path: Path) -> tuple[Path, Path]:
+    _write_notes(workspace, 60)
+    twin = tmp_path / "twin"
+    shutil.copytree(workspace, twin)
+    return workspace, twin
+
+
+def _serial(monkeypatch: pytest.MonkeyPatch, root: Path) -> indexer.IndexReport:
+    with monkeypatch.context() as m:
+        m.setattr(indexer, "BULK_FILES", 10**9)
+        m.setattr(indexer, "PARALLEL_FILES", 10**9)
+        return _sync(root)
+
+
+def test_bulk_load_with_parse_process_equals_file_by_file(
+    twins: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bulk, serial = twins
+    mark = tmp_path / "child-ran"
+    monkeypatch.setattr(indexer, "BULK_FILES", 5)
+    monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
+    monkeypatch.setattr(indexer, "_PARSE_CHUNK", 7)  # several messages, some in flight
+    monkeypatch.setattr(
+        indexer,
+        "_PARSE_WORKER",
+        f"import pathlib; pathlib.Path({str(mark)!r}).touch(); " + indexer._PARSE_WORKER,
+    )
+    report = _sync(bulk)
+    assert mark.exists()  # the parsing really happened in the child process
+    expected = _serial(monkeypatch, serial)
+    assert (report.added, report.files, report.chunks) == (
+        expected.added,
+        expected.files,
+        expected.chunks,
+    )
+    assert sorted(report.warnings) == sorted(expected.warnings)
+    assert any("binary" in w for w in report.warnings)
+    got, want = _dump(bulk), _dump(serial)
+    assert got == want
+    assert {"chunks_file", "facts_hash", "facts_file"} <= set(got["indexes"])
+    assert got["match"] > 0
+
+
+def test_parse_process_that_dies_falls_back_to_parsing_here(
+    twins: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bulk, serial = twins
+    monkeypatch.setattr(indexer, "BULK_FILES", 5)
+    monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
+    monkeypatch.setattr(indexer, "_PARSE_CHUNK", 7)
+    # answers two messages, then exits
+    monkeypatch.setattr(
+        indexer,
+        "_PARSE_WORKER",
+        "import pickle, sys; from memcli.indexer import parse_file\n"
+        "for _ in range(2):\n"
+        "    chunk = pickle.load(sys.stdin.buffer)\n"
+        "    out = [parse_file(r, p, int(sys.argv[1])) for r, p in chunk]\n"
+        "    pickle.dump(out, sys.stdout.buffer)\n"
+        "    sys.stdout.flush()\n"
+        "sys.exit(3)",
+    )
+    report = _sync(bulk)
+    expected = _serial(monkeypatch, serial)
+    assert report.files == expected.files and report.chunks == expected.chunks
+    assert _dump(bulk) == _dump(serial)
+
+
+def test_indexes_dropped_by_an_interrupted_bulk_load_come_back(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _write_notes(workspace, 12)
+    monkeypatch.setattr(indexer, "BULK_FILES", 5)
+    monkeypatch.setattr(indexer, "PARALLEL_FILES", 10**9)
+    _sync(workspace)
+    ws = find_workspace(workspace)
+    store = open_store(ws)
+    with store.transaction():  # what a bulk load killed before its last commit leaves
+        store.drop_bulk_indexes()
+    store.close()
+    assert not {"chunks_file", "facts_hash", "facts_file"} & set(_dump(workspace)["indexes"])
+    (workspace / "memory" / "new.md").write_text("- a new wombat fact\n")
+    report = _sync(workspace)
+    assert report.added == 1
+    assert {"chunks_file", "facts_hash", "facts_file"} <= set(_dump(workspace)["indexes"])
