@@ -122,7 +122,9 @@ def test_filter_source(filtered: Cli) -> None:
     env = search(filtered, "alpha rollout", "--source", "coder")
     assert paths(env) == ["memory/coder/notes.md"]
     assert all(r["source"] == "coder" for r in env["results"])
-    assert "memory/coder/notes.md" not in paths(search(filtered, "alpha rollout", "--source", "memory"))
+    assert "memory/coder/notes.md" not in paths(
+        search(filtered, "alpha rollout", "--source", "memory")
+    )
 
 
 def test_filter_type_is_per_entry(filtered: Cli) -> None:
@@ -173,7 +175,9 @@ def dated(cli: Cli, workspace: Path) -> Cli:
 
 def test_decay_halves_at_half_life_and_exempts_evergreen(dated: Cli) -> None:
     plain = {r["path"]: r for r in search(dated, "orca database", "-n", "10")["results"]}
-    decayed = {r["path"]: r for r in search(dated, "orca database", "--decay", "-n", "10")["results"]}
+    decayed = {
+        r["path"]: r for r in search(dated, "orca database", "--decay", "-n", "10")["results"]
+    }
     assert set(plain) == set(decayed) and len(plain) == 4
     d30 = f"memory/{day(30)}.md"
     assert decayed[d30]["scores"]["decay"] == pytest.approx(0.5, abs=1e-3)
@@ -270,21 +274,43 @@ def test_context_block_never_exceeds_budget(many: Cli) -> None:
     ranked = search(many, "payment webhooks retries", "-n", "8")["results"]
     cites = [f"{r['path']}:{r['start_line']}-{r['end_line']}" for r in ranked]
     for budget in [1, 5, 20, 40, 60, 90, 120, 150, 200, 260, 333, 500, 800, 2000]:
-        r = many("search", "payment webhooks retries", "-n", "8", "--format", "context",
-                 "--max-tokens", str(budget))  # fmt: skip
+        r = many(
+            "search",
+            "payment webhooks retries",
+            "-n",
+            "8",
+            "--format",
+            "context",
+            "--max-tokens",
+            str(budget),
+        )
         assert math.ceil(len(r.stdout) / 4) <= budget, (budget, len(r.stdout))
         if r.exit_code == 0:
             assert r.stdout.startswith('## Memory for "payment webhooks retries"\n')
             shown = [ln.strip("`") for ln in r.stdout.splitlines() if ln.startswith("`memory/")]
             assert shown, budget
             # rank order kept; a citation may be narrowed to the matching passage
-            order = [next(i for i, c in enumerate(cites) if c.split(":")[0] == s.split(":")[0]
-                          and _inside(s, c)) for s in shown]  # fmt: skip
+            order = [
+                next(
+                    i
+                    for i, c in enumerate(cites)
+                    if c.split(":")[0] == s.split(":")[0] and _inside(s, c)
+                )
+                for s in shown
+            ]
             assert order == sorted(order)
         else:
             assert r.exit_code == 1 and r.stdout == ""
-    big = many("search", "payment webhooks retries", "-n", "8", "--format", "context",
-               "--max-tokens", "100000")  # fmt: skip
+    big = many(
+        "search",
+        "payment webhooks retries",
+        "-n",
+        "8",
+        "--format",
+        "context",
+        "--max-tokens",
+        "100000",
+    )
     shown = [ln.strip("`") for ln in big.stdout.splitlines() if ln.startswith("`memory/")]
     assert shown == cites
 
@@ -321,10 +347,18 @@ def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
                 "session_1": [{"speaker": s, "dia_id": i, "text": t} for s, i, t in turns],
             },
             "qa": [
-                {"question": "What is the name of Ann's cat?", "answer": "Pixel",
-                 "evidence": ["D1:1"], "category": 4},  # fmt: skip
-                {"question": "How old is the cat?", "answer": "two",
-                 "evidence": ["D1:3; D1:1"], "category": 1},  # fmt: skip
+                {
+                    "question": "What is the name of Ann's cat?",
+                    "answer": "Pixel",
+                    "evidence": ["D1:1"],
+                    "category": 4,
+                },
+                {
+                    "question": "How old is the cat?",
+                    "answer": "two",
+                    "evidence": ["D1:3; D1:1"],
+                    "category": 1,
+                },
                 {"question": "Nothing", "answer": "x", "evidence": ["D"], "category": 5},
             ],
         }
@@ -376,8 +410,12 @@ def test_explain_and_passages_in_hybrid_mode(
 def test_large_file_is_read_in_regions_with_the_same_snippets(cli: Cli, workspace: Path) -> None:
     from memcli import snippets
 
-    body = [f"- routine entry {i} with filler words lorem ipsum dolor sit amet" for i in range(6000)]
-    body[3000] = "- 10:00 [decision] the ledger service moves to eu-west\n  after the audit in March"
+    body = [
+        f"- routine entry {i} with filler words lorem ipsum dolor sit amet" for i in range(6000)
+    ]
+    body[3000] = (
+        "- 10:00 [decision] the ledger service moves to eu-west\n  after the audit in March"
+    )
     text = "# Log\n\n" + "\n".join(body) + "\n"
     assert len(text) > snippets.WHOLE_FILE_BYTES
     write(workspace, "big.md", text)
@@ -393,6 +431,8 @@ def test_mmr_from_settings(cli: Cli, workspace: Path) -> None:
     (workspace / "memcli.toml").write_text("[search]\nmmr = true\nmmr_lambda = 0.4\n")
     env = search(cli, "release train", "--explain")
     assert "mmr" in env["results"][0]["scores"]
-    assert env["results"][0]["scores"]["mmr"] == pytest.approx(0.4 * env["results"][0]["score"], abs=1e-3)
+    assert env["results"][0]["scores"]["mmr"] == pytest.approx(
+        0.4 * env["results"][0]["score"], abs=1e-3
+    )
     off = search(cli, "release train", "--no-mmr")
     assert "mmr" not in off["results"][0]["scores"]

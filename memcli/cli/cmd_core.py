@@ -199,7 +199,11 @@ def search(
             flags["mmr"] = mmr is not False  # --mmr-lambda implies --mmr
         flags["explain"] = explain
         opts = mem.search_options(
-            limit=limit, min_score=min_score, decay=decay, filters=filters, strategy=strategy,
+            limit=limit,
+            min_score=min_score,
+            decay=decay,
+            filters=filters,
+            strategy=strategy,
             **flags,
         )
         budget = max_tokens if max_tokens is not None else mem.settings.get("search.max_tokens")
@@ -237,7 +241,11 @@ def search(
 
 
 def _search_format(
-    fmt: str | None, as_json: bool, jsonl: bool, files_only: bool, batch: bool,
+    fmt: str | None,
+    as_json: bool,
+    jsonl: bool,
+    files_only: bool,
+    batch: bool,
     max_tokens: int | None,
 ) -> str:
     """Resolve --format with --json/--jsonl/--files/--batch; refuse contradictions."""
