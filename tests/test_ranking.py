@@ -10,6 +10,8 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import Cli
 
@@ -436,3 +438,28 @@ def test_mmr_from_settings(cli: Cli, workspace: Path) -> None:
     )
     off = search(cli, "release train", "--no-mmr")
     assert "mmr" not in off["results"][0]["scores"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    sizes=st.lists(st.tuples(st.integers(1, 6), st.integers(0, 120)), min_size=0, max_size=8),
+    budget=st.integers(0, 400),
+)
+def test_context_render_stays_within_any_budget(sizes: list[tuple[int, int]], budget: int) -> None:
+    from memcli.context import estimate_tokens, render
+    from memcli.search import Hit
+
+    hits = []
+    for n, (lines, width) in enumerate(sizes):
+        snippet = "\n".join(f"- item {n}.{i} " + "x" * width for i in range(lines))
+        h = Hit(n, f"memory/f{n}.md", 1, lines, "", snippet, "memory", None, True)
+        h.start_line, h.end_line, h.snippet = 1, lines, snippet
+        hits.append(h)
+    block = render("some query", hits, budget)
+    assert estimate_tokens(block.text) <= budget
+    assert block.included + block.left_out == len(hits)
+    assert block.text == "" or block.text.endswith("\n")
+    for h, cite in zip(
+        [h for h in hits if f"`{h.path}:" in block.text], block.citations, strict=True
+    ):
+        assert cite.startswith(h.path + ":")
