@@ -76,9 +76,14 @@ def status(out: Output, info: dict[str, Any]) -> None:
         ("last indexed", info["last_indexed"] or "never"),
         ("dirty", len(info["dirty"])),
     ]
-    for key in ("embedding", "cache", "git"):
-        if key in info and info[key] is not None:
-            pairs.append((key, _inline(info[key])))
+    embedding = info.get("embedding") or {}
+    if embedding.get("model"):
+        pairs.append(("embedding", _inline(embedding)))
+        pairs.append(("cache", _inline(info.get("cache") or {})))
+    else:
+        pairs.append(("embedding", "off (keyword search only)"))
+    if info.get("git") is not None:
+        pairs.append(("git", _inline(info["git"])))
     out.kv(pairs, title="memcli status")
     for path in info["dirty"][:20]:
         out.line(f"  changed: {path}")
