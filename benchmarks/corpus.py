@@ -87,11 +87,46 @@ milestone estimate sprint ticket bug fix patch hotfix upgrade downgrade deprecat
 
 TYPES = ["decision", "constraint", "preference", "incident", "procedure", "fact", "todo", "idea"]
 NAMESPACES = [
-    "coder", "research", "ops", "infra", "product", "support", "design", "data", "security",
-    "billing", "search", "mobile", "web", "platform", "sre", "ml", "finance", "legal", "sales",
-    "hiring", "docs", "qa", "release", "growth", "partners", "analytics", "edge", "storage",
-    "network", "identity", "payments", "reporting", "compliance", "tooling", "devex", "kernel",
-    "firmware", "robotics", "vision", "speech",
+    "coder",
+    "research",
+    "ops",
+    "infra",
+    "product",
+    "support",
+    "design",
+    "data",
+    "security",
+    "billing",
+    "search",
+    "mobile",
+    "web",
+    "platform",
+    "sre",
+    "ml",
+    "finance",
+    "legal",
+    "sales",
+    "hiring",
+    "docs",
+    "qa",
+    "release",
+    "growth",
+    "partners",
+    "analytics",
+    "edge",
+    "storage",
+    "network",
+    "identity",
+    "payments",
+    "reporting",
+    "compliance",
+    "tooling",
+    "devex",
+    "kernel",
+    "firmware",
+    "robotics",
+    "vision",
+    "speech",
 ]
 UNDATED_KINDS = ["architecture", "runbooks", "meetings", "people", "projects", "glossary", "howto"]
 SYLLABLES = "ka ro mi tan vel or syn dra lu pex qui zor nal bri to fen mar ix obe cul".split()
@@ -120,10 +155,15 @@ class Corpus:
         self.words, self.cum = _vocabulary(rng)
         self.total = self.cum[-1]
         self.services = sorted(
-            {"".join(rng.choice(SYLLABLES) for _ in range(2)) + s for s in ("-api", "-db", "-web", "d")
-             for _ in range(40)}
+            {
+                "".join(rng.choice(SYLLABLES) for _ in range(2)) + s
+                for s in ("-api", "-db", "-web", "d")
+                for _ in range(40)
+            }
         )
-        self.people = sorted({rng.choice(SYLLABLES).title() + rng.choice(SYLLABLES) for _ in range(120)})
+        self.people = sorted(
+            {rng.choice(SYLLABLES).title() + rng.choice(SYLLABLES) for _ in range(120)}
+        )
 
     # -- words -------------------------------------------------------------
     def _words(self, rng: random.Random, k: int) -> list[str]:
@@ -182,14 +222,18 @@ class Corpus:
         rng = random.Random(f"{self.seed}:file:{i}")
         parts: list[str] = []
         if rng.random() < 0.1:
-            parts.append(f"---\ndate: {day.isoformat()}\ntags: [{', '.join(self._words(rng, 2))}]\n---\n")
+            parts.append(
+                f"---\ndate: {day.isoformat()}\ntags: [{', '.join(self._words(rng, 2))}]\n---\n"
+            )
         parts.append(f"# {day.isoformat()}\n")
         minute = rng.randint(7 * 60, 10 * 60)
         for section in range(rng.choice((1, 1, 1, 2, 2, 3))):
             if section:
                 minute += rng.randint(20, 120)
                 conv = f"{rng.getrandbits(32):08x}"
-                parts.append(f"## {minute // 60 % 24:02d}:{minute % 60:02d} flush · conversation {conv}\n")
+                parts.append(
+                    f"## {minute // 60 % 24:02d}:{minute % 60:02d} flush · conversation {conv}\n"
+                )
             lines = []
             for _ in range(rng.randint(3, 14)):
                 minute += rng.randint(1, 40)
@@ -221,7 +265,9 @@ class Corpus:
                     items = [f"- {self.sentence(rng, 3, 12)}" for _ in range(rng.randint(2, 7))]
                     parts.append("\n".join(items) + "\n")
                 elif r < 0.82:
-                    steps = [f"{n}. {self.sentence(rng, 4, 12)}" for n in range(1, rng.randint(3, 7))]
+                    steps = [
+                        f"{n}. {self.sentence(rng, 4, 12)}" for n in range(1, rng.randint(3, 7))
+                    ]
                     parts.append("\n".join(steps) + "\n")
                 elif r < 0.94:
                     cmd = " ".join(self._words(rng, 3))
@@ -231,7 +277,8 @@ class Corpus:
                 else:
                     rows = ["| name | value | note |", "|---|---|---|"]
                     rows += [
-                        f"| {rng.choice(TECH)} | {rng.randint(1, 999)} | {' '.join(self._words(rng, 4))} |"
+                        f"| {rng.choice(TECH)} | {rng.randint(1, 999)}"
+                        f" | {' '.join(self._words(rng, 4))} |"
                         for _ in range(rng.randint(2, 6))
                     ]
                     parts.append("\n".join(rows) + "\n")
@@ -280,11 +327,13 @@ def corpus_paths(dest: Path, count: int, seed: int = DEFAULT_SEED) -> list[str]:
     return [rel for rel, _ in Corpus(seed).layout(count)]
 
 
-def regenerate_file(dest: Path, count: int, index: int, seed: int = DEFAULT_SEED) -> None:
-    """Write file ``index`` back to its generated content (after a benchmark edited it)."""
+def regenerate_files(dest: Path, count: int, indices: list[int], seed: int = DEFAULT_SEED) -> None:
+    """Write files ``indices`` back to their generated content (after a benchmark edited them)."""
     corpus = Corpus(seed)
-    rel, day = corpus.layout(count)[index]
-    (dest / rel).write_bytes(corpus.file(index, rel, day).encode("utf-8"))
+    layout = corpus.layout(count)
+    for i in indices:
+        rel, day = layout[i]
+        (dest / rel).write_bytes(corpus.file(i, rel, day).encode("utf-8"))
 
 
 def main(argv: list[str] | None = None) -> int:

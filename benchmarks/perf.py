@@ -454,8 +454,7 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
             )
     p = check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "edit index")
     res["edit1"] = {"wall": p.wall, "inproc": p.json()["seconds"], "updated": p.json()["updated"]}
-    for i in picked:
-        corpus_mod.regenerate_file(ws, size, i)
+    corpus_mod.regenerate_files(ws, size, picked)
     settle(ws / rels[picked[-1]])
     check(run(memcli_cmd("-w", str(ws), "-q", "index", "--json")), "restore index")
     log(f"[{size}] touch 1% {res['touch1']['wall']:.3f} s, edit 1% {res['edit1']['wall']:.3f} s")
