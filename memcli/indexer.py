@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import bisect
 import contextlib
-import hashlib
 import json
 import os
-import pickle
 import subprocess
 import sys
 import time
@@ -16,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memcli import chunking, db, entries
+from memcli import chunking, db
 from memcli.config import Settings
 from memcli.errors import IndexProblem
 from memcli.locks import ProcessLock
@@ -169,6 +167,10 @@ def _file_date(rel: str, text: str) -> str | None:
 
 def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[tuple[str, int]]]:
     """Chunk a file and extract its facts (entry hashes with their line)."""
+    import hashlib
+
+    from memcli import entries  # (with hashlib) not needed by searches, only by indexing
+
     facts: list[tuple[str, int]] = []
     line_types: dict[int, str] = {}
     line_tags: dict[int, list[str]] = {}
@@ -210,6 +212,8 @@ class Parsed(NamedTuple):
 
 
 def parse_file(rel: str, path: str, target: int) -> Parsed:
+    import hashlib
+
     try:
         data, text, warning = read_text(path)
     except OSError as exc:
@@ -229,6 +233,8 @@ def parse_elsewhere(files: list[FoundFile], target: int) -> Iterator[Parsed]:
     in flight. If the child cannot start or dies, the rest is parsed here, so a file that
     breaks the parser fails the sync exactly as it would without the child.
     """
+    import pickle
+
     jobs = [
         [(f.rel, f.path) for f in files[i : i + _PARSE_CHUNK]]
         for i in range(0, len(files), _PARSE_CHUNK)
@@ -285,6 +291,8 @@ def _widen_pipe(fd: int) -> None:
 
 def _parse_worker() -> None:
     """The child of :func:`parse_elsewhere`: lists of (rel, path) in, Parsed lists out."""
+    import pickle
+
     target = int(sys.argv[1])
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
@@ -337,6 +345,8 @@ class Indexer:
             data = Path(str(path)).read_bytes()
         except OSError:
             return False
+        import hashlib
+
         return state.size == len(data) and state.sha256 == hashlib.sha256(data).hexdigest()
 
     def needs_rebuild(self) -> bool:
@@ -478,6 +488,8 @@ class Indexer:
         except OSError as exc:
             report.warnings.append(f"{f.rel}: skipped: {exc.strerror or exc}")
             return
+        import hashlib
+
         digest = hashlib.sha256(data).hexdigest()
         if known is not None and known.sha256 == digest:
             if known.mtime_ns != _recorded_mtime(f.mtime_ns) or known.size != f.size:

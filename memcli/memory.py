@@ -7,7 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli import db, entries
+from memcli import db
 from memcli.chunking import split_lines
 from memcli.config import Settings, load_settings
 from memcli.errors import BadInput, LockTimeout, MemcliError
@@ -283,6 +283,8 @@ class Memory:
 
             red = redact_text(text)
             text, redactions = red.text, list(red.kinds)
+        from memcli import entries
+
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
         if redact:  # again on the whole entry: a --tag or --type may hold a secret too
             red = redact_text(block)
