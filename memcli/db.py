@@ -37,7 +37,9 @@ def connect(path: Path | str, *, readonly: bool = False) -> Any:
     """Open a connection with WAL, a busy timeout and autocommit off by default."""
     mod = driver()
     if readonly:
-        conn = mod.connect(f"file:{Path(path).as_posix()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000)
+        conn = mod.connect(
+            f"file:{Path(path).as_posix()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+        )
     else:
         conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
     conn.isolation_level = None  # explicit BEGIN/COMMIT

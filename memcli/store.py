@@ -6,7 +6,6 @@ import os
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -60,7 +59,7 @@ def _m001_base(conn: Any) -> None:
         );
         CREATE INDEX facts_hash ON facts(hash);
         CREATE INDEX facts_file ON facts(file_id);
-        """
+        """,
     )
 
 
@@ -280,12 +279,12 @@ class Store:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (i, file_id, c.start_line, c.end_line, c.heading, c.types, c.tags, c.hash)
-                    for i, c in zip(ids, chunks)
+                    for i, c in zip(ids, chunks, strict=True)
                 ],
             )
             conn.executemany(
                 "INSERT INTO chunks_fts (rowid, text, heading) VALUES (?, ?, ?)",
-                [(i, c.text, c.heading) for i, c in zip(ids, chunks)],
+                [(i, c.text, c.heading) for i, c in zip(ids, chunks, strict=True)],
             )
         conn.executemany(
             "INSERT INTO facts (hash, file_id, line) VALUES (?, ?, ?)",

@@ -17,7 +17,10 @@ LINE = st.one_of(
     st.just("1. first"),
     st.just("| a | b |"),
     st.just("---"),
-    st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"), max_size=80),
+    st.text(
+        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+        max_size=80,
+    ),
 )
 
 

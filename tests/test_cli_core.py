@@ -61,7 +61,12 @@ def test_get_and_confinement(cli: Cli, workspace: Path) -> None:
     (workspace / "memory" / "notes.md").write_text("one\ntwo\nthree\n")
     r = cli("get", "memory/notes.md:2:2", "--json")
     assert r.exit_code == 0
-    assert r.json() == {"path": "memory/notes.md", "start_line": 2, "end_line": 3, "text": "two\nthree"}
+    assert r.json() == {
+        "path": "memory/notes.md",
+        "start_line": 2,
+        "end_line": 3,
+        "text": "two\nthree",
+    }
     r = cli("get", "../outside.md")
     assert r.exit_code == 2
 

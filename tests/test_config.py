@@ -45,7 +45,9 @@ def test_broken_config_is_exit_2(cli: Cli, workspace: Path) -> None:
     assert "search.limit" in r.stderr
 
 
-def test_sync_on_search_can_be_disabled(cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sync_on_search_can_be_disabled(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     cli("index")
     (workspace / "memory" / "new.md").write_text("zebra crossing\n")
     monkeypatch.setenv("MEMCLI_INDEX_SYNC_ON_SEARCH", "false")

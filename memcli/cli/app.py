@@ -129,7 +129,10 @@ def _version(value: bool) -> None:
 def main_callback(
     ctx: typer.Context,
     workspace: str | None = typer.Option(
-        None, "--workspace", "-w", help="Workspace folder (default: $MEMCLI_WORKSPACE or search upwards).",
+        None,
+        "--workspace",
+        "-w",
+        help="Workspace folder (default: $MEMCLI_WORKSPACE or search upwards).",
         show_default=False,
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No warnings or progress on stderr."),
@@ -143,13 +146,16 @@ def main_callback(
     ctx.obj = State(workspace=workspace, quiet=quiet, no_color=no_color, debug=debug)
 
 
+#: Command modules, imported in this order (the order of commands in --help).
+COMMAND_MODULES = ("cmd_core", "cmd_watch", "cmd_flush", "cmd_git", "cmd_config", "cmd_doctor")
+
+
 def _register() -> None:
-    from memcli.cli import cmd_core  # noqa: F401  (commands register on import)
-    from memcli.cli import cmd_watch  # noqa: F401
-    from memcli.cli import cmd_flush  # noqa: F401
-    from memcli.cli import cmd_git  # noqa: F401
-    from memcli.cli import cmd_config  # noqa: F401
-    from memcli.cli import cmd_doctor  # noqa: F401
+    """Commands register themselves on import of their module."""
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"memcli.cli.{name}")
 
 
 _register()

@@ -89,7 +89,12 @@ def add(
 
             gitops.require_repo(mem.ws.root)  # refuse before writing anything
         result = mem.add(
-            text, to=to, evergreen=evergreen, namespace=ns, type=type_, tags=tag,
+            text,
+            to=to,
+            evergreen=evergreen,
+            namespace=ns,
+            type=type_,
+            tags=tag,
             redact=not no_redact,
         )
         if commit and result.added:

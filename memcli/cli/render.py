@@ -31,8 +31,17 @@ def index_report(out: Output, report: Any) -> None:
     d = report.as_dict()
     out.table(
         ["added", "updated", "removed", "unchanged", "files", "chunks", "seconds"],
-        [[d["added"], d["updated"], d["removed"], d["unchanged"], d["files"], d["chunks"],
-          f"{d['seconds']:.2f}"]],
+        [
+            [
+                d["added"],
+                d["updated"],
+                d["removed"],
+                d["unchanged"],
+                d["files"],
+                d["chunks"],
+                f"{d['seconds']:.2f}",
+            ]
+        ],
         right=["added", "updated", "removed", "unchanged", "files", "chunks", "seconds"],
     )
 
@@ -92,8 +101,16 @@ def status(out: Output, info: dict[str, Any]) -> None:
 def files(out: Output, rows: list[dict[str, Any]]) -> None:
     out.table(
         ["path", "chunks", "source", "date", "evergreen"],
-        [[r["path"], r["chunks"], r["source"], r["date"] or "-", "yes" if r["evergreen"] else "no"]
-         for r in rows],
+        [
+            [
+                r["path"],
+                r["chunks"],
+                r["source"],
+                r["date"] or "-",
+                "yes" if r["evergreen"] else "no",
+            ]
+            for r in rows
+        ],
         right=["chunks"],
     )
 
