@@ -586,7 +586,8 @@ TARGETS = (
         "ms",
     ),
     ("`memcli --help` total", ("startup", "help_ms"), 200.0, "ms"),
-    ("per-file cold index time 1k -> 100k", ("scaling", "per_file_wall_ratio"), 1.5, "x"),
+    # CPU, not wall: from 2,000 files on, the parse process makes wall time per file smaller
+    ("per-file cold index time 1k -> 100k (CPU)", ("scaling", "per_file_cpu_ratio"), 1.5, "x"),
 )
 
 
