@@ -51,21 +51,21 @@ def connect(path: Path | str, *, readonly: bool = False) -> Any:
     return conn
 
 
-def database_errors() -> tuple[type[BaseException], ...]:
-    """DatabaseError classes of every driver in use (they are distinct classes)."""
+def _errors(name: str) -> tuple[type[BaseException], ...]:
+    """Exception class ``name`` of every driver in use (each driver has its own classes)."""
     mod = driver()
-    errs: tuple[type[BaseException], ...] = (sqlite3.DatabaseError,)
+    errs: tuple[type[BaseException], ...] = (getattr(sqlite3, name),)
     if mod is not sqlite3:
-        errs += (mod.DatabaseError,)
+        errs += (getattr(mod, name),)
     return errs
+
+
+def database_errors() -> tuple[type[BaseException], ...]:
+    return _errors("DatabaseError")
 
 
 def operational_errors() -> tuple[type[BaseException], ...]:
-    mod = driver()
-    errs: tuple[type[BaseException], ...] = (sqlite3.OperationalError,)
-    if mod is not sqlite3:
-        errs += (mod.OperationalError,)
-    return errs
+    return _errors("OperationalError")
 
 
 def load_vec(conn: Any) -> str | None:
