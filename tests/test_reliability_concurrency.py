@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import queue
 import re
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from memcli.entries import parse_entries
 from tests.test_reliability import MEMCLI, memcli
+from tests.test_watch import WatchProcess
 
 WORKERS = 8
 ADDS_PER_WORKER = 25
@@ -103,6 +105,13 @@ def _loop(cmd: list[str], n: int, ok_codes: tuple[int, ...]) -> str:
     )
 
 
+def _drain(lines: queue.Queue[str | None]) -> list[str]:
+    out = []
+    while (line := lines.get(timeout=60)) is not None:
+        out.append(line)
+    return out
+
+
 def _corpus(root: Path, files: int = 200) -> None:
     for i in range(files):
         folder = root / "memory" / f"team{i % 4}"
@@ -127,12 +136,7 @@ def test_add_index_search_together_never_locked(workspace: Path) -> None:
         (_loop([*base, "search", "valkey cache", "-n", "3"], 15, (0, 1))),
         (_loop([*base, "search", "--json", "concurrent fact"], 15, (0, 1))),
     ]
-    watcher = subprocess.Popen(
-        [*base, "watch", "--json", "--debounce", "50"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    watcher = WatchProcess(workspace, "--debounce", "50")
     procs = [
         subprocess.Popen([sys.executable, "-c", job], stdout=subprocess.PIPE, text=True)
         for job in jobs
@@ -142,14 +146,18 @@ def test_add_index_search_together_never_locked(workspace: Path) -> None:
         out, _ = p.communicate(timeout=900)
         assert p.returncode == 0
         runs.extend(json.loads(line) for line in out.splitlines())
-    watcher.send_signal(signal.SIGINT)
-    w_out, w_err = watcher.communicate(timeout=120)
-    events = [json.loads(line) for line in w_out.splitlines() if line.strip()]
-    kinds = [e["event"] for e in events]
-    assert "ready" in kinds and kinds[-1] == "stopped", kinds
-    assert "sync" in kinds
+    watcher.ready()
+    # The other processes index what they write, so the watcher may have had nothing left
+    # to do: a file written behind everyone's back proves it is still syncing.
+    (workspace / "memory" / "after-jobs.md").write_text("- written after the jobs\n")
+    watcher.synced("memory/after-jobs.md")
+    watcher.signal(signal.SIGINT)
+    assert watcher.wait() == 0
+    events = watcher.seen + watcher.rest()
+    assert events[-1]["event"] == "stopped", events
     assert [e for e in events if e["event"] == "error"] == []
-    assert "locked" not in (w_out + w_err).lower()
+    stderr = "".join(watcher.stderr_seen) + "".join(_drain(watcher.stderr_lines))
+    assert "locked" not in ("".join(watcher.stdout_lines) + stderr).lower()
     assert len(runs) == 12 + 12 + 10 + 5 + 15 + 15
     locked = [r for r in runs if "locked" in r["stderr"].lower() or "busy" in r["stderr"].lower()]
     assert locked == []
