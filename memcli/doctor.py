@@ -278,6 +278,10 @@ def _index_checks(
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     if not {"files", "chunks", "chunks_fts"} <= names:
         return Check("index", stale_status, "not built yet", "run 'memcli index'", details)
+    if version < SCHEMA_VERSION:  # read-only here; any other command migrates it
+        return Check("index", NOTE,
+                     f"schema {version} is older than this memcli's ({SCHEMA_VERSION})",
+                     "run 'memcli index' to upgrade it", details)
 
     def count(sql: str) -> int:
         return int(conn.execute(sql).fetchone()[0])
@@ -297,6 +301,7 @@ def _index_checks(
     details["files_on_disk"] = len(found.files)
     details["dirty"] = dirty
     details["scan_warnings"] = list(found.warnings)
+    details["skipped"] = {path: why for path, (_, _, why) in sorted(store.skipped().items())}
     summary = f"{details['files']} files, {details['chunks']} chunks, integrity ok"
     if dirty:
         when = "the next search re-indexes them" if stale_status == NOTE else (

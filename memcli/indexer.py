@@ -317,23 +317,36 @@ class Indexer:
         self.include: list[str] = settings.get("index.include")
         self.max_bytes = int(settings.get("index.max_file_mb") * 1024 * 1024)
         self.target = int(settings.get("index.chunk_chars"))
+        self.settled: list[str] = []  # see dirty()
 
     def scan(self) -> ScanResult:
         return scan(self.ws, self.include, self.max_bytes)
 
     def dirty(self, found: ScanResult | None = None) -> list[str]:
-        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones."""
+        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones.
+
+        Also sets :attr:`settled`: files recorded as racy whose content is unchanged and
+        whose mtime is now old enough to be trusted; a sync records their real mtime, so
+        later checks stop re-hashing them.
+        """
         found = found or self.scan()
-        known = self.store.file_stats()
-        current = {rel: (f.mtime_ns, f.size) for rel, f in found.files.items()}
-        if current == known:  # the usual answer, compared in one go
+        self.settled = []
+        listing = "\n".join(
+            f"{rel}\0{f.mtime_ns}\0{f.size}" for rel, f in sorted(found.files.items())
+        )
+        if listing == self.store.stat_listing():  # the usual answer: one string compare
             return []
-        out = [
-            rel
-            for rel, stat in current.items()
-            if known.get(rel) != stat and not self._racy_but_same(rel, found.files[rel].path)
-        ]
-        out.extend(rel for rel in known if rel not in current)
+        known = self.store.file_stats()
+        out = []
+        for rel, f in found.files.items():
+            if known.get(rel) == (f.mtime_ns, f.size):
+                continue
+            if self._racy_but_same(rel, f.path):
+                if time.time_ns() - f.mtime_ns >= RACY_NS:
+                    self.settled.append(rel)
+                continue
+            out.append(rel)
+        out.extend(rel for rel in known if rel not in found.files)
         return sorted(out)
 
     def _racy_but_same(self, rel: str, path: object) -> bool:
@@ -379,9 +392,16 @@ class Indexer:
         found = self.scan()
         report.warnings.extend(found.warnings)
         known = store.file_states()
+        skipped = store.skipped()
         wanted = _selector(paths)
-        todo = [f for rel, f in sorted(found.files.items()) if wanted(rel)]
+        # a skipped (binary) file is read again only when its stat changes
+        todo = [
+            f
+            for rel, f in sorted(found.files.items())
+            if wanted(rel) and skipped.get(rel, (None, None))[:2] != (f.mtime_ns, f.size)
+        ]
         gone = [k for rel, k in known.items() if rel not in found.files and wanted(rel)]
+        unskip = [rel for rel in skipped if rel not in found.files and wanted(rel)]
         total = len(todo) + len(gone)
         done = 0
         batch = batch_bytes = 0
@@ -396,6 +416,8 @@ class Indexer:
                 parsed = parse_elsewhere(todo, self.target)
             for f in todo:
                 k = known.get(f.rel)
+                if f.rel in skipped:
+                    store.unskip(f.rel)  # recorded again below if it is still binary
                 if parsed is not None:  # bulk: k is None, the file is new
                     self._add_parsed(f, next(parsed), report)
                 else:
@@ -410,6 +432,8 @@ class Indexer:
                     batch = batch_bytes = 0
                 if progress:
                     progress(done, total)
+            for rel in unskip:
+                store.unskip(rel)
             for k in gone:
                 store.remove_file(k.id)
                 report.removed += 1
@@ -464,6 +488,7 @@ class Indexer:
         if parsed.warning:
             report.warnings.append(f"{f.rel}: {parsed.warning}")
         if parsed.rows is None or parsed.facts is None or parsed.sha256 is None:
+            self._skip(f, parsed.warning)
             return
         self.store.write_file(
             f.rel,
@@ -478,6 +503,11 @@ class Indexer:
         )
         report.changed.append(f.rel)
         report.added += 1
+
+    def _skip(self, f: FoundFile, warning: str | None) -> None:
+        """Remember a file that cannot be indexed (binary) with its stat (see Store.skipped)."""
+        reason = (warning or "not indexed").removeprefix("skipped: ")
+        self.store.set_skipped(f.rel, _recorded_mtime(f.mtime_ns), f.size, reason)
 
     def _sync_file(self, f: FoundFile, known, report: IndexReport) -> None:  # noqa: ANN001
         if known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size):
@@ -502,6 +532,7 @@ class Indexer:
             if known is not None:
                 self.store.remove_file(known.id)
                 report.removed += 1
+            self._skip(f, warning)
             return
         rows, facts = build_rows(f.rel, text, self.target)
         date = _file_date(f.rel, text)

@@ -156,6 +156,7 @@ class Memory:
         found = indexer.scan()
         if (
             not indexer.dirty(found)
+            and not indexer.settled
             and not indexer.needs_rebuild()
             and not self._vectors_waiting()
         ):
@@ -394,7 +395,11 @@ class Memory:
             "last_indexed": (
                 datetime.fromtimestamp(float(last)).isoformat(timespec="seconds") if last else None
             ),
-            "warnings": [*self.warnings, *found.warnings],
+            "warnings": [
+                *self.warnings,
+                *found.warnings,
+                *(f"{path}: skipped: {why}" for path, (_, _, why) in sorted(store.skipped().items())),
+            ],
         }
 
 

@@ -6,6 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import NamedTuple
 
 from memcli.workspace import STATE_DIR, Workspace
@@ -111,21 +112,39 @@ class Matcher:
                 return False
         return self._ignore is None or not self._ignore.match_file(rel)
 
+    def names_in(self, head: str) -> Callable[[str], bool]:
+        """A test of file names in the folder ``head`` (empty or ending in '/'), equal to
+        ``matches(head + name)``; it is made once per folder, so most files cost one
+        ``str.endswith``."""
+        if self._simple is None:
+            return lambda name: self.matches(head + name)
+        # "head/**/*tail": a file in this folder matches when the folder lies under
+        # head (a file name has no '/', so it cannot make up the rest) and it ends in tail.
+        tails = tuple(tail for prefix, tail in self._simple if head.startswith(prefix))
+        if self._ignore is None:
+            return lambda name: name.endswith(tails)
+        ignored = self._ignore.match_file
+        return lambda name: name.endswith(tails) and not ignored(head + name)
+
 
 def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
     """Every indexable file with its (mtime_ns, size); warnings for what is skipped.
 
     Symlinks are followed only while they stay inside the workspace; loops
-    and links leaving it are skipped with a warning and never read.
+    and links leaving it are skipped with a warning and never read. Files come
+    in directory order (callers that need an order sort); warnings are sorted.
+    This runs before every search, so its loop is kept to one ``stat`` per file.
     """
     result = ScanResult()
     matcher = Matcher(ws, include)
     root = ws.root.resolve()
     seen_dirs: set[tuple[int, int]] = set()
-
     files = result.files
     warnings = result.warnings
-    matches = matcher.matches
+
+    def skip(rel: str, reason: object, *, folder: bool = False) -> None:
+        if folder or matcher.matches(rel):
+            warnings.append(f"{rel}: skipped: {reason}")
 
     # Paths are plain strings here: a Path per file would cost more than its stat.
     def walk(folder: str, rel_folder: str) -> list[tuple[str, str]]:
@@ -138,51 +157,49 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
         if key in seen_dirs:
             return []
         seen_dirs.add(key)
+        head = f"{rel_folder}/" if rel_folder else ""
+        wanted = matcher.names_in(head)
+        subdirs: list[tuple[str, str]] = []
         try:
             with os.scandir(folder) as it:
-                entries = sorted(it, key=_entry_name)
+                entries = list(it)
         except OSError as exc:
             warnings.append(f"{rel_folder or '.'}: cannot list: {exc.strerror}")
             return []
-        subdirs: list[tuple[str, str]] = []
-        head = f"{rel_folder}/" if rel_folder else ""
         for entry in entries:
             name = entry.name
-            rel = head + name
             if "\n" in name or "\r" in name:
-                result.warnings.append(f"{rel!r}: skipped: newline in file name")
+                warnings.append(f"{head + name!r}: skipped: newline in file name")
                 continue
             if not name.isascii() and not _utf8_name(name):
-                result.warnings.append(f"{rel!r}: skipped: file name is not valid UTF-8")
+                warnings.append(f"{head + name!r}: skipped: file name is not valid UTF-8")
                 continue
             try:
                 if entry.is_symlink():
+                    rel = head + name
                     target = Path(os.path.realpath(entry.path))
                     if target != root and root not in target.parents:
-                        if matcher.matches(rel) or entry.is_dir():
-                            result.warnings.append(f"{rel}: skipped: symlink leaves the workspace")
+                        skip(rel, "symlink leaves the workspace", folder=entry.is_dir())
                         continue
                     if not os.path.exists(entry.path):
-                        if matcher.matches(rel):
-                            result.warnings.append(f"{rel}: skipped: broken link or link loop")
+                        skip(rel, "broken link or link loop")
                         continue
                 if entry.is_dir():
-                    if entry.name not in SKIP_DIRS:
-                        subdirs.append((entry.path, rel))
+                    if name not in SKIP_DIRS:
+                        subdirs.append((entry.path, head + name))
                     continue
-                if not entry.is_file() or not matches(rel):
+                if not wanted(name) or not entry.is_file():
                     continue
                 st = entry.stat()
             except (OSError, RuntimeError, ValueError) as exc:  # broken link, loop, permission
-                if matcher.matches(rel):
-                    reason = getattr(exc, "strerror", None) or exc
-                    result.warnings.append(f"{rel}: skipped: {reason}")
+                skip(head + name, getattr(exc, "strerror", None) or exc)
                 continue
             if st.st_size > max_bytes:
-                mb = st.st_size / 1048576
-                result.warnings.append(f"{rel}: skipped: {mb:.1f} MiB is over the size cap")
+                skip(head + name, f"{st.st_size / 1048576:.1f} MiB is over the size cap")
                 continue
+            rel = head + name
             files[rel] = FoundFile(rel, entry.path, st.st_mtime_ns, st.st_size)
+        subdirs.sort()
         return subdirs
 
     # Depth-first with an explicit stack: folders may nest deeper than Python's recursion limit.
@@ -194,11 +211,8 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
         while stack:
             folder, rel_folder = stack.pop()
             stack.extend(reversed(walk(folder, rel_folder)))
+    warnings.sort()
     return result
-
-
-def _entry_name(entry: os.DirEntry[str]) -> str:
-    return entry.name
 
 
 def _utf8_name(name: str) -> bool:

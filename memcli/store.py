@@ -63,8 +63,17 @@ def _m001_base(conn: Any) -> None:
     )
 
 
+def _m002_skipped(conn: Any) -> None:
+    # Files seen but not indexed (binary), with the stat they had: the changed-files check
+    # then knows them, instead of finding them new, and re-reading them, on every search.
+    conn.execute(
+        "CREATE TABLE skipped (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL,"
+        " size INTEGER NOT NULL, reason TEXT NOT NULL)"
+    )
+
+
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
-MIGRATIONS: list[Callable[[Any], None]] = [_m001_base]
+MIGRATIONS: list[Callable[[Any], None]] = [_m001_base, _m002_skipped]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -217,10 +226,38 @@ class Store:
         )
         return {r[1]: FileState(*r) for r in rows}
 
+    def stat_listing(self) -> str:
+        """Every known file (indexed or skipped) as ``path NUL mtime_ns NUL size``, one per
+        line in path order: built by SQLite, so the changed-files check costs one string
+        compare rather than a Python object per file."""
+        row = self.conn.execute(
+            "SELECT group_concat(path || char(0) || mtime_ns || char(0) || size, char(10))"
+            " FROM (SELECT path, mtime_ns, size FROM files UNION ALL"
+            " SELECT path, mtime_ns, size FROM skipped ORDER BY path)"
+        ).fetchone()
+        return row[0] or ""
+
     def file_stats(self) -> dict[str, tuple[int, int]]:
-        """Path -> (mtime_ns, size) of every indexed file: the changed-files check."""
-        rows = self.conn.execute("SELECT path, mtime_ns, size FROM files").fetchall()
+        """Path -> (mtime_ns, size) of every known file (indexed or skipped)."""
+        rows = self.conn.execute(
+            "SELECT path, mtime_ns, size FROM files UNION ALL"
+            " SELECT path, mtime_ns, size FROM skipped"
+        ).fetchall()
         return {path: (mtime_ns, size) for path, mtime_ns, size in rows}
+
+    # -- skipped files -------------------------------------------------
+    def skipped(self) -> dict[str, tuple[int, int, str]]:
+        """Path -> (mtime_ns, size, reason) of files seen but not indexed."""
+        rows = self.conn.execute("SELECT path, mtime_ns, size, reason FROM skipped")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def set_skipped(self, path: str, mtime_ns: int, size: int, reason: str) -> None:
+        self.conn.execute(
+            "INSERT OR REPLACE INTO skipped VALUES (?, ?, ?, ?)", (path, mtime_ns, size, reason)
+        )
+
+    def unskip(self, path: str) -> None:
+        self.conn.execute("DELETE FROM skipped WHERE path = ?", (path,))
 
     def touch_file(self, file_id: int, mtime_ns: int, size: int) -> None:
         self.conn.execute(
@@ -314,6 +351,7 @@ class Store:
         self.conn.execute("DELETE FROM facts")
         self.conn.execute("DELETE FROM chunks")
         self.conn.execute("DELETE FROM files")
+        self.conn.execute("DELETE FROM skipped")
 
     # -- reads ---------------------------------------------------------
     def counts(self) -> tuple[int, int]:

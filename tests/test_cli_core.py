@@ -117,6 +117,33 @@ def test_same_size_rewrite_in_the_same_tick_is_seen(cli: Cli, workspace: Path) -
     assert r.exit_code == 0 and r.json()["results"][0]["path"] == "memory/racy.md"
 
 
+def test_racy_entry_is_settled_once_old_enough(cli: Cli, workspace: Path) -> None:
+    """A file indexed right after it was written is recorded as racy and re-hashed by each
+    check; once its mtime is old enough, the next search records the real one."""
+    import os
+
+    from memcli.indexer import open_store
+    from memcli.workspace import find_workspace
+
+    target = workspace / "memory" / "fresh.md"
+    target.write_text("- written just now: quokka\n")
+    cli("index")
+
+    def recorded() -> tuple[int, int]:
+        store = open_store(find_workspace(workspace))
+        try:
+            return store.file_stats()["memory/fresh.md"]
+        finally:
+            store.close()
+
+    assert recorded()[0] == 0  # racy: the stat is not trusted
+    past = target.stat().st_mtime_ns - 10_000_000_000
+    os.utime(target, ns=(past, past))  # same content, now old enough to trust
+    assert cli("status", "--json").json()["dirty"] == []  # unchanged content is not dirty
+    assert cli("search", "--json", "quokka").exit_code == 0
+    assert recorded() == (past, target.stat().st_size)
+
+
 def test_installed_entry_point_help() -> None:
     out = subprocess.run(
         [sys.executable, "-m", "memcli", "--help"], capture_output=True, text=True, timeout=60

@@ -290,6 +290,27 @@ def test_newer_schema_is_a_clear_error(cli: Cli, indexed: Path, args: list[str])
     assert _index(indexed).read_bytes() == before_index  # a newer index is never thrown away
 
 
+def test_schema_1_index_is_migrated_in_place(cli: Cli, indexed: Path) -> None:
+    """An index from before the 'skipped' table is upgraded, not rebuilt; doctor (which
+    opens it read-only) says so rather than failing on the missing table."""
+    conn = db.connect(_index(indexed))
+    conn.execute("DROP TABLE skipped")
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    doc = cli("doctor", "--json").json()
+    index_check = next(c for c in doc["checks"] if c["name"] == "index")
+    assert "older" in index_check["summary"] and "memcli index" in index_check["hint"]
+    (indexed / "memory" / "blob.md").write_bytes(b"\x00 binary")
+    r = cli("search", "--json", "pager rotation")
+    assert r.exit_code == 0 and "rebuilt" not in r.stderr
+    _check_search(r)
+    conn = db.connect(_index(indexed))
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("SELECT path FROM skipped").fetchall() == [("memory/blob.md",)]
+    conn.close()
+
+
 def test_add_with_newer_index_keeps_the_fact(cli: Cli, indexed: Path) -> None:
     _bump_version(indexed)
     r = cli("add", "--json", "kept although the index is from the future")

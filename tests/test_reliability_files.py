@@ -301,3 +301,37 @@ def test_file_vanishing_or_unreadable(shared_workspace: Path) -> None:
     r = run("get", "memory/private.md")
     assert r.returncode != 0 and "Traceback" not in r.stderr
     assert r.stderr.startswith("Error: ")
+
+
+def test_binary_file_is_remembered_not_reread(cli: Cli, workspace: Path) -> None:
+    """A binary file is recorded with its stat: it is not 'changed' on every check (which
+    made every search re-index), status names it, and it is read again once it changes."""
+    mem = workspace / "memory"
+    (mem / "good.md").write_text("- the deploy window is tuesday\n")
+    blob = mem / "blob.md"
+    blob.write_bytes(b"\x00\x01 not text")
+    past = 1_700_000_000_000_000_000  # well outside the racy window
+    os.utime(blob, ns=(past, past))
+    first = cli("index", "--json")
+    assert "memory/blob.md: skipped: binary file" in first.stderr
+    again = cli("index", "--json")
+    assert again.exit_code == 0 and "blob.md" not in again.stderr  # not re-read
+    assert again.json()["added"] + again.json()["updated"] == 0
+    st = cli("status", "--json").json()
+    assert st["dirty"] == []
+    assert "memory/blob.md: skipped: binary file" in st["warnings"]
+    r = cli("search", "--json", "deploy")
+    assert r.exit_code == 0 and r.json()["warnings"] == []  # no sync, so no re-warning
+
+    blob.write_text("- the blob is text now: wombat\n")
+    assert cli("status", "--json").json()["dirty"] == ["memory/blob.md"]
+    assert cli("search", "--json", "wombat").json()["results"][0]["path"] == "memory/blob.md"
+    assert not any("blob" in w for w in cli("status", "--json").json()["warnings"])
+    blob.write_bytes(b"\x00\x02 binary again")
+    r = cli("index", "--json")
+    assert r.json()["removed"] == 1 and "memory/blob.md: skipped: binary file" in r.stderr
+    assert cli("search", "--json", "wombat").exit_code == 1
+    blob.unlink()
+    assert cli("index", "--json").json()["removed"] == 0  # it was not in the index
+    st = cli("status", "--json").json()
+    assert st["dirty"] == [] and not any("blob" in w for w in st["warnings"])
