@@ -58,9 +58,10 @@ sys.path.insert(0, str(HERE))
 import corpus as corpus_mod  # noqa: E402
 
 PY = sys.executable
-BIN = Path(PY).parent
-MEMCLI = str(BIN / "memcli") if (BIN / "memcli").exists() else None
-#: Environment added to every child process (``--pythonpath`` measures another checkout).
+#: The interpreter of every whole-process figure (memcli and bare start-up alike): see
+#: :func:`installed_python`. Set by main(); helpers that import memcli use it too.
+CHILD_PY = [PY]
+#: Environment added to every child process.
 CHILD_ENV: dict[str, str] = {}
 #: CPU seconds used by the children run so far (to tell our load from the machine's).
 CHILD_CPU = [0.0]
@@ -85,9 +86,40 @@ class Proc:
 
 
 def memcli_cmd(*args: str) -> list[str]:
-    if MEMCLI and "PYTHONPATH" not in CHILD_ENV:
-        return [MEMCLI, *args]
-    return [PY, "-m", "memcli", *args]
+    return [CHILD_PY[0], "-m", "memcli", *args]
+
+
+def bare_cmd() -> list[str]:
+    return [CHILD_PY[0], "-c", "pass"]
+
+
+def installed_python(pkg_root: Path) -> str:
+    """An interpreter that sees memcli as a regular (not editable) install would.
+
+    The development venv holds memcli as an *editable* install, whose ``.pth`` finder makes
+    every start-up import pathlib, fnmatch and urllib.parse (about 14 ms here), bare
+    ``python -c pass`` included, which would hide that cost of memcli's. This venv has one
+    ``.pth`` naming ``pkg_root`` and the development venv's site-packages (for the
+    dependencies); ``.pth`` files in a folder named that way are not run.
+    """
+    import sysconfig
+    import venv
+
+    home = WORK / "installed-venv"
+    exe = home / "bin" / "python"
+    if not exe.exists():
+        venv.EnvBuilder(with_pip=False, symlinks=True).create(home)
+    purelib = Path(
+        subprocess.run(
+            [str(exe), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    deps = sysconfig.get_paths()["purelib"]
+    (purelib / "memcli-bench.pth").write_text(f"{pkg_root}\n{deps}\n")
+    return str(exe)
 
 
 def run(
@@ -195,7 +227,7 @@ def machine_info() -> dict[str, Any]:
         pass
     probe = subprocess.run(
         [
-            PY,
+            CHILD_PY[0],
             "-c",
             "import sqlite3, json; from memcli import db; m = db.driver();"
             " print(json.dumps([db.driver_name(), m.sqlite_version, sqlite3.sqlite_version]))",
@@ -269,7 +301,7 @@ print(json.dumps({"full": full, "core": core}))
 
 def floor(ws: Path) -> tuple[Proc, dict[str, Any]]:
     with tempfile.TemporaryDirectory(dir=WORK) as tmp:
-        p = check(run([PY, "-c", FLOOR, str(ws), str(Path(tmp) / "floor.db")]), "floor")
+        p = check(run([CHILD_PY[0], "-c", FLOOR, str(ws), str(Path(tmp) / "floor.db")]), "floor")
     return p, p.json()
 
 
@@ -463,7 +495,9 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
     qfile = WORK / "queries.json"
     qfile.write_text(json.dumps(queries))
     rounds = 3 if size < 50000 else 2
-    p = check(run([PY, "-c", INPROC, str(ws), str(qfile), str(rounds)]), "in-process search")
+    p = check(
+        run([CHILD_PY[0], "-c", INPROC, str(ws), str(qfile), str(rounds)]), "in-process search"
+    )
     data = p.json()
     res["search_inproc"] = {
         "p50_ms": pct(data["full"], 0.5) * 1000,
@@ -481,7 +515,7 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
     bare, walls, rss, hits, cpus, bare_cpus = [], [], [], 0, [], []
     nq = 15 if size < 50000 else 9
     for q in queries[:nq]:
-        b = run([PY, "-c", "pass"])
+        b = run(bare_cmd())
         bare.append(b.wall)
         bare_cpus.append(b.cpu)
         s = check(run(memcli_cmd("-w", str(ws), "search", "--json", q)), "search", ok=(0, 1))
@@ -534,7 +568,7 @@ def startup(repeat: int, ws: Path, queries: list[str], log) -> dict[str, Any]:  
     res: dict[str, Any] = {}
     bare, helps, help_cpus = [], [], []
     for _ in range(max(9, repeat * 3)):
-        bare.append(run([PY, "-c", "pass"]).wall)
+        bare.append(run(bare_cmd()).wall)
         h = check(run(memcli_cmd("--help")), "--help")
         helps.append(h.wall)
         help_cpus.append(h.cpu)
@@ -542,7 +576,7 @@ def startup(repeat: int, ws: Path, queries: list[str], log) -> dict[str, Any]:  
     res["help_ms"] = med(helps) * 1000
     res["help_min_ms"] = min(helps) * 1000
     res["help_cpu_ms"] = med(help_cpus) * 1000
-    res["import_bare"] = importtime([PY, "-c", "pass"])
+    res["import_bare"] = importtime(bare_cmd())
     res["import_help"] = importtime(memcli_cmd("--help"))
     res["import_keyword"] = importtime(memcli_cmd("-w", str(ws), "search", "--json", queries[0]))
     with tempfile.TemporaryDirectory(dir=WORK) as tmp:
@@ -788,8 +822,7 @@ def main(argv: list[str] | None = None) -> int:
     repeat = 1 if args.quick else args.repeat
     WORK.mkdir(parents=True, exist_ok=True)
     pkg_root = Path(args.pythonpath).resolve() if args.pythonpath else ROOT
-    if args.pythonpath:
-        CHILD_ENV["PYTHONPATH"] = str(pkg_root)
+    CHILD_PY[0] = installed_python(pkg_root)
     # PYTHONDONTWRITEBYTECODE may be set: without .pyc files every start-up would recompile
     subprocess.run([PY, "-m", "compileall", "-q", str(pkg_root / "memcli")], check=False)
 

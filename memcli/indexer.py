@@ -18,7 +18,7 @@ from memcli import chunking, db
 from memcli.config import Settings
 from memcli.errors import IndexProblem
 from memcli.locks import ProcessLock
-from memcli.scan import FoundFile, ScanResult, read_text, scan
+from memcli.scan import FoundFile, ScanResult, gc_paused, read_text, scan
 from memcli.store import ChunkRow, ForeignIndex, Store, remove_index_files
 from memcli.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
 
@@ -47,6 +47,7 @@ SMUDGED = 0
 
 def _recorded_mtime(mtime_ns: int) -> int:
     return SMUDGED if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
+
 
 Progress = Callable[[int, int], None]
 
@@ -331,11 +332,10 @@ class Indexer:
         """
         found = found or self.scan()
         self.settled = []
-        listing = "\n".join(
-            f"{rel}\0{f.mtime_ns}\0{f.size}" for rel, f in sorted(found.files.items())
-        )
-        if listing == self.store.stat_listing():  # the usual answer: one string compare
-            return []
+        with gc_paused():
+            current = {f"{rel}\0{f.mtime_ns}\0{f.size}" for rel, f in found.files.items()}
+            if current == self.store.stat_lines():  # the usual answer, compared in one go
+                return []
         known = self.store.file_stats()
         out = []
         for rel, f in found.files.items():

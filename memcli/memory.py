@@ -398,7 +398,10 @@ class Memory:
             "warnings": [
                 *self.warnings,
                 *found.warnings,
-                *(f"{path}: skipped: {why}" for path, (_, _, why) in sorted(store.skipped().items())),
+                *(
+                    f"{path}: skipped: {why}"
+                    for path, (_, _, why) in sorted(store.skipped().items())
+                ),
             ],
         }
 

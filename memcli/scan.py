@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
 from typing import NamedTuple
 
 from memcli.workspace import STATE_DIR, Workspace
@@ -127,6 +129,20 @@ class Matcher:
         return lambda name: name.endswith(tails) and not ignored(head + name)
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector around a loop that allocates many objects that
+    live on and form no cycles: otherwise its full collections re-traverse every object
+    alive (all the imported modules') several times over; about a third of a 10k-file scan."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
     """Every indexable file with its (mtime_ns, size); warnings for what is skipped.
 
@@ -203,14 +219,15 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
         return subdirs
 
     # Depth-first with an explicit stack: folders may nest deeper than Python's recursion limit.
-    for prefix in matcher.roots:
-        base = ws.root / prefix if prefix else ws.root
-        if not base.is_dir():
-            continue
-        stack = [(str(base), prefix)]
-        while stack:
-            folder, rel_folder = stack.pop()
-            stack.extend(reversed(walk(folder, rel_folder)))
+    with gc_paused():
+        for prefix in matcher.roots:
+            base = ws.root / prefix if prefix else ws.root
+            if not base.is_dir():
+                continue
+            stack = [(str(base), prefix)]
+            while stack:
+                folder, rel_folder = stack.pop()
+                stack.extend(reversed(walk(folder, rel_folder)))
     warnings.sort()
     return result
 
