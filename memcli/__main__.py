@@ -1,5 +1,5 @@
 """``python -m memcli``."""
 
-from memcli.cli.app import main
+from memcli.cli.entry import main
 
 main()

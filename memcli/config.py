@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -178,14 +177,17 @@ def cache_dir() -> Path:
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; a missing file is empty, a broken one a ConfigError."""
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    import tomllib  # only when there is a file: most runs have none (start-up time)
+
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
 
 
 def _apply_table(settings: Settings, data: dict[str, Any], origin: str, path: Path) -> None:
@@ -247,6 +249,8 @@ def parse_value(key: str, text: str) -> Any:
     """
     section, name = split_key(key)
     if isinstance(DEFAULTS[section][name], list) and text.strip().startswith("["):
+        import tomllib
+
         try:
             text = tomllib.loads(f"v = {text}")["v"]
         except tomllib.TOMLDecodeError as exc:
@@ -325,6 +329,8 @@ def write_setting(path: Path, key: str, value: Any = None, *, remove: bool = Fal
         values={s: dict(v) for s, v in DEFAULTS.items()},
         origins={f"{s}.{n}": "default" for s, names in DEFAULTS.items() for n in names},
     )
+    import tomllib
+
     try:
         _apply_table(check, tomllib.loads(new_text), "check", path)
     except tomllib.TOMLDecodeError as exc:  # pragma: no cover - tomlkit wrote it
