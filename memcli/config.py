@@ -394,7 +394,10 @@ HELP: dict[str, str] = {
     "decay.half_life_days": "Age in days at which decay halves a score.",
     "index.include": "Globs of files to index, relative to the workspace.",
     "index.max_file_mb": "Files larger than this are skipped with a warning.",
-    "index.sync_on_search": "Re-index changed files before each search.",
+    "index.sync_on_search": (
+        "Check for changed files (a stat of each) and re-index them before each search;"
+        " off: the index is trusted as it is."
+    ),
     "index.chunk_chars": "Target size of a chunk in characters.",
     "index.lock_timeout": "Seconds a writer waits for another one.",
     "cache.max_mb": "Size bound of the embedding cache (least recently used evicted).",

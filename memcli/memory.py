@@ -148,10 +148,14 @@ class Memory:
         self.warnings = []
         return report
 
-    def sync_before_search(self) -> tuple[bool, list[str]]:
-        """Re-index changed files if allowed; returns (stale, warnings)."""
+    def sync_before_search(self) -> tuple[bool | None, list[str]]:
+        """Re-index changed files; returns (stale, warnings).
+
+        With ``index.sync_on_search`` off the index is trusted as it is (a watcher or the
+        git hooks keep it current) and nothing is checked: stale is None, unknown.
+        """
         if not self.settings.get("index.sync_on_search"):
-            return bool(self.indexer().dirty()), []
+            return None, []
         indexer = self.indexer()
         found = indexer.scan()
         if (

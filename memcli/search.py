@@ -121,7 +121,7 @@ class Hit:
 class SearchResult:
     query: str
     mode: str
-    stale: bool = False
+    stale: bool | None = False  # None: not checked (index.sync_on_search is off)
     warnings: list[str] = field(default_factory=list)
     hits: list[Hit] = field(default_factory=list)
 

@@ -52,7 +52,8 @@ def test_sync_on_search_can_be_disabled(
     (workspace / "memory" / "new.md").write_text("zebra crossing\n")
     monkeypatch.setenv("MEMCLI_INDEX_SYNC_ON_SEARCH", "false")
     r = cli("search", "--json", "zebra")
-    assert r.exit_code == 1 and r.json()["stale"] is True
+    assert r.exit_code == 1 and r.json()["stale"] is None  # not even checked: no scan
+    assert cli("status", "--json").json()["dirty"] == ["memory/new.md"]  # status still tells
     monkeypatch.setenv("MEMCLI_INDEX_SYNC_ON_SEARCH", "true")
     r = cli("search", "--json", "zebra")
     assert r.exit_code == 0 and r.json()["stale"] is False
