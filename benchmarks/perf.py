@@ -86,7 +86,7 @@ class Proc:
 
 
 def memcli_cmd(*args: str) -> list[str]:
-    return [CHILD_PY[0], "-m", "memcli", *args]
+    return [str(Path(CHILD_PY[0]).parent / "memcli"), *args]
 
 
 def bare_cmd() -> list[str]:
@@ -94,7 +94,8 @@ def bare_cmd() -> list[str]:
 
 
 def installed_python(pkg_root: Path) -> str:
-    """An interpreter that sees memcli as a regular (not editable) install would.
+    """An interpreter (and a ``memcli`` console script) that sees memcli as a regular, not
+    editable, install would.
 
     The development venv holds memcli as an *editable* install, whose ``.pth`` finder makes
     every start-up import pathlib, fnmatch and urllib.parse (about 14 ms here), bare
@@ -119,6 +120,15 @@ def installed_python(pkg_root: Path) -> str:
     )
     deps = sysconfig.get_paths()["purelib"]
     (purelib / "memcli-bench.pth").write_text(f"{pkg_root}\n{deps}\n")
+    # the console script as pip writes it for the entry point in pyproject.toml
+    script = home / "bin" / "memcli"
+    script.write_text(
+        f"#!{exe}\nimport re\nimport sys\nfrom memcli.cli.entry import main\n"
+        "if __name__ == '__main__':\n"
+        "    sys.argv[0] = re.sub(r'(-script\\.pyw|\\.exe)?$', '', sys.argv[0])\n"
+        "    sys.exit(main())\n"
+    )
+    script.chmod(0o755)
     return str(exe)
 
 
