@@ -18,7 +18,7 @@ from memcli import chunking, db
 from memcli.config import Settings
 from memcli.errors import IndexProblem
 from memcli.locks import ProcessLock
-from memcli.scan import FoundFile, ScanResult, gc_paused, read_text, scan
+from memcli.scan import FoundFile, ScanResult, read_text, scan
 from memcli.store import ChunkRow, ForeignIndex, Store, remove_index_files
 from memcli.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
 
@@ -332,10 +332,8 @@ class Indexer:
         """
         found = found or self.scan()
         self.settled = []
-        with gc_paused():
-            current = {f"{rel}\0{f.mtime_ns}\0{f.size}" for rel, f in found.files.items()}
-            if current == self.store.stat_lines():  # the usual answer, compared in one go
-                return []
+        if self._unchanged(found):
+            return []
         known = self.store.file_stats()
         out = []
         for rel, f in found.files.items():
@@ -348,6 +346,19 @@ class Indexer:
             out.append(rel)
         out.extend(rel for rel in known if rel not in found.files)
         return sorted(out)
+
+    def _unchanged(self, found: ScanResult) -> bool:
+        """The usual answer, streamed: every known file (indexed or skipped) was found with
+        its recorded stat, and nothing else was found. No copy of either side is made, so a
+        search holds no more than the scan itself."""
+        files = found.files
+        matched = 0
+        for path, mtime_ns, size in self.store.iter_stats():
+            f = files.get(path)
+            if f is None or f.mtime_ns != mtime_ns or f.size != size:
+                return False
+            matched += 1
+        return matched == len(files)  # paths are unique, so equal counts mean equal sets
 
     def _racy_but_same(self, rel: str, path: object) -> bool:
         """A smudged (racy) entry whose content hash still matches is not dirty."""

@@ -226,15 +226,14 @@ class Store:
         )
         return {r[1]: FileState(*r) for r in rows}
 
-    def stat_lines(self) -> set[str]:
-        """Every known file (indexed or skipped) as a line ``path NUL mtime_ns NUL size``:
-        SQLite builds one string, so the changed-files check makes no Python row per file."""
-        row = self.conn.execute(
-            "SELECT group_concat(path || char(0) || mtime_ns || char(0) || size, char(10))"
-            " FROM (SELECT path, mtime_ns, size FROM files UNION ALL"
-            " SELECT path, mtime_ns, size FROM skipped)"
-        ).fetchone()
-        return set(row[0].split("\n")) if row[0] else set()
+    def iter_stats(self) -> Iterator[tuple[str, int, int]]:
+        """(path, mtime_ns, size) of every known file (indexed or skipped), row by row."""
+        return iter(
+            self.conn.execute(
+                "SELECT path, mtime_ns, size FROM files UNION ALL"
+                " SELECT path, mtime_ns, size FROM skipped"
+            )
+        )
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Path -> (mtime_ns, size) of every known file (indexed or skipped)."""
