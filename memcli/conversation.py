@@ -190,9 +190,7 @@ def _content(value: Any, what: str, n: int) -> str:
             else:
                 raise BadInput(f"conversation {what} {n} has a content part of the wrong type")
         return "\n".join(t for t in texts if t.strip())
-    raise BadInput(
-        f"conversation {what} {n} has content that is neither text nor a list of parts"
-    )
+    raise BadInput(f"conversation {what} {n} has content that is neither text nor a list of parts")
 
 
 def _role(role: str) -> str:

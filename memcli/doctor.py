@@ -98,8 +98,12 @@ def run_doctor(
         try:
             check = step(ctx)
         except Exception as exc:  # a check that breaks is itself a finding
-            check = Check(name, PROBLEM, f"the check failed: {type(exc).__name__}: {exc}",
-                          "run 'memcli --debug doctor' and report the error")
+            check = Check(
+                name,
+                PROBLEM,
+                f"the check failed: {type(exc).__name__}: {exc}",
+                "run 'memcli --debug doctor' and report the error",
+            )
         report.checks.append(check)
     return report
 
@@ -127,8 +131,7 @@ def _sqlite(ctx: dict[str, Any]) -> Check:
         "stdlib_loads_extensions": hasattr(sqlite3.Connection, "enable_load_extension"),
     }
     why = "" if name == "sqlite3" else " (the stdlib sqlite3 cannot load extensions)"
-    return Check("sqlite", OK, f"SQLite {details['version']} through {name}{why}",
-                 details=details)
+    return Check("sqlite", OK, f"SQLite {details['version']} through {name}{why}", details=details)
 
 
 def _memory_conn() -> Any:
@@ -147,14 +150,22 @@ def _fts5(ctx: dict[str, Any]) -> Check:
         except Exception:
             trigram = False
     except Exception as exc:
-        return Check("fts5", PROBLEM, f"FTS5 is not available: {exc}",
-                     "keyword search needs SQLite with FTS5: install sqlean.py "
-                     "(pip install sqlean.py) or use a Python built with FTS5",
-                     {"available": False, "trigram": False})
+        return Check(
+            "fts5",
+            PROBLEM,
+            f"FTS5 is not available: {exc}",
+            "keyword search needs SQLite with FTS5: install sqlean.py "
+            "(pip install sqlean.py) or use a Python built with FTS5",
+            {"available": False, "trigram": False},
+        )
     finally:
         conn.close()
-    return Check("fts5", OK, f"FTS5 available (tokenizer {FTS_TOKENIZER})",
-                 details={"available": True, "tokenizer": FTS_TOKENIZER, "trigram": trigram})
+    return Check(
+        "fts5",
+        OK,
+        f"FTS5 available (tokenizer {FTS_TOKENIZER})",
+        details={"available": True, "tokenizer": FTS_TOKENIZER, "trigram": trigram},
+    )
 
 
 def _sqlite_vec(ctx: dict[str, Any]) -> Check:
@@ -164,21 +175,37 @@ def _sqlite_vec(ctx: dict[str, Any]) -> Check:
         version = None if error else conn.execute("SELECT vec_version()").fetchone()[0]
     finally:
         conn.close()
-    details = {"loads": error is None, "version": version, "driver": db.driver_name(),
-               "error": error}
+    details = {
+        "loads": error is None,
+        "version": version,
+        "driver": db.driver_name(),
+        "error": error,
+    }
     if error is None:
-        return Check("sqlite_vec", OK, f"sqlite-vec {version} loads through {db.driver_name()}",
-                     details=details)
+        return Check(
+            "sqlite_vec",
+            OK,
+            f"sqlite-vec {version} loads through {db.driver_name()}",
+            details=details,
+        )
     settings = ctx.get("settings")
     wanted = bool(settings and settings.get("embedding.model"))
     hint = "pip install sqlite-vec sqlean.py (in memcli's environment)"
     if wanted:
-        return Check("sqlite_vec", PROBLEM,
-                     f"sqlite-vec does not load ({error}): searches fall back to keyword",
-                     hint, details)
-    return Check("sqlite_vec", NOTE,
-                 f"sqlite-vec does not load ({error}); only needed with an embedding model",
-                 hint, details)
+        return Check(
+            "sqlite_vec",
+            PROBLEM,
+            f"sqlite-vec does not load ({error}): searches fall back to keyword",
+            hint,
+            details,
+        )
+    return Check(
+        "sqlite_vec",
+        NOTE,
+        f"sqlite-vec does not load ({error}); only needed with an embedding model",
+        hint,
+        details,
+    )
 
 
 # -- settings and workspace -------------------------------------------------------------------
@@ -189,14 +216,20 @@ def _workspace(ctx: dict[str, Any], explicit: str | Path | None) -> Check:
     try:
         ws = find_workspace(explicit)
     except MemcliError as exc:
-        return Check("workspace", PROBLEM, exc.message, exc.hint or "run 'memcli init'",
-                     {"root": None})
+        return Check(
+            "workspace", PROBLEM, exc.message, exc.hint or "run 'memcli init'", {"root": None}
+        )
     ctx["ws"] = ws
     memory = ws.memory_dir
     details = {"root": str(ws.root), "memory_dir": memory.is_dir()}
     if not memory.is_dir():
-        return Check("workspace", PROBLEM, f"{ws.root} has no memory/ folder",
-                     f"run 'memcli init {ws.root}'", details)
+        return Check(
+            "workspace",
+            PROBLEM,
+            f"{ws.root} has no memory/ folder",
+            f"run 'memcli init {ws.root}'",
+            details,
+        )
     return Check("workspace", OK, str(ws.root), details=details)
 
 
@@ -220,13 +253,19 @@ def _config(ctx: dict[str, Any]) -> Check:
             values={s: dict(v) for s, v in DEFAULTS.items()},
             origins={f"{s}.{n}": "default" for s, names in DEFAULTS.items() for n in names},
         )
-        return Check("config", PROBLEM, exc.message,
-                     exc.hint or "fix the file; 'memcli config path' shows where it is", details)
+        return Check(
+            "config",
+            PROBLEM,
+            exc.message,
+            exc.hint or "fix the file; 'memcli config path' shows where it is",
+            details,
+        )
     ctx["settings"] = settings
     changed = sorted(k for k, _, origin in settings.items() if origin != "default")
     details["changed"] = changed
-    return Check("config", OK, f"{len(changed)} setting(s) differ from the defaults",
-                 details=details)
+    return Check(
+        "config", OK, f"{len(changed)} setting(s) differ from the defaults", details=details
+    )
 
 
 # -- the index --------------------------------------------------------------------------------
@@ -244,15 +283,23 @@ def _index(ctx: dict[str, Any]) -> Check:
     try:
         conn = db.connect(path, readonly=True)
     except db.database_errors() as exc:
-        return Check("index", PROBLEM, f"cannot open the index: {exc}",
-                     "run 'memcli index --force' (the index is rebuilt from the Markdown)",
-                     details)
+        return Check(
+            "index",
+            PROBLEM,
+            f"cannot open the index: {exc}",
+            "run 'memcli index --force' (the index is rebuilt from the Markdown)",
+            details,
+        )
     try:
         return _index_checks(ctx, conn, details, stale_status)
     except db.database_errors() as exc:
-        return Check("index", PROBLEM, f"the index is unreadable: {exc}",
-                     "run 'memcli index --force' (the index is rebuilt from the Markdown)",
-                     details)
+        return Check(
+            "index",
+            PROBLEM,
+            f"the index is unreadable: {exc}",
+            "run 'memcli index --force' (the index is rebuilt from the Markdown)",
+            details,
+        )
     finally:
         conn.close()
 
@@ -272,16 +319,24 @@ def _index_checks(
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     details["schema"] = version
     if version > SCHEMA_VERSION:
-        return Check("index", PROBLEM,
-                     f"schema {version} is newer than this memcli ({SCHEMA_VERSION})",
-                     "upgrade memcli", details)
+        return Check(
+            "index",
+            PROBLEM,
+            f"schema {version} is newer than this memcli ({SCHEMA_VERSION})",
+            "upgrade memcli",
+            details,
+        )
     names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
     if not {"files", "chunks", "chunks_fts"} <= names:
         return Check("index", stale_status, "not built yet", "run 'memcli index'", details)
     if version < SCHEMA_VERSION:  # read-only here; any other command migrates it
-        return Check("index", NOTE,
-                     f"schema {version} is older than this memcli's ({SCHEMA_VERSION})",
-                     "run 'memcli index' to upgrade it", details)
+        return Check(
+            "index",
+            NOTE,
+            f"schema {version} is older than this memcli's ({SCHEMA_VERSION})",
+            "run 'memcli index' to upgrade it",
+            details,
+        )
 
     def count(sql: str) -> int:
         return int(conn.execute(sql).fetchone()[0])
@@ -291,9 +346,13 @@ def _index_checks(
     details["fts_rows"] = count("SELECT count(*) FROM chunks_fts")
     orphans = count("SELECT count(*) FROM chunks_fts WHERE rowid NOT IN (SELECT id FROM chunks)")
     if details["fts_rows"] != details["chunks"] or orphans:
-        return Check("index", PROBLEM,
-                     f"full-text rows ({details['fts_rows']}) do not match chunks "
-                     f"({details['chunks']})", rebuild, details)
+        return Check(
+            "index",
+            PROBLEM,
+            f"full-text rows ({details['fts_rows']}) do not match chunks ({details['chunks']})",
+            rebuild,
+            details,
+        )
     store = Store(ws.index_path, conn)  # read-only: no migration, no lock
     indexer = Indexer(ws, store, settings, False)
     found = indexer.scan()
@@ -304,11 +363,18 @@ def _index_checks(
     details["skipped"] = {path: why for path, (_, _, why) in sorted(store.skipped().items())}
     summary = f"{details['files']} files, {details['chunks']} chunks, integrity ok"
     if dirty:
-        when = "the next search re-indexes them" if stale_status == NOTE else (
-            "index.sync_on_search is off")
-        return Check("index", stale_status,
-                     f"{summary}; {len(dirty)} file(s) changed since the last index ({when})",
-                     "run 'memcli index'", details)
+        when = (
+            "the next search re-indexes them"
+            if stale_status == NOTE
+            else ("index.sync_on_search is off")
+        )
+        return Check(
+            "index",
+            stale_status,
+            f"{summary}; {len(dirty)} file(s) changed since the last index ({when})",
+            "run 'memcli index'",
+            details,
+        )
     return Check("index", OK, f"{summary}, up to date", details=details)
 
 
@@ -331,47 +397,79 @@ def _provider(ctx: dict[str, Any], section: str) -> Check:
         details["search"] = _search_mode(ctx)
     if not model:
         if section == "embedding":
-            return Check(section, OK, "no model: keyword search (BM25), fully offline",
-                         details=details)
-        return Check(section, NOTE, "no model: 'memcli flush' is not available",
-                     "memcli config set llm.model MODEL (and llm.api_base for a local server)",
-                     details)
+            return Check(
+                section, OK, "no model: keyword search (BM25), fully offline", details=details
+            )
+        return Check(
+            section,
+            NOTE,
+            "no model: 'memcli flush' is not available",
+            "memcli config set llm.model MODEL (and llm.api_base for a local server)",
+            details,
+        )
     provider = provider_name(model)
     details["provider"] = provider
     if key_env and not os.environ.get(key_env):
-        return Check(section, PROBLEM,
-                     f"{section}.api_key_env names ${key_env}, which is not set",
-                     f"export {key_env}=... before running memcli", details)
+        return Check(
+            section,
+            PROBLEM,
+            f"{section}.api_key_env names ${key_env}, which is not set",
+            f"export {key_env}=... before running memcli",
+            details,
+        )
     if not api_base:
         needed = PROVIDER_KEYS.get(provider)
         if needed and not key_env:
             details["api_key_env"] = needed
             details["api_key_set"] = bool(os.environ.get(needed))
             if not details["api_key_set"]:
-                return Check(section, PROBLEM, f"{model}: ${needed} is not set",
-                             f"export {needed}=... or set {section}.api_key_env", details)
-        return Check(section, NOTE,
-                     f"{model}: reachability not checked (no {section}.api_base)", details=details)
+                return Check(
+                    section,
+                    PROBLEM,
+                    f"{model}: ${needed} is not set",
+                    f"export {needed}=... or set {section}.api_key_env",
+                    details,
+                )
+        return Check(
+            section,
+            NOTE,
+            f"{model}: reachability not checked (no {section}.api_base)",
+            details=details,
+        )
     if not ctx["network"]:
-        return Check(section, NOTE, f"{model} at {api_base}: not checked (--offline)",
-                     details=details)
+        return Check(
+            section, NOTE, f"{model} at {api_base}: not checked (--offline)", details=details
+        )
     key = os.environ.get(key_env) if key_env else None
     probe = probe_models(api_base, ctx["timeout"], key)
     details.update(probe)
     where = f"{model} at {api_base}"
     if not probe["reachable"]:
-        return Check(section, PROBLEM, f"{where}: unreachable ({probe['error']})",
-                     f"start the server or fix {section}.api_base; 'memcli config' shows "
-                     "where it is set", details)
+        return Check(
+            section,
+            PROBLEM,
+            f"{where}: unreachable ({probe['error']})",
+            f"start the server or fix {section}.api_base; 'memcli config' shows where it is set",
+            details,
+        )
     status = probe["status"]
     if status in (401, 403):
-        return Check(section, PROBLEM, f"{where}: the server refused the credentials "
-                     f"(HTTP {status})",
-                     f"check the key in ${key_env or 'the provider variable'}", details)
+        return Check(
+            section,
+            PROBLEM,
+            f"{where}: the server refused the credentials (HTTP {status})",
+            f"check the key in ${key_env or 'the provider variable'}",
+            details,
+        )
     listed = probe["models"]
     if listed is not None and not _model_listed(model, listed):
-        return Check(section, NOTE, f"{where}: reachable, but the server does not list this "
-                     "model", f"models offered: {', '.join(listed[:8]) or 'none'}", details)
+        return Check(
+            section,
+            NOTE,
+            f"{where}: reachable, but the server does not list this model",
+            f"models offered: {', '.join(listed[:8]) or 'none'}",
+            details,
+        )
     return Check(section, OK, f"{where}: reachable (HTTP {status})", details=details)
 
 
@@ -390,8 +488,11 @@ def _search_mode(ctx: dict[str, Any]) -> dict[str, Any] | None:
         return {"error": str(exc)}
     finally:
         conn.close()
-    return {"mode": info["mode"], "mode_reason": info["mode_reason"],
-            "coverage": info["embedding"].get("coverage")}
+    return {
+        "mode": info["mode"],
+        "mode_reason": info["mode_reason"],
+        "coverage": info["embedding"].get("coverage"),
+    }
 
 
 def _model_listed(model: str, listed: list[str]) -> bool:
@@ -406,8 +507,13 @@ def probe_models(api_base: str, timeout: float, key: str | None = None) -> dict[
     headers = {"User-Agent": f"memcli/{__version__}", "Accept": "application/json"}
     if key:
         headers["Authorization"] = f"Bearer {key}"
-    result: dict[str, Any] = {"url": url, "reachable": False, "status": None, "models": None,
-                              "error": None}
+    result: dict[str, Any] = {
+        "url": url,
+        "reachable": False,
+        "status": None,
+        "models": None,
+        "error": None,
+    }
     request = urllib.request.Request(url, headers=headers, method="GET")
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
@@ -441,26 +547,44 @@ def _hooks(ctx: dict[str, Any]) -> Check:
     from memcli.gitops import find_git_root
 
     if find_git_root(ws.root) is None:
-        return Check("hooks", NOTE, "not a git repository: no hooks",
-                     "memcli init --git --hooks", {"hooks": []})
+        return Check(
+            "hooks",
+            NOTE,
+            "not a git repository: no hooks",
+            "memcli init --git --hooks",
+            {"hooks": []},
+        )
     from memcli import hooks
 
     report = hooks.status(ws.root)
     states = {h.name: h.state for h in report.hooks}
     details = {"hooks_dir": report.hooks_dir, "hooks": [h.as_dict() for h in report.hooks]}
-    broken = [h.name for h in report.hooks
-              if h.state == "modified" or (h.state == "installed" and h.python
-                                           and not os.access(h.python, os.X_OK))]
+    broken = [
+        h.name
+        for h in report.hooks
+        if h.state == "modified"
+        or (h.state == "installed" and h.python and not os.access(h.python, os.X_OK))
+    ]
     if broken:
-        return Check("hooks", PROBLEM, f"hooks need reinstalling: {', '.join(broken)} "
-                     "(edited, or their Python is gone)", "memcli hooks install", details)
+        return Check(
+            "hooks",
+            PROBLEM,
+            f"hooks need reinstalling: {', '.join(broken)} (edited, or their Python is gone)",
+            "memcli hooks install",
+            details,
+        )
     installed = [n for n, s in states.items() if s == "installed"]
     if len(installed) == len(states):
         return Check("hooks", OK, f"installed: {', '.join(installed)}", details=details)
     missing = [n for n, s in states.items() if s != "installed"]
     what = "not installed" if not installed else f"missing: {', '.join(missing)}"
-    return Check("hooks", NOTE, f"{what} (the index is refreshed by the next command instead)",
-                 "memcli hooks install", details)
+    return Check(
+        "hooks",
+        NOTE,
+        f"{what} (the index is refreshed by the next command instead)",
+        "memcli hooks install",
+        details,
+    )
 
 
 def _cache(ctx: dict[str, Any]) -> Check:
@@ -472,6 +596,7 @@ def _cache(ctx: dict[str, Any]) -> Check:
     size_mb = stats["bytes"] / (1024 * 1024)
     summary = f"{stats['entries']} vectors, {size_mb:.1f} MiB of {limit_mb:g} MiB ({stats['path']})"
     if size_mb > limit_mb * 1.1:
-        return Check("cache", NOTE, summary + ": over the limit until the next write evicts",
-                     details=details)
+        return Check(
+            "cache", NOTE, summary + ": over the limit until the next write evicts", details=details
+        )
     return Check("cache", OK, summary, details=details)

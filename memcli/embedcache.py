@@ -278,9 +278,7 @@ def cache_stats(path: Path | None = None) -> dict[str, Any]:
 
 
 def _m001_tables(conn: Any) -> None:
-    conn.execute(
-        "CREATE TABLE models (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE)"
-    )
+    conn.execute("CREATE TABLE models (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE)")
     conn.execute(
         "CREATE TABLE embeddings ("
         " id INTEGER PRIMARY KEY,"
@@ -300,9 +298,7 @@ def _m002_totals(conn: Any) -> None:
         "CREATE TABLE totals (id INTEGER PRIMARY KEY CHECK (id = 1),"
         " bytes INTEGER NOT NULL, entries INTEGER NOT NULL)"
     )
-    conn.execute(
-        "INSERT INTO totals SELECT 1, coalesce(sum(size), 0), count(*) FROM embeddings"
-    )
+    conn.execute("INSERT INTO totals SELECT 1, coalesce(sum(size), 0), count(*) FROM embeddings")
     conn.execute(
         "CREATE TRIGGER embeddings_added AFTER INSERT ON embeddings BEGIN"
         " UPDATE totals SET bytes = bytes + NEW.size, entries = entries + 1; END"

@@ -552,8 +552,9 @@ def flush(
         clean.append(Message(m.role, red.text))
     hash8 = conversation_hash(clean)[:8]
     heading = heading_for(now, hash8)
-    result = FlushResult(hash8, rel, heading, dry_run=dry_run, messages=len(clean),
-                         redactions=redactions)
+    result = FlushResult(
+        hash8, rel, heading, dry_run=dry_run, messages=len(clean), redactions=redactions
+    )
     if not clean:
         result.message = "the conversation is empty; nothing to flush"
         return result
@@ -579,8 +580,11 @@ def flush(
     facts: list[Fact] = []
     try:
         for i, part in enumerate(parts, 1):
-            facts.extend(_ask(build_messages(instructions, part, i, len(parts), nonce), cfg,
-                              complete, counter))
+            facts.extend(
+                _ask(
+                    build_messages(instructions, part, i, len(parts), nonce), cfg, complete, counter
+                )
+            )
     finally:
         result.requests = counter[0]
     facts = _redact_facts(facts, redactions)
@@ -679,8 +683,9 @@ def _append(
         block = f"{prefix}{heading}\n\n"
         number = base.count("\n") + block.count("\n")  # lines before the first entry
         for o in final:
-            entry = entries.format_entry(o.fact.text, o.fact.type, o.fact.tags,
-                                         now.strftime("%H:%M"))
+            entry = entries.format_entry(
+                o.fact.text, o.fact.type, o.fact.tags, now.strftime("%H:%M")
+            )
             o.line = number + 1
             number += entry.count("\n")
             block += entry
@@ -725,9 +730,7 @@ def commit_message(hash8: str, facts: list[Fact]) -> str:
     if len(first) > 60:
         first = first[:59].rstrip() + "…"
     more = f" (+{len(facts) - 1} more)" if len(facts) > 1 else ""
-    body = "\n".join(
-        f"- {'[' + f.type + '] ' if f.type else ''}{f.text}" for f in facts
-    )
+    body = "\n".join(f"- {'[' + f.type + '] ' if f.type else ''}{f.text}" for f in facts)
     return f"memory: {first}{more}\n\nFlushed from conversation {hash8}:\n\n{body}\n"
 
 

@@ -173,8 +173,9 @@ def commit_paths(root: Path, paths: list[Path], message: str) -> str:
         return ""
     run_git(repo, "add", "--all", "--", *rels)
     if has_head(repo):
-        status, _, _ = run_git(repo, "diff-index", "--cached", "--quiet", "HEAD", "--", *rels,
-                               check=False)
+        status, _, _ = run_git(
+            repo, "diff-index", "--cached", "--quiet", "HEAD", "--", *rels, check=False
+        )
         if status == 0:
             return ""
     else:
@@ -198,9 +199,17 @@ def quick_status(root: Path, memory_dir: str = "memory") -> dict[str, Any] | Non
     if top is None:
         return None
     cmd = [
-        "git", "--no-optional-locks", "-c", "core.quotePath=false",
-        "status", "--porcelain=v2", "--branch", "-z", "--untracked-files=all",
-        "--", memory_dir,
+        "git",
+        "--no-optional-locks",
+        "-c",
+        "core.quotePath=false",
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "-z",
+        "--untracked-files=all",
+        "--",
+        memory_dir,
     ]
     env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCAL_ENV}
     try:
@@ -214,8 +223,14 @@ def quick_status(root: Path, memory_dir: str = "memory") -> dict[str, Any] | Non
 
 #: Variables git sets for hooks; a memcli started from a hook must not inherit them.
 _GIT_LOCAL_ENV = frozenset(
-    {"GIT_DIR", "GIT_INDEX_FILE", "GIT_WORK_TREE", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY",
-     "GIT_COMMON_DIR"}
+    {
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_WORK_TREE",
+        "GIT_PREFIX",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_COMMON_DIR",
+    }
 )
 
 
@@ -237,10 +252,10 @@ def _parse_status_v2(out: str, prefix: str) -> dict[str, Any]:
         if not rec:
             continue
         if rec.startswith("# branch.head "):
-            head = rec[len("# branch.head "):]
+            head = rec[len("# branch.head ") :]
             branch = None if head == "(detached)" else head
         elif rec.startswith("# branch.ab "):
-            a, b = rec[len("# branch.ab "):].split()
+            a, b = rec[len("# branch.ab ") :].split()
             ahead, behind = int(a), -int(b)
         elif rec[0] in "1u?":
             parts = rec.split(" ", {"1": 8, "u": 10, "?": 1}[rec[0]])
@@ -248,7 +263,7 @@ def _parse_status_v2(out: str, prefix: str) -> dict[str, Any]:
         elif rec[0] == "2":
             dirty.add(rec.split(" ", 9)[-1])
             i += 1  # the original path of a rename follows in its own field
-    rels = sorted(p[len(prefix):] if p.startswith(prefix) else p for p in dirty)
+    rels = sorted(p[len(prefix) :] if p.startswith(prefix) else p for p in dirty)
     return {"branch": branch, "dirty_memory_files": rels, "ahead": ahead, "behind": behind}
 
 
@@ -311,6 +326,7 @@ class DiffResult:
     @property
     def totals(self) -> dict[str, int]:
         """Facts (entries) added/removed, and other lines (prose, headings) apart."""
+
         def count(side: str, kind: str) -> int:
             return sum(1 for f in self.files for x in getattr(f, side) if x.kind == kind)
 
@@ -335,8 +351,15 @@ class DiffResult:
         }
 
 
-_STATUS = {"A": "added", "M": "modified", "D": "deleted", "R": "renamed", "C": "added",
-           "T": "typechange", "U": "modified"}
+_STATUS = {
+    "A": "added",
+    "M": "modified",
+    "D": "deleted",
+    "R": "renamed",
+    "C": "added",
+    "T": "typechange",
+    "U": "modified",
+}
 
 
 class _Scope:
@@ -350,21 +373,29 @@ class _Scope:
         self._empty_tree: str | None = None
 
     def ws_rel(self, repo_rel: str) -> str:
-        return repo_rel[len(self.prefix):] if repo_rel.startswith(self.prefix) else repo_rel
+        return repo_rel[len(self.prefix) :] if repo_rel.startswith(self.prefix) else repo_rel
 
     def resolve(self, rev: str) -> str:
         """A revision as a full commit sha; BadInput when it names nothing."""
         if not rev or rev.startswith("-"):
             raise BadInput(f"invalid revision {rev!r}")
-        status, out, _ = run_git(self.repo, "rev-parse", "--verify", "--quiet", "--end-of-options",
-                                 f"{rev}^{{commit}}", check=False)
+        status, out, _ = run_git(
+            self.repo,
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{rev}^{{commit}}",
+            check=False,
+        )
         if status != 0:
             raise BadInput(f"unknown revision {rev!r}", hint="see 'git log' for valid revisions")
         return out.strip()
 
     def head(self) -> str | None:
-        status, out, _ = run_git(self.repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}",
-                                 check=False)
+        status, out, _ = run_git(
+            self.repo, "rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False
+        )
         return out.strip() if status == 0 else None
 
     def empty_tree(self) -> str:
@@ -385,7 +416,9 @@ class _Scope:
         if not wanted:
             return {}
         proc = subprocess.run(
-            ["git", "cat-file", "--batch"], cwd=self.top, capture_output=True,
+            ["git", "cat-file", "--batch"],
+            cwd=self.top,
+            capture_output=True,
             input=("\n".join(wanted) + "\n").encode("ascii"),
         )
         if proc.returncode != 0:
@@ -401,7 +434,7 @@ class _Scope:
                 found[sha] = b""
                 continue
             size = int(header[2])
-            found[sha] = data[pos:pos + size]
+            found[sha] = data[pos : pos + size]
             pos += size + 1
         return found
 
@@ -414,8 +447,9 @@ class _Scope:
         _, out, _ = run_git(self.repo, *args, "--", self.pathspec)
         found = parse_raw(out)
         if new == WORKTREE:
-            _, out, _ = run_git(self.repo, "ls-files", "-z", "--others", "--exclude-standard",
-                                "--", self.pathspec)
+            _, out, _ = run_git(
+                self.repo, "ls-files", "-z", "--others", "--exclude-standard", "--", self.pathspec
+            )
             found.extend(_Change("?", p, None, "", "") for p in out.split("\0") if p)
         return found
 
@@ -424,8 +458,9 @@ class _Scope:
         blobs = self.read_blobs(_shas(changes, new != WORKTREE))
         return self.build(old, new, changes, blobs)
 
-    def build(self, old: str | None, new: str, changes: list[_Change],
-              blobs: dict[str, bytes]) -> DiffResult:
+    def build(
+        self, old: str | None, new: str, changes: list[_Change], blobs: dict[str, bytes]
+    ) -> DiffResult:
         result = DiffResult(old, new)
         for c in changes:
             before = blobs.get(c.old_sha, b"") if c.letter not in ("A", "?") else b""
@@ -447,8 +482,9 @@ class _Scope:
         if b"\0" in before or b"\0" in after:
             fd.binary = True
             return fd
-        fd.added, fd.removed = fact_changes(before.decode("utf-8", "replace"),
-                                            after.decode("utf-8", "replace"))
+        fd.added, fd.removed = fact_changes(
+            before.decode("utf-8", "replace"), after.decode("utf-8", "replace")
+        )
         return fd
 
 
@@ -528,8 +564,10 @@ def _day_start(date_text: str) -> str:
     anything else is refused rather than silently read as "now".
     """
     text = date_text.strip().lower()
-    for parse in (lambda t: datetime.combine(date.fromisoformat(t), datetime.min.time()),
-                  datetime.fromisoformat):
+    for parse in (
+        lambda t: datetime.combine(date.fromisoformat(t), datetime.min.time()),
+        datetime.fromisoformat,
+    ):
         try:
             return f"@{int(parse(text).timestamp())}"
         except ValueError:
@@ -560,8 +598,14 @@ def diff(
         head = scope.head()
         base = None
         if head:
-            _, out, _ = run_git(scope.repo, "rev-list", "-1", "--first-parent",
-                                f"--before={_day_start(since)}", head)
+            _, out, _ = run_git(
+                scope.repo,
+                "rev-list",
+                "-1",
+                "--first-parent",
+                f"--before={_day_start(since)}",
+                head,
+            )
             base = out.strip() or None
         return scope.diff(base, WORKTREE)
     if not rev_range:
@@ -614,8 +658,17 @@ def log(
     start = scope.resolve(rev) if rev else scope.head()
     if start is None:
         return []
-    args = ["log", "--raw", "-z", "--no-abbrev", "-M", "--diff-merges=first-parent",
-            "--no-ext-diff", "--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%s", f"-n{max(limit, 1)}"]
+    args = [
+        "log",
+        "--raw",
+        "-z",
+        "--no-abbrev",
+        "-M",
+        "--diff-merges=first-parent",
+        "--no-ext-diff",
+        "--format=%x1e%H%x1f%P%x1f%an%x1f%aI%x1f%s",
+        f"-n{max(limit, 1)}",
+    ]
     if since:
         args.append(f"--since={_day_start(since)}")
     _, out, _ = run_git(scope.repo, *args, start, "--", scope.pathspec)
@@ -625,13 +678,14 @@ def log(
         commits.append((header.split("\x1f", 4), parse_raw(raw.lstrip("\n"))))
     entries: list[LogEntry] = []
     for i in range(0, len(commits), LOG_BATCH):
-        batch = commits[i:i + LOG_BATCH]
+        batch = commits[i : i + LOG_BATCH]
         blobs = scope.read_blobs(set().union(*(_shas(changes) for _, changes in batch)))
         for (sha, parents, author, when, subject), changes in batch:
             parent = parents.split()[0] if parents.split() else None
             t = scope.build(parent, sha, changes, blobs).totals
-            entries.append(LogEntry(sha, author, when, subject, t["files"], t["added"],
-                                    t["removed"]))
+            entries.append(
+                LogEntry(sha, author, when, subject, t["files"], t["added"], t["removed"])
+            )
     return entries
 
 
@@ -726,8 +780,7 @@ def sync(
         ahead, _ = _ahead_behind(repo)
         if not push or not ahead:
             break
-        status, _, err = run_git(repo, "push", "--quiet", remote, f"HEAD:{merge_ref}",
-                                 check=False)
+        status, _, err = run_git(repo, "push", "--quiet", remote, f"HEAD:{merge_ref}", check=False)
         if status == 0:
             result.pushed = ahead
             break
@@ -745,8 +798,9 @@ def _upstream(repo: Any, branch: str) -> tuple[str, str, str]:
     """(remote, merge ref, short upstream name) of ``branch``; GitError when it has none."""
     _, remote, _ = run_git(repo, "config", "--get", f"branch.{branch}.remote", check=False)
     _, merge, _ = run_git(repo, "config", "--get", f"branch.{branch}.merge", check=False)
-    status, short, _ = run_git(repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}",
-                               check=False)
+    status, short, _ = run_git(
+        repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", check=False
+    )
     if not remote.strip() or not merge.strip():
         raise GitError(
             f"branch {branch!r} has no upstream to sync with",
@@ -755,8 +809,9 @@ def _upstream(repo: Any, branch: str) -> tuple[str, str, str]:
     if status != 0:
         if remote.strip() != ".":
             run_git(repo, "fetch", "--quiet", remote.strip())
-        status, short, err = run_git(repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name",
-                                     "@{u}", check=False)
+        status, short, err = run_git(
+            repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", check=False
+        )
         if status != 0:
             raise GitError(
                 f"the upstream of {branch!r} ({remote.strip()} {merge.strip()}) does not exist",
@@ -766,8 +821,9 @@ def _upstream(repo: Any, branch: str) -> tuple[str, str, str]:
 
 
 def _dirty_memory(scope: _Scope) -> list[str]:
-    _, out, _ = run_git(scope.repo, "status", "--porcelain", "-z", "--untracked-files=all",
-                        "--", scope.pathspec)
+    _, out, _ = run_git(
+        scope.repo, "status", "--porcelain", "-z", "--untracked-files=all", "--", scope.pathspec
+    )
     paths: list[str] = []
     fields = out.split("\0")
     i = 0
@@ -811,14 +867,15 @@ def _integrate(scope: _Scope, strategy: str, *, fast_forward: bool, upstream: st
     if not files:
         if operation_in_progress(repo):
             run_git(repo, op, "--abort", check=False)
-        raise GitError(f"{op} onto {upstream} failed: {last_line(err or out)}",
-                       hint="run 'git status' to see why")
+        raise GitError(
+            f"{op} onto {upstream} failed: {last_line(err or out)}",
+            hint="run 'git status' to see why",
+        )
     aborted, _, _ = run_git(repo, op, "--abort", check=False)
     names = ", ".join(files)
     if aborted == 0:
         raise SyncConflict(
-            f"sync stopped: {names} changed on both sides; nothing was changed here "
-            f"({op} aborted)",
+            f"sync stopped: {names} changed on both sides; nothing was changed here ({op} aborted)",
             hint=f"resolve by hand: git pull {'--rebase' if op == 'rebase' else '--no-rebase'}"
             ", fix and 'git add' the files, "
             f"git {op} --continue, then memcli sync",

@@ -169,9 +169,9 @@ def parse(text: str) -> tuple[str, list[str], bool] | None:
     for line in body.splitlines():
         try:
             if line.startswith("memcli_python="):
-                python = "".join(shlex.split(line[len("memcli_python="):]))
+                python = "".join(shlex.split(line[len("memcli_python=") :]))
             elif line.startswith("memcli_reindex "):
-                workspaces.extend(shlex.split(line[len("memcli_reindex "):]))
+                workspaces.extend(shlex.split(line[len("memcli_reindex ") :]))
         except ValueError:
             continue
     return python, workspaces, edited

@@ -53,7 +53,9 @@ def test_origins_of_every_layer(cli: Cli, workspace: Path, monkeypatch: pytest.M
     assert (s["search.limit"]["value"], s["search.limit"]["origin"]) == (4, "workspace")
     assert (s["search.strategy"]["value"], s["search.strategy"]["origin"]) == ("keyword", "user")
     assert (s["decay.half_life_days"]["value"], s["decay.half_life_days"]["origin"]) == (
-        12.0, "env")
+        12.0,
+        "env",
+    )
     assert s["index.chunk_chars"]["origin"] == "default"
     assert d["files"]["user"] == {"path": str(user), "exists": True}
     assert d["files"]["workspace"]["exists"] is True
@@ -74,7 +76,11 @@ def test_outside_a_workspace_shows_defaults_user_and_env(
     assert r.exit_code == 0
     assert r.json()["workspace"] is None and r.json()["files"]["workspace"] is None
     assert r.json()["settings"]["search.limit"] == {
-        "value": 2, "origin": "env", "default": 8, "env": "MEMCLI_SEARCH_LIMIT"}
+        "value": 2,
+        "origin": "env",
+        "default": 8,
+        "env": "MEMCLI_SEARCH_LIMIT",
+    }
     assert "no workspace" in run_here("config").stderr
 
 
@@ -86,8 +92,13 @@ def test_get_prints_the_bare_value(cli: Cli, workspace: Path) -> None:
     assert cli("config", "get", "decay.enabled").stdout == "false\n"
     assert cli("config", "get", "index.include").stdout == '["memory/**/*.md"]\n'
     d = cli("config", "get", "--json", "embedding.model").json()
-    assert d == {"key": "embedding.model", "value": "openai/text-embedding-3-small",
-                 "origin": "workspace", "default": "", "env": "MEMCLI_EMBEDDING_MODEL"}
+    assert d == {
+        "key": "embedding.model",
+        "value": "openai/text-embedding-3-small",
+        "origin": "workspace",
+        "default": "",
+        "env": "MEMCLI_EMBEDDING_MODEL",
+    }
 
 
 def test_get_unknown_setting_is_usage_error(cli: Cli) -> None:
@@ -132,8 +143,12 @@ def test_set_converts_types(cli: Cli, workspace: Path) -> None:
 
 @pytest.mark.parametrize(
     ("key", "value", "message"),
-    [("search.limit", "many", "expects int"), ("decay.enabled", "perhaps", "expects bool"),
-     ("search.nope", "1", "unknown setting"), ("nope.limit", "1", "unknown setting")],
+    [
+        ("search.limit", "many", "expects int"),
+        ("decay.enabled", "perhaps", "expects bool"),
+        ("search.nope", "1", "unknown setting"),
+        ("nope.limit", "1", "unknown setting"),
+    ],
 )
 def test_set_refuses_bad_values_and_leaves_the_file(
     cli: Cli, workspace: Path, key: str, value: str, message: str

@@ -43,24 +43,32 @@ PIPED = [
 ]
 
 
-def memcli(root: Path | None, *args: str, env: dict[str, str] | None = None,
-           stdin: str | None = None) -> subprocess.CompletedProcess[bytes]:
+def memcli(
+    root: Path | None, *args: str, env: dict[str, str] | None = None, stdin: str | None = None
+) -> subprocess.CompletedProcess[bytes]:
     cmd = [sys.executable, "-m", "memcli", *(["-w", str(root)] if root else []), *args]
-    return subprocess.run(cmd, capture_output=True, timeout=TIMEOUT,
-                          env={**os.environ, **(env or {})},
-                          input=stdin.encode() if stdin is not None else None)
+    return subprocess.run(
+        cmd,
+        capture_output=True,
+        timeout=TIMEOUT,
+        env={**os.environ, **(env or {})},
+        input=stdin.encode() if stdin is not None else None,
+    )
 
 
-def on_terminal(root: Path, *args: str, env: dict[str, str] | None = None,
-                stdout_tty: bool = True) -> tuple[int, bytes, bytes]:
+def on_terminal(
+    root: Path, *args: str, env: dict[str, str] | None = None, stdout_tty: bool = True
+) -> tuple[int, bytes, bytes]:
     """Run with stderr (and stdout unless told) on pseudo-terminals, as in an interactive shell."""
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120", **(env or {})}
     out_master, out_slave = pty.openpty()
     err_master, err_slave = pty.openpty()
     proc = subprocess.Popen(
         [sys.executable, "-m", "memcli", "-w", str(root), *args],
-        stdout=out_slave if stdout_tty else subprocess.PIPE, stderr=err_slave,
-        stdin=subprocess.DEVNULL, env=env,
+        stdout=out_slave if stdout_tty else subprocess.PIPE,
+        stderr=err_slave,
+        stdin=subprocess.DEVNULL,
+        env=env,
     )
     os.close(out_slave)
     os.close(err_slave)
@@ -226,8 +234,15 @@ def test_no_progress_bar_when_stderr_is_piped(repo: Path) -> None:
 # -- start-up hygiene ---------------------------------------------------------------------------
 def _imported(root: Path | None, *args: str) -> set[str]:
     """Top-level packages a memcli run imported (from ``python -X importtime``)."""
-    cmd = [sys.executable, "-X", "importtime", "-m", "memcli",
-           *(["-w", str(root)] if root else []), *args]
+    cmd = [
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "memcli",
+        *(["-w", str(root)] if root else []),
+        *args,
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT)
     assert r.returncode in (0, 1), r.stderr[-500:]
     names = set()
@@ -240,8 +255,15 @@ def _imported(root: Path | None, *args: str) -> set[str]:
 
 @pytest.mark.parametrize(
     "args",
-    [("--help",), ("search", "--json", "valkey"), ("search", "valkey"), ("status", "--json"),
-     ("status",), ("files", "--json"), ("get", "memory/MEMORY.md")],
+    [
+        ("--help",),
+        ("search", "--json", "valkey"),
+        ("search", "valkey"),
+        ("status", "--json"),
+        ("status",),
+        ("files", "--json"),
+        ("get", "memory/MEMORY.md"),
+    ],
     ids=lambda a: " ".join(a),
 )
 def test_fast_commands_import_nothing_heavy(repo: Path, args: tuple[str, ...]) -> None:

@@ -26,15 +26,25 @@ TIMEOUT = 60
 def _gendocs(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "memcli.cli.gendocs", *args],
-        capture_output=True, text=True, timeout=TIMEOUT, env=env, cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=env,
+        cwd=ROOT,
     )
 
 
 # -- current ------------------------------------------------------------------------------------
 def test_committed_files_match_the_command_tree(tmp_path: Path) -> None:
     """Regenerate into tmp (another HOME, width and locale) and compare byte for byte."""
-    env = dict(os.environ, HOME=str(tmp_path), COLUMNS="37", LANG="C", NO_COLOR="1",
-               MEMCLI_SEARCH_LIMIT="3")
+    env = dict(
+        os.environ,
+        HOME=str(tmp_path),
+        COLUMNS="37",
+        LANG="C",
+        NO_COLOR="1",
+        MEMCLI_SEARCH_LIMIT="3",
+    )
     r = _gendocs("--out", str(tmp_path), env=env)
     assert r.returncode == 0, r.stderr
     for rel in gendocs.OUTPUTS:
@@ -79,14 +89,27 @@ def test_man_page_documents_exit_codes_environment_files_and_settings() -> None:
     text = (ROOT / "man/memcli.1").read_text()
     for code in ExitCode:
         assert f".TP\n\\fB{int(code)}\\fR\n" in text
-    for var in ("MEMCLI_WORKSPACE", "MEMCLI_CONFIG_DIR", "MEMCLI_CACHE_DIR", "NO_COLOR",
-                "MEMCLI_DEBUG"):
+    for var in (
+        "MEMCLI_WORKSPACE",
+        "MEMCLI_CONFIG_DIR",
+        "MEMCLI_CACHE_DIR",
+        "NO_COLOR",
+        "MEMCLI_DEBUG",
+    ):
         assert f"\\fB{var}\\fR" in text
     for section, names in DEFAULTS.items():
         for name in names:
             assert f"\\fB{env_var(section + '.' + name)}\\fR" in text
-    for heading in ("NAME", "SYNOPSIS", "COMMANDS", "CONFIGURATION", "ENVIRONMENT", "FILES",
-                    "EXIT STATUS", "EXAMPLES"):
+    for heading in (
+        "NAME",
+        "SYNOPSIS",
+        "COMMANDS",
+        "CONFIGURATION",
+        "ENVIRONMENT",
+        "FILES",
+        "EXIT STATUS",
+        "EXAMPLES",
+    ):
         assert f"\n.SH {heading}\n" in text
 
 
@@ -116,12 +139,16 @@ def test_examples_must_use_real_commands_and_options() -> None:
 def test_man_page_renders_without_warnings() -> None:
     r = subprocess.run(
         ["groff", "-man", "-Tutf8", "-ww", "-z", str(ROOT / "man/memcli.1")],
-        capture_output=True, text=True, timeout=TIMEOUT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     assert r.returncode == 0 and r.stderr == ""
     shown = subprocess.run(
         ["groff", "-man", "-Tutf8", "-P-cbou", str(ROOT / "man/memcli.1")],
-        capture_output=True, text=True, timeout=TIMEOUT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     ).stdout
     assert "memcli config set embedding.model openai/nomic-embed-text" in shown
     assert "memcli search --json -n 3 'cache eviction'" in shown  # ASCII quotes and hyphens
@@ -131,8 +158,11 @@ def test_man_page_renders_without_warnings() -> None:
 @pytest.mark.skipif(shutil.which("man") is None, reason="man is not installed")
 def test_man_dash_l_shows_the_page() -> None:
     r = subprocess.run(
-        ["man", "-l", str(ROOT / "man/memcli.1")], capture_output=True, text=True,
-        timeout=TIMEOUT, env=dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="80"),
+        ["man", "-l", str(ROOT / "man/memcli.1")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=dict(os.environ, MANPAGER="cat", PAGER="cat", MANWIDTH="80"),
     )
     assert r.returncode == 0, r.stderr
     assert "MEMCLI(1)" in r.stdout and "EXIT STATUS" in r.stdout
@@ -152,17 +182,31 @@ printf '%s\n' "${COMPREPLY[@]}"
 
 def bash_complete(*words: str) -> list[str]:
     r = subprocess.run(
-        ["bash", "--norc", "--noprofile", "-c", BASH_HARNESS, "bash",
-         str(ROOT / "completions/memcli.bash"), *words],
-        capture_output=True, text=True, timeout=TIMEOUT,
+        [
+            "bash",
+            "--norc",
+            "--noprofile",
+            "-c",
+            BASH_HARNESS,
+            "bash",
+            str(ROOT / "completions/memcli.bash"),
+            *words,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
     )
     assert r.returncode == 0, r.stderr
     return [line for line in r.stdout.splitlines() if line]
 
 
 def test_bash_script_parses() -> None:
-    r = subprocess.run(["bash", "-n", str(ROOT / "completions/memcli.bash")],
-                       capture_output=True, text=True, timeout=TIMEOUT)
+    r = subprocess.run(
+        ["bash", "-n", str(ROOT / "completions/memcli.bash")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -191,7 +235,9 @@ def test_fish_completes_commands_options_and_settings() -> None:
     def complete(line: str) -> list[str]:
         r = subprocess.run(
             ["fish", "--no-config", "-c", f"source {script}; complete -C {line!r}"],
-            capture_output=True, text=True, timeout=TIMEOUT,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
         )
         assert r.returncode == 0, r.stderr
         return [row.split("\t")[0] for row in r.stdout.splitlines() if row]
@@ -247,14 +293,20 @@ def test_zsh_completes_commands_options_and_settings(tmp_path: Path) -> None:
     setup.write_text(ZSH_SETUP)
     capture = tmp_path / "capture.zsh"
     capture.write_text(ZSH_CAPTURE)
-    r = subprocess.run(["zsh", "-n", str(ROOT / "completions/_memcli")], capture_output=True,
-                       text=True, timeout=TIMEOUT)
+    r = subprocess.run(
+        ["zsh", "-n", str(ROOT / "completions/_memcli")],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+    )
     assert r.returncode == 0, r.stderr
 
     def complete(buffer: str) -> list[str]:
         r = subprocess.run(
             ["zsh", "-f", str(capture), str(ROOT / "completions"), str(setup), buffer],
-            capture_output=True, text=True, timeout=TIMEOUT,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
             env=dict(os.environ, HOME=str(tmp_path), TERM="xterm"),
         )
         assert r.returncode == 0, (r.returncode, r.stderr)

@@ -20,7 +20,8 @@ def checks(cli: Cli, *args: str) -> tuple[int, dict[str, dict[str, Any]]]:
     assert r.exit_code in (0, 1), r.stderr
     d = r.json()
     assert d["ok"] is (r.exit_code == 0) and d["problems"] == sum(
-        c["status"] == "problem" for c in d["checks"])
+        c["status"] == "problem" for c in d["checks"]
+    )
     return r.exit_code, {c["name"]: c for c in d["checks"]}
 
 
@@ -219,14 +220,30 @@ def test_cache_size(cli: Cli, workspace: Path) -> None:
 
 
 def test_doctor_does_not_import_litellm(workspace: Path, openai_stub: StubOpenAI) -> None:
-    env_cmd = [sys.executable, "-X", "importtime", "-m", "memcli", "-w", str(workspace),
-               "doctor", "--json"]
-    env = dict(os.environ, MEMCLI_EMBEDDING_MODEL="openai/stub-embed",
-               MEMCLI_EMBEDDING_API_BASE=openai_stub.base_url, NO_PROXY="127.0.0.1")
+    env_cmd = [
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "memcli",
+        "-w",
+        str(workspace),
+        "doctor",
+        "--json",
+    ]
+    env = dict(
+        os.environ,
+        MEMCLI_EMBEDDING_MODEL="openai/stub-embed",
+        MEMCLI_EMBEDDING_API_BASE=openai_stub.base_url,
+        NO_PROXY="127.0.0.1",
+    )
     r = subprocess.run(env_cmd, capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode in (0, 1), r.stderr[-400:]
-    imported = {line.rsplit("|", 1)[1].strip().split(".")[0]
-                for line in r.stderr.splitlines() if line.startswith("import time:")}
+    imported = {
+        line.rsplit("|", 1)[1].strip().split(".")[0]
+        for line in r.stderr.splitlines()
+        if line.startswith("import time:")
+    }
     assert "memcli" in imported and "urllib" in imported
     assert "litellm" not in imported and "openai" not in imported
     assert openai_stub.count("/v1/models") == 1

@@ -165,8 +165,16 @@ def test_add_commit_commits_only_that_file_and_names_the_fact(tmp_path: Path) ->
     root = repo_workspace(tmp_path / "r")
     append(root / "memory" / "MEMORY.md", "- hand edit, not committed\n")
     cli = Cli(root)
-    r = cli("add", "--commit", "--json", "--type", "decision", "--tag", "infra",
-            "Use Valkey instead of Redis.")
+    r = cli(
+        "add",
+        "--commit",
+        "--json",
+        "--type",
+        "decision",
+        "--tag",
+        "infra",
+        "Use Valkey instead of Redis.",
+    )
     assert r.exit_code == 0, r.stderr
     added = r.json()
     assert added["commit"] == head(root)
@@ -260,7 +268,11 @@ def test_diff_work_tree_staged_unstaged_and_untracked(tmp_path: Path) -> None:
     assert by_path["memory/ops/runbook.md"]["status"] == "untracked"
     assert by_path["memory/ops/runbook.md"]["added"][0]["text"] == "Restart with systemctl."
     assert d["totals"] == {
-        "files": 3, "added": 4, "removed": 1, "lines_added": 0, "lines_removed": 0
+        "files": 3,
+        "added": 4,
+        "removed": 1,
+        "lines_added": 0,
+        "lines_removed": 0,
     }
 
 
@@ -370,9 +382,7 @@ def test_diff_human_output_and_stat(tmp_path: Path) -> None:
     assert "3 files changed" in r.stdout
     r = cli("diff", "--stat", "HEAD~2..HEAD")
     lines = r.stdout.splitlines()
-    assert lines[0].split("\t") == [
-        "path", "status", "facts added", "facts removed", "other lines"
-    ]
+    assert lines[0].split("\t") == ["path", "status", "facts added", "facts removed", "other lines"]
     assert "memory/coder/2026-11-22.md\tadded\t+1\t-0\t+0 -0" in lines
     assert "memory/MEMORY.md\tmodified\t+0\t-0\t+1 -0" in lines
 
@@ -411,8 +421,7 @@ def test_log_lists_memory_commits_with_fact_counts(tmp_path: Path) -> None:
     r = Cli(root)("log", "--json")
     assert r.exit_code == 0, r.stderr
     commits = r.json()["commits"]
-    assert [c["subject"] for c in commits] == ["coder namespace", "more", "day one",
-                                               "init memory"]
+    assert [c["subject"] for c in commits] == ["coder namespace", "more", "day one", "init memory"]
     assert commits[0]["sha"] == shas["three"]
     assert (commits[1]["added"], commits[1]["removed"], commits[1]["files"]) == (1, 0, 2)
     assert set(commits[0]) >= {"sha", "short", "author", "date", "subject", "added", "removed"}
@@ -442,8 +451,14 @@ def test_status_git_field(tmp_path: Path) -> None:
 # -- not a repository ---------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "args",
-    [("diff",), ("log",), ("hooks", "install"), ("hooks", "status"), ("hooks", "uninstall"),
-     ("sync",)],
+    [
+        ("diff",),
+        ("log",),
+        ("hooks", "install"),
+        ("hooks", "status"),
+        ("hooks", "uninstall"),
+        ("sync",),
+    ],
 )
 def test_git_commands_outside_git_exit_3(tmp_path: Path, args: tuple[str, ...]) -> None:
     plain = tmp_path / "plain"

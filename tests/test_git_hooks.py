@@ -29,7 +29,8 @@ def status(root: Path) -> dict:
     """``memcli status --json`` in a real subprocess (what a user would run)."""
     proc = subprocess.run(
         [sys.executable, "-m", "memcli", "-w", str(root), "status", "--json"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
@@ -112,13 +113,19 @@ def test_missing_memcli_never_fails_git(repo: Path, tmp_path: Path) -> None:
     path = os.pathsep.join([str(Path(shutil.which("git") or "git").parent), "/bin", "/usr/bin"])
     assert shutil.which("memcli", path=path) is None
     no_memcli = env(PATH=path, **FOREGROUND)
-    proc = subprocess.run(["git", "commit", "-q", "-m", "x"], cwd=repo, env=no_memcli,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "x"], cwd=repo, env=no_memcli, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stderr
     assert "no memcli" in log_text(repo)
     # a checkout's exit status is the hook's: it must stay 0
-    proc = subprocess.run(["git", "switch", "-q", "-c", "other"], cwd=repo, env=no_memcli,
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "switch", "-q", "-c", "other"],
+        cwd=repo,
+        env=no_memcli,
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
 
 
@@ -127,14 +134,20 @@ def test_hook_without_memcli_on_path_and_no_coreutils(repo: Path, tmp_path: Path
     hooks.install(repo, python=str(tmp_path / "gone"))
     only_git = tmp_path / "only-git"
     only_git.mkdir()
-    git_exe = subprocess.run(["sh", "-c", "command -v git"], capture_output=True,
-                             text=True).stdout.strip()
+    git_exe = subprocess.run(
+        ["sh", "-c", "command -v git"], capture_output=True, text=True
+    ).stdout.strip()
     os.symlink(git_exe, only_git / "git")
     write(repo / "memory" / "y.md", "- fact\n")
     git(repo, "add", "-A")
     for args in (["commit", "-q", "-m", "y"], ["checkout", "-q", "-b", "z"]):
-        proc = subprocess.run([str(only_git / "git"), *args], cwd=repo,
-                              env=env(PATH=str(only_git)), capture_output=True, text=True)
+        proc = subprocess.run(
+            [str(only_git / "git"), *args],
+            cwd=repo,
+            env=env(PATH=str(only_git)),
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == 0, proc.stderr
 
 
@@ -144,14 +157,24 @@ def test_failing_memcli_is_logged_and_git_succeeds(repo: Path, tmp_path: Path) -
     hooks.install(repo, python=str(broken))
     write(repo / "memory" / "z.md", "- fact\n")
     git(repo, "add", "-A")
-    proc = subprocess.run(["git", "commit", "-q", "-m", "z"], cwd=repo,
-                          env=env(**FOREGROUND), capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "z"],
+        cwd=repo,
+        env=env(**FOREGROUND),
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     log = log_text(repo)
     assert "boom: cannot start" in log
     assert "exited with status 7" in log
-    proc = subprocess.run(["git", "checkout", "-q", "-b", "w"], cwd=repo,
-                          env=env(**FOREGROUND), capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "checkout", "-q", "-b", "w"],
+        cwd=repo,
+        env=env(**FOREGROUND),
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0
 
 
@@ -164,8 +187,13 @@ def test_broken_index_folder_is_logged_not_fatal(repo: Path) -> None:
     db.mkdir()
     write(repo / "memory" / "q.md", "- fact\n")
     git(repo, "add", "-A")
-    proc = subprocess.run(["git", "commit", "-q", "-m", "q"], cwd=repo,
-                          env=env(**FOREGROUND), capture_output=True, text=True)
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-m", "q"],
+        cwd=repo,
+        env=env(**FOREGROUND),
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "exited with status" in log_text(repo)
 
@@ -203,7 +231,9 @@ def test_chains_existing_hook_and_uninstall_restores_it(repo: Path) -> None:
 
     gone = hooks.uninstall(repo)
     assert {h.name: h.state for h in gone.hooks} == {
-        "post-commit": "foreign", "post-merge": "missing", "post-checkout": "missing",
+        "post-commit": "foreign",
+        "post-merge": "missing",
+        "post-checkout": "missing",
         "post-rewrite": "foreign",
     }
     assert hook.read_bytes() == original

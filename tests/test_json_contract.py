@@ -30,22 +30,67 @@ HOOK = {"name", "path", "state", "chained", "workspaces", "python", "python_exis
 HOOKS = {"hooks_dir", "workspace", "log", "hooks"}
 ADD = {"path", "line", "entry", "added", "duplicate_of", "redactions"}
 ADD_COMMIT = ADD | {"commit"}
-INDEX = {"added", "updated", "removed", "unchanged", "files", "chunks", "embedded",
-         "missing_vectors", "seconds"}
+INDEX = {
+    "added",
+    "updated",
+    "removed",
+    "unchanged",
+    "files",
+    "chunks",
+    "embedded",
+    "missing_vectors",
+    "seconds",
+}
 SEARCH = {"query", "mode", "stale", "warnings", "results"}
-RESULT = {"path", "start_line", "end_line", "score", "snippet", "heading", "source", "date",
-          "evergreen", "scores"}
+RESULT = {
+    "path",
+    "start_line",
+    "end_line",
+    "score",
+    "snippet",
+    "heading",
+    "source",
+    "date",
+    "evergreen",
+    "scores",
+}
 BATCH_ERROR = {"query", "error", "results"}
-STATUS = {"workspace", "index", "files", "chunks", "mode", "mode_reason", "embedding", "cache",
-          "dirty", "git", "last_indexed", "warnings"}
+STATUS = {
+    "workspace",
+    "index",
+    "files",
+    "chunks",
+    "mode",
+    "mode_reason",
+    "embedding",
+    "cache",
+    "dirty",
+    "git",
+    "last_indexed",
+    "warnings",
+}
 STATUS_EMBEDDING_KEYWORD = {"model", "vectors", "coverage"}
 STATUS_CACHE = {"path", "bytes", "entries"}
 STATUS_GIT = {"branch", "dirty_memory_files", "ahead", "behind"}
 FILES = {"files"}
 FILE = {"path", "source", "date", "evergreen", "size", "indexed_at", "chunks"}
 GET = {"path", "start_line", "end_line", "text"}
-FLUSH = {"conversation", "path", "heading", "dry_run", "already_flushed", "written", "skipped",
-         "messages", "parts", "requests", "redactions", "commit", "message", "warnings"}
+FLUSH = {
+    "conversation",
+    "path",
+    "heading",
+    "dry_run",
+    "already_flushed",
+    "written",
+    "skipped",
+    "messages",
+    "parts",
+    "requests",
+    "redactions",
+    "commit",
+    "message",
+    "warnings",
+}
 FLUSH_WRITTEN = {"text", "type", "tags", "line"}
 FLUSH_SKIPPED = {"text", "type", "tags", "reason", "duplicate_of"}
 DIFF = {"from", "to", "files", "totals"}
@@ -54,8 +99,18 @@ DIFF_LINE = {"line", "text", "type", "tags", "time", "kind"}
 DIFF_TOTALS = {"files", "added", "removed", "lines_added", "lines_removed"}
 LOG = {"commits"}
 COMMIT = {"sha", "short", "author", "date", "subject", "files", "added", "removed"}
-SYNC = {"branch", "upstream", "strategy", "committed", "before", "after", "pulled", "pushed",
-        "changed", "index"}
+SYNC = {
+    "branch",
+    "upstream",
+    "strategy",
+    "committed",
+    "before",
+    "after",
+    "pulled",
+    "pushed",
+    "changed",
+    "index",
+}
 CONFIG = {"workspace", "files", "settings"}
 CONFIG_FILE = {"path", "exists"}
 CONFIG_SETTING = {"value", "origin", "default", "env"}
@@ -66,11 +121,32 @@ CONFIG_EFFECTIVE = {"value", "origin"}
 CONFIG_PATH = {"user", "workspace"}
 DOCTOR = {"version", "ok", "problems", "checks"}
 CHECK = {"name", "status", "summary", "hint", "details"}
-DOCTOR_CHECKS = ["python", "sqlite", "fts5", "workspace", "config", "sqlite_vec", "index",
-                 "embedding", "llm", "hooks", "cache"]
+DOCTOR_CHECKS = [
+    "python",
+    "sqlite",
+    "fts5",
+    "workspace",
+    "config",
+    "sqlite_vec",
+    "index",
+    "embedding",
+    "llm",
+    "hooks",
+    "cache",
+]
 WATCH_READY = {"event", "workspace", "watching", "debounce_ms", "pid", "warnings", "time"}
-WATCH_SYNC = {"event", "added", "updated", "removed", "paths", "seconds", "time", "files",
-              "chunks", "warnings"}
+WATCH_SYNC = {
+    "event",
+    "added",
+    "updated",
+    "removed",
+    "paths",
+    "seconds",
+    "time",
+    "files",
+    "chunks",
+    "warnings",
+}
 WATCH_STOPPED = {"event", "reason", "syncs", "time"}
 
 
@@ -129,7 +205,7 @@ def test_search_envelope_and_results(cli: Cli, facts: Path) -> None:
     assert none.exit_code == 1 and keys(none.json()) == SEARCH and none.json()["results"] == []
     lines = cli("search", "--jsonl", "valkey").jsonl()
     assert lines and all(keys(x) == RESULT for x in lines)
-    batch = cli("search", "--batch", input="valkey\n\"unclosed\nfridays\n").jsonl()
+    batch = cli("search", "--batch", input='valkey\n"unclosed\nfridays\n').jsonl()
     assert all(keys(x) in (SEARCH, BATCH_ERROR) for x in batch) and len(batch) >= 2
 
 
@@ -152,20 +228,32 @@ def test_files_and_get(cli: Cli, facts: Path) -> None:
     assert g.exit_code == 0 and keys(g.json()) == GET
 
 
-def test_flush_dry_run(cli: Cli, workspace: Path, openai_stub: StubOpenAI,
-                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_flush_dry_run(
+    cli: Cli, workspace: Path, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
     monkeypatch.setenv("MEMCLI_LLM_API_BASE", openai_stub.base_url)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setattr(providers, "_sleep", lambda _s: None)
     assert cli("add", "We deploy on Fridays.").exit_code == 0
-    openai_stub.chat_replies = [json.dumps({"facts": [
-        {"text": "The cache is Valkey.", "type": "decision", "tags": ["infra"]},
-        {"text": "We deploy on Fridays.", "type": None, "tags": []},
-    ]})]
-    r = cli("flush", "--dry-run", "--json", "-",
-            input="user: what did we decide?\nassistant: Valkey for the cache.\n")
+    openai_stub.chat_replies = [
+        json.dumps(
+            {
+                "facts": [
+                    {"text": "The cache is Valkey.", "type": "decision", "tags": ["infra"]},
+                    {"text": "We deploy on Fridays.", "type": None, "tags": []},
+                ]
+            }
+        )
+    ]
+    r = cli(
+        "flush",
+        "--dry-run",
+        "--json",
+        "-",
+        input="user: what did we decide?\nassistant: Valkey for the cache.\n",
+    )
     assert r.exit_code == 0, r.stderr
     d = r.json()
     assert keys(d) == FLUSH and d["dry_run"] is True
@@ -238,9 +326,20 @@ def test_doctor(cli: Cli, facts: Path) -> None:
 
 def test_watch_events(workspace: Path) -> None:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli", "-w", str(workspace), "watch", "--json",
-         "--debounce", "50"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "memcli",
+            "-w",
+            str(workspace),
+            "watch",
+            "--json",
+            "--debounce",
+            "50",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     events: queue.Queue[dict[str, Any] | None] = queue.Queue()
 

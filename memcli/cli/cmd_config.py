@@ -36,7 +36,10 @@ def _setting_names(ctx: Any, param: Any, incomplete: str) -> list[str]:
 
 
 KEY = typer.Argument(
-    ..., metavar="KEY", help="A setting, e.g. search.limit.", shell_complete=_setting_names,
+    ...,
+    metavar="KEY",
+    help="A setting, e.g. search.limit.",
+    shell_complete=_setting_names,
     show_default=False,
 )
 
@@ -98,16 +101,18 @@ def config_show(ctx: typer.Context, as_json: bool = JSON) -> None:
     if as_json:
         user = user_config_path()
         wsfile = ws.root / "memcli.toml" if ws else None
-        st.out.json({
-            "workspace": str(ws.root) if ws else None,
-            "files": {
-                "user": {"path": str(user), "exists": user.is_file()},
-                "workspace": (
-                    {"path": str(wsfile), "exists": wsfile.is_file()} if wsfile else None
-                ),
-            },
-            "settings": {key: _entry(settings, key) for key in keys},
-        })
+        st.out.json(
+            {
+                "workspace": str(ws.root) if ws else None,
+                "files": {
+                    "user": {"path": str(user), "exists": user.is_file()},
+                    "workspace": (
+                        {"path": str(wsfile), "exists": wsfile.is_file()} if wsfile else None
+                    ),
+                },
+                "settings": {key: _entry(settings, key) for key in keys},
+            }
+        )
         return
     st.out.table(
         ["setting", "value", "origin"],
@@ -195,8 +200,15 @@ def _report(
         where = effective["env"] if effective["origin"] == "env" else effective["origin"]
         st.out.warn(f"{key} is {_show(effective['value'])} from {where}, which wins over {scope}")
     if as_json:
-        st.out.json({"key": key, **extra, "file": str(path), "scope": scope,
-                     "effective": {"value": effective["value"], "origin": effective["origin"]}})
+        st.out.json(
+            {
+                "key": key,
+                **extra,
+                "file": str(path),
+                "scope": scope,
+                "effective": {"value": effective["value"], "origin": effective["origin"]},
+            }
+        )
         return
     if "value" in extra:
         verb = "set" if extra["changed"] else "already set:"

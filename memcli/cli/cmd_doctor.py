@@ -47,8 +47,10 @@ def doctor(
                 out.line(f"{c.name}: {c.hint}")
         n = len(report.problems)
         if n:
-            out.styled(f"{n} problem{'s' if n != 1 else ''} need{'s' if n == 1 else ''} "
-                       "attention", "bold red")
+            out.styled(
+                f"{n} problem{'s' if n != 1 else ''} need{'s' if n == 1 else ''} attention",
+                "bold red",
+            )
         else:
             out.styled("no problems found", "green")
     if report.problems:

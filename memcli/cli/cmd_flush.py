@@ -25,8 +25,9 @@ def flush(
         False, "--dry-run", help="Show the facts that would be written; write nothing."
     ),
     prompt_file: Path | None = typer.Option(
-        None, "--prompt-file",
-        help="Instructions for the model (default: llm.prompt_file or built in)."
+        None,
+        "--prompt-file",
+        help="Instructions for the model (default: llm.prompt_file or built in).",
     ),
     commit: bool = typer.Option(False, "--commit", help="git commit the memory file afterwards."),
     as_json: bool = JSON,
@@ -39,7 +40,11 @@ def flush(
     text = read_input(file, sys.stdin)
     with st.memory() as mem:
         result = run_flush(
-            mem, text, namespace=ns, dry_run=dry_run, commit=commit,
+            mem,
+            text,
+            namespace=ns,
+            dry_run=dry_run,
+            commit=commit,
             prompt_file=prompt_file.resolve() if prompt_file else None,  # relative to cwd
         )
     st.out.warnings(result.warnings)
@@ -52,12 +57,22 @@ def flush(
 def _render(out: Output, result: object) -> None:
     r = result  # FlushResult
     rows = [
-        ["would write" if r.dry_run else "written", o.fact.type or "", o.fact.text,
-         " ".join(f"#{t}" for t in o.fact.tags), f"line {o.line}" if o.line else ""]
+        [
+            "would write" if r.dry_run else "written",
+            o.fact.type or "",
+            o.fact.text,
+            " ".join(f"#{t}" for t in o.fact.tags),
+            f"line {o.line}" if o.line else "",
+        ]
         for o in r.written
     ] + [
-        ["skipped", o.fact.type or "", o.fact.text, " ".join(f"#{t}" for t in o.fact.tags),
-         f"{o.reason}" + (f" of {o.duplicate_of}" if o.duplicate_of else "")]
+        [
+            "skipped",
+            o.fact.type or "",
+            o.fact.text,
+            " ".join(f"#{t}" for t in o.fact.tags),
+            f"{o.reason}" + (f" of {o.duplicate_of}" if o.duplicate_of else ""),
+        ]
         for o in r.skipped
     ]
     if rows:

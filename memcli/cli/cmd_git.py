@@ -61,13 +61,21 @@ def _render_stat(out: Output, result: Any) -> None:
         return sum(1 for x in items if x.kind == kind)
 
     rows = [
-        [f.path, f.status, f"+{n(f.added, 'fact')}", f"-{n(f.removed, 'fact')}",
-         f"+{n(f.added, 'line')} -{n(f.removed, 'line')}"]
+        [
+            f.path,
+            f.status,
+            f"+{n(f.added, 'fact')}",
+            f"-{n(f.removed, 'fact')}",
+            f"+{n(f.added, 'line')} -{n(f.removed, 'line')}",
+        ]
         for f in result.files
     ]
     if rows:
-        out.table(["path", "status", "facts added", "facts removed", "other lines"], rows,
-                  right=["facts added", "facts removed", "other lines"])
+        out.table(
+            ["path", "status", "facts added", "facts removed", "other lines"],
+            rows,
+            right=["facts added", "facts removed", "other lines"],
+        )
     _render_totals(out, result)
 
 
@@ -97,8 +105,11 @@ def _render_totals(out: Output, result: Any) -> None:
         return
     files = f"{t['files']} file{'s' if t['files'] != 1 else ''}"
     facts = f"+{t['added']} -{t['removed']} facts"
-    lines = f", +{t['lines_added']} -{t['lines_removed']} other lines" if (
-        t["lines_added"] or t["lines_removed"]) else ""
+    lines = (
+        f", +{t['lines_added']} -{t['lines_removed']} other lines"
+        if (t["lines_added"] or t["lines_removed"])
+        else ""
+    )
     out.styled(f"{files} changed: {facts}{lines} ({_label(result)})", "dim")
 
 
@@ -124,8 +135,17 @@ def log(
         return
     st.out.table(
         ["commit", "date", "author", "added", "removed", "subject"],
-        [[c.sha[:10], c.date[:16].replace("T", " "), c.author, f"+{c.added}", f"-{c.removed}",
-          c.subject] for c in commits],
+        [
+            [
+                c.sha[:10],
+                c.date[:16].replace("T", " "),
+                c.author,
+                f"+{c.added}",
+                f"-{c.removed}",
+                c.subject,
+            ]
+            for c in commits
+        ],
         right=["added", "removed"],
     )
 
@@ -172,9 +192,7 @@ def _render_hooks(st: Any, report: Any, as_json: bool) -> None:
     if as_json:
         st.out.json(report.as_dict())
         return
-    rows = [
-        [h.name, h.state, "yes" if h.chained else "no", h.action or "-"] for h in report.hooks
-    ]
+    rows = [[h.name, h.state, "yes" if h.chained else "no", h.action or "-"] for h in report.hooks]
     st.out.table(["hook", "state", "chains", "action"], rows, title=report.hooks_dir)
     st.out.info(f"hooks folder: {report.hooks_dir}; errors are logged to {report.log}")
 
@@ -198,8 +216,7 @@ def sync(
     st = state(ctx)
     with st.memory() as mem:
         chosen = strategy or mem.settings.get("git.sync_strategy")
-        result = gitops.sync(mem.ws.root, strategy=chosen, commit=not no_commit,
-                             push=not no_push)
+        result = gitops.sync(mem.ws.root, strategy=chosen, commit=not no_commit, push=not no_push)
         report = mem.index()
     payload = {**result.as_dict(), "index": report.as_dict()}
     st.out.warnings(report.warnings)
@@ -211,9 +228,11 @@ def sync(
         out.line(f"committed {result.committed[:10]} (pending memory changes)")
     pulled = f"pulled {result.pulled} commit{'s' if result.pulled != 1 else ''}"
     pushed = f"pushed {result.pushed}" if not no_push else "push skipped"
-    out.styled(f"{result.branch} <-> {result.upstream}: {pulled} ({result.strategy}), {pushed}",
-               "green")
+    out.styled(
+        f"{result.branch} <-> {result.upstream}: {pulled} ({result.strategy}), {pushed}", "green"
+    )
     for path in result.changed:
         out.line(f"  changed: {path}")
-    out.line(f"re-indexed: {report.added} added, {report.updated} updated, "
-             f"{report.removed} removed")
+    out.line(
+        f"re-indexed: {report.added} added, {report.updated} updated, {report.removed} removed"
+    )

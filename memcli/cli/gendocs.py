@@ -26,8 +26,12 @@ from memcli.config import DEFAULTS, ENV_PREFIX, HELP
 from memcli.errors import ExitCode
 
 PROG = "memcli"
-OUTPUTS = ("completions/memcli.bash", "completions/_memcli", "completions/memcli.fish",
-           "man/memcli.1")
+OUTPUTS = (
+    "completions/memcli.bash",
+    "completions/_memcli",
+    "completions/memcli.fish",
+    "man/memcli.1",
+)
 GENERATED = "generated from the command tree by 'make docs' (memcli.cli.gendocs); do not edit"
 
 #: What each exit code means (the man page's EXIT STATUS). A new ExitCode member without an
@@ -46,53 +50,90 @@ EXIT_CODES: dict[ExitCode, str] = {
 }
 
 ENVIRONMENT: list[tuple[str, str]] = [
-    ("MEMCLI_WORKSPACE", "The workspace folder when -w/--workspace is not given; otherwise "
-     "memcli looks for the nearest folder upwards that holds memory/ or memcli.toml."),
-    ("MEMCLI_CONFIG_DIR", "Folder of the user config.toml (default: the platform's user config "
-     "folder, ~/.config/memcli on Linux)."),
-    ("MEMCLI_CACHE_DIR", "Folder of the embedding cache embeddings.db (default: the platform's "
-     "user cache folder, ~/.cache/memcli on Linux)."),
-    (f"{ENV_PREFIX}<SECTION>_<KEY>", "Overrides one setting, for example "
-     "MEMCLI_EMBEDDING_MODEL or MEMCLI_SEARCH_LIMIT; see CONFIGURATION for every name. "
-     "Booleans take 1/0, true/false, yes/no, on/off; lists are comma-separated."),
-    ("NO_COLOR", "When set to a non-empty value, no colour or text styles on stdout or "
-     "stderr, like --no-color."),
+    (
+        "MEMCLI_WORKSPACE",
+        "The workspace folder when -w/--workspace is not given; otherwise "
+        "memcli looks for the nearest folder upwards that holds memory/ or memcli.toml.",
+    ),
+    (
+        "MEMCLI_CONFIG_DIR",
+        "Folder of the user config.toml (default: the platform's user config "
+        "folder, ~/.config/memcli on Linux).",
+    ),
+    (
+        "MEMCLI_CACHE_DIR",
+        "Folder of the embedding cache embeddings.db (default: the platform's "
+        "user cache folder, ~/.cache/memcli on Linux).",
+    ),
+    (
+        f"{ENV_PREFIX}<SECTION>_<KEY>",
+        "Overrides one setting, for example "
+        "MEMCLI_EMBEDDING_MODEL or MEMCLI_SEARCH_LIMIT; see CONFIGURATION for every name. "
+        "Booleans take 1/0, true/false, yes/no, on/off; lists are comma-separated.",
+    ),
+    (
+        "NO_COLOR",
+        "When set to a non-empty value, no colour or text styles on stdout or "
+        "stderr, like --no-color.",
+    ),
     ("MEMCLI_DEBUG", "Set to 1 to print a traceback on errors, like --debug."),
-    ("OPENAI_API_KEY, ...", "API keys are read from the provider's usual variables (LiteLLM "
-     "names them), or from the variable named by embedding.api_key_env or llm.api_key_env. "
-     "memcli never stores keys in its config files."),
+    (
+        "OPENAI_API_KEY, ...",
+        "API keys are read from the provider's usual variables (LiteLLM "
+        "names them), or from the variable named by embedding.api_key_env or llm.api_key_env. "
+        "memcli never stores keys in its config files.",
+    ),
 ]
 
 FILES: list[tuple[str, str]] = [
-    ("memory/", "The memories: Markdown files, the source of truth. memory/MEMORY.md is "
-     "evergreen; memory/YYYY-MM-DD.md are daily logs that add and flush append to; "
-     "memory/NAME/ is the namespace NAME."),
+    (
+        "memory/",
+        "The memories: Markdown files, the source of truth. memory/MEMORY.md is "
+        "evergreen; memory/YYYY-MM-DD.md are daily logs that add and flush append to; "
+        "memory/NAME/ is the namespace NAME.",
+    ),
     ("memcli.toml", "Workspace settings, meant to be committed (never secrets)."),
     (".memignore", "Paths to leave out of the index (gitignore syntax)."),
-    (".memcli/index.db", "The SQLite index (FTS5, optional sqlite-vec vectors). Derived: "
-     "deleting .memcli/ loses nothing, the next command rebuilds it."),
+    (
+        ".memcli/index.db",
+        "The SQLite index (FTS5, optional sqlite-vec vectors). Derived: "
+        "deleting .memcli/ loses nothing, the next command rebuilds it.",
+    ),
     (".memcli/lock", "The writer lock."),
     ("$MEMCLI_CONFIG_DIR/config.toml", "User settings (see MEMCLI_CONFIG_DIR)."),
-    ("$MEMCLI_CACHE_DIR/embeddings.db", "Embedding cache shared by all workspaces, keyed by "
-     "model and text hash (see MEMCLI_CACHE_DIR)."),
+    (
+        "$MEMCLI_CACHE_DIR/embeddings.db",
+        "Embedding cache shared by all workspaces, keyed by "
+        "model and text hash (see MEMCLI_CACHE_DIR).",
+    ),
 ]
 
 #: (description, command line). Checked against the command tree at generation time.
 EXAMPLES: list[tuple[str, str]] = [
-    ("Set up a workspace in a git repository, with hooks that re-index after each commit:",
-     "memcli init --git --hooks"),
-    ("Remember a decision, tagged:",
-     "memcli add --type decision --tag infra 'Use Valkey instead of Redis for the cache.'"),
-    ("Search, for a person and for a program:",
-     "memcli search 'cache eviction'\nmemcli search --json -n 3 'cache eviction'"),
-    ("A Markdown block with path:line citations to paste into a prompt:",
-     "memcli search --format context --max-tokens 800 'deploy steps'"),
+    (
+        "Set up a workspace in a git repository, with hooks that re-index after each commit:",
+        "memcli init --git --hooks",
+    ),
+    (
+        "Remember a decision, tagged:",
+        "memcli add --type decision --tag infra 'Use Valkey instead of Redis for the cache.'",
+    ),
+    (
+        "Search, for a person and for a program:",
+        "memcli search 'cache eviction'\nmemcli search --json -n 3 'cache eviction'",
+    ),
+    (
+        "A Markdown block with path:line citations to paste into a prompt:",
+        "memcli search --format context --max-tokens 800 'deploy steps'",
+    ),
     ("Open the lines behind a hit:", "memcli get memory/2026-11-22.md:12:3"),
     ("What was learned this week:", "memcli diff --since '1 week ago'"),
-    ("Turn on hybrid search with a local OpenAI-compatible server:",
-     "memcli config set embedding.model openai/nomic-embed-text\n"
-     "memcli config set embedding.api_base http://127.0.0.1:11434/v1\n"
-     "memcli index"),
+    (
+        "Turn on hybrid search with a local OpenAI-compatible server:",
+        "memcli config set embedding.model openai/nomic-embed-text\n"
+        "memcli config set embedding.api_base http://127.0.0.1:11434/v1\n"
+        "memcli index",
+    ),
     ("Check the installation and the workspace:", "memcli doctor"),
 ]
 
@@ -186,8 +227,11 @@ def _metavar(param: Any, ctx: Any) -> str:
         return "{" + "|".join(str(c) for c in choices) + "}"
     kind = getattr(ptype, "name", "")
     if hasattr(ptype, "dir_okay"):
-        text = "DIR" if ptype.dir_okay and not ptype.file_okay else (
-            "FILE" if ptype.file_okay and not ptype.dir_okay else "PATH")
+        text = (
+            "DIR"
+            if ptype.dir_okay and not ptype.file_okay
+            else ("FILE" if ptype.file_okay and not ptype.dir_okay else "PATH")
+        )
     elif kind in ("int", "integer"):
         text = "N"
     elif kind == "float":
@@ -277,8 +321,13 @@ def _node(cmd: Any, path: tuple[str, ...], parent_ctx: Any) -> Command:
             param.opts = sorted(help_names, key=lambda o: (o.startswith("--"), o))
         params.append(param)
     usage = " ".join(cmd.collect_usage_pieces(ctx))
-    node = Command(path, (cmd.help or "").strip(), usage, params,
-                   runs_alone=bool(getattr(cmd, "invoke_without_command", False)))
+    node = Command(
+        path,
+        (cmd.help or "").strip(),
+        usage,
+        params,
+        runs_alone=bool(getattr(cmd, "invoke_without_command", False)),
+    )
     if hasattr(cmd, "commands"):
         for name in cmd.list_commands(ctx):
             sub = cmd.get_command(ctx, name)
@@ -303,8 +352,9 @@ def check_examples(tree: Command, examples: list[tuple[str, str]] | None = None)
                     name = word.split("=", 1)[0]
                     known = {o for p in node.options for o in p.all_opts}
                     if name not in known:
-                        raise SystemExit(f"example uses unknown option {name} of "
-                                         f"'{node.name}': {line}")
+                        raise SystemExit(
+                            f"example uses unknown option {name} of '{node.name}': {line}"
+                        )
                     continue
                 sub = node.find([word])
                 if sub is not None:
@@ -392,7 +442,7 @@ def bash(tree: Command) -> str:
         words = [o for p in c.options for o in p.all_opts]
         line = f"        '{c.name}') opts=\"{' '.join(words)}\""
         if c.commands:
-            line += f"; subs=\"{' '.join(s.path[-1] for s in c.commands)}\""
+            line += f'; subs="{" ".join(s.path[-1] for s in c.commands)}"'
         out.append(line + " ;;")
     out += [
         "    esac",
@@ -652,7 +702,7 @@ def roff(text: str) -> str:
 
 def _arg(text: str) -> str:
     """A quoted macro argument."""
-    return '"' + roff(text).replace('"', '\\(dq') + '"'
+    return '"' + roff(text).replace('"', "\\(dq") + '"'
 
 
 def _paragraphs(text: str) -> list[str]:
@@ -731,7 +781,8 @@ def man(tree: Command) -> str:
         if c.commands:
             has_options = any(not p.eager for p in c.options)
             usage = ("[OPTIONS] " if has_options else "") + (
-                "[COMMAND]" if c.runs_alone else "COMMAND")
+                "[COMMAND]" if c.runs_alone else "COMMAND"
+            )
         heading = " ".join(c.path[1:]) + (f" {usage}" if usage else "")
         out.append(f".SS {_arg(heading)}")
         out += _help_block(c.help)
@@ -765,8 +816,11 @@ def man(tree: Command) -> str:
         for name, value in names.items():
             env = f"{ENV_PREFIX}{section.upper()}_{name.upper()}"
             text = HELP.get(f"{section}.{name}", "")
-            out += [".TP", f"\\fB{roff(section)}.{roff(name)}\\fR = {roff(_toml(value))}",
-                    roff(f"{text} " if text else "") + f"(\\fB{roff(env)}\\fR)"]
+            out += [
+                ".TP",
+                f"\\fB{roff(section)}.{roff(name)}\\fR = {roff(_toml(value))}",
+                roff(f"{text} " if text else "") + f"(\\fB{roff(env)}\\fR)",
+            ]
     out.append(".SH ENVIRONMENT")
     for name, text in ENVIRONMENT:
         out += [".TP", f"\\fB{roff(name)}\\fR", roff(text)]
@@ -807,10 +861,14 @@ def main(argv: list[str] | None = None) -> int:
         prog="python -m memcli.cli.gendocs",
         description="Generate completions/ and man/memcli.1 from the memcli command tree.",
     )
-    parser.add_argument("--out", type=Path, default=None,
-                        help="folder to write into (default: the source checkout)")
-    parser.add_argument("--check", action="store_true",
-                        help="write nothing; exit 1 when a file differs from what it would be")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="folder to write into (default: the source checkout)"
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when a file differs from what it would be",
+    )
     parser.add_argument("--only", choices=["completions", "man"], help="generate only these")
     args = parser.parse_args(argv)
     if args.out is None:
