@@ -27,9 +27,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memcli import db
 from memcli.config import Settings, load_settings
 from memcli.errors import AlreadyRunning, WorkspaceNotFound
-from memcli.indexer import Indexer, IndexReport, open_store, writer_lock
+from memcli.indexer import (
+    Indexer,
+    IndexReport,
+    is_corruption,
+    open_store,
+    replace_index,
+    writer_lock,
+)
 from memcli.locks import ProcessLock
 from memcli.scan import SKIP_DIRS, Matcher
 from memcli.workspace import MEMORY_DIR, Workspace, find_workspace
@@ -402,24 +410,41 @@ class Watcher:
         return self._embedder
 
     def _index(self, paths: list[str] | None) -> IndexReport:
-        """One short sync of ``paths`` (caller holds the writer lock)."""
+        """One short sync of ``paths`` (caller holds the writer lock).
+
+        Damage that opening the index does not notice, met by the sync itself, is repaired
+        here as by any other command: the index is replaced and refilled from the Markdown
+        (rather than failing the same way on every retry).
+        """
         warnings: list[str] = []
         store = open_store(self.ws, warnings)
         try:
-            indexer = Indexer(self.ws, store, self.settings, embedder=self._embedder_for_run())
-            fresh = store.get_meta("last_indexed") is None
-            if paths is not None and (warnings or fresh or indexer.needs_rebuild()):
-                paths = None  # a new or rebuilt index needs everything, not just these
-            if paths:
-                _forget_stat(store, self.ws, paths)
-            report = indexer.sync(paths)
-            if paths is None:
-                self.filter.set_indexed(store.file_states())
-            else:  # folders only ever get added here; a stale one costs one empty sync
-                self.filter.add_indexed(report.changed)
+            try:
+                report = self._sync_into(store, None if warnings else paths)
+            except db.database_errors() as exc:
+                if not is_corruption(exc):
+                    raise
+                store.close()
+                reason = f"index {self.ws.index_path} is damaged ({exc})"
+                store = replace_index(self.ws, store.identity, reason, warnings)
+                report = self._sync_into(store, None)
         finally:
             store.close()
         report.warnings[:0] = warnings
+        return report
+
+    def _sync_into(self, store: Any, paths: list[str] | None) -> IndexReport:
+        indexer = Indexer(self.ws, store, self.settings, embedder=self._embedder_for_run())
+        fresh = store.get_meta("last_indexed") is None
+        if paths is not None and (fresh or indexer.needs_rebuild()):
+            paths = None  # a new or rebuilt index needs everything, not just these ones
+        if paths:
+            _forget_stat(store, self.ws, paths)
+        report = indexer.sync(paths)
+        if paths is None:
+            self.filter.set_indexed(store.file_states())
+        else:  # folders only ever get added here; a stale one costs one empty sync
+            self.filter.add_indexed(report.changed)
         return report
 
 

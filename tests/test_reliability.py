@@ -32,6 +32,10 @@ Damaged index (test_reliability_corruption.py); memory/ is never modified
   - damaged pages that opening does not notice (FTS data, chunks, files...): the
     query that meets them (search, files, status, index --force, add) repairs it
       -> test_corruption_found_late_is_rebuilt
+  - the same met by a running watcher's sync: repaired in that sync, not retried forever
+      -> test_damage_met_by_a_sync_is_repaired (test_watch.py)
+  - an index of schema 1 is migrated in place (doctor, read-only, says it is older)
+      -> test_schema_1_index_is_migrated_in_place
   - garbage in index.db-wal / index.db-shm beside a good index: ignored, no rebuild
       -> test_garbage_wal_and_shm_are_ignored
   - an index from a newer memcli: exit 3 saying what to do, index kept
@@ -44,6 +48,9 @@ Damaged index (test_reliability_corruption.py); memory/ is never modified
 Bad files (test_reliability_files.py)
   - binary, invalid UTF-8, over the size cap, empty
       -> test_bad_files_are_skipped_or_decoded_with_warnings
+  - a binary file is remembered with its stat: no re-index on every search, read again
+    once it changes, listed by status
+      -> test_binary_file_is_remembered_not_reread
   - folders nested deeper than Python's recursion limit
       -> test_deeply_nested_folders
   - symlink loops (folders and files)
@@ -157,6 +164,7 @@ _FILES = [
     "test_paths",
     "test_reliability_secrets",
     "test_reliability_hostile",
+    "test_watch",
 ]
 
 

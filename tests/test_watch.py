@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 
+from memcli import db
 from memcli.indexer import writer_lock
 from memcli.watch import ChangeFilter, watch_lock
 from memcli.workspace import Workspace
@@ -661,3 +662,25 @@ def test_removing_the_memory_folder(workspace: Path, cli: Cli, watchers: Any) ->
     assert w.proc.poll() is None
     w.signal(signal.SIGINT)
     assert w.wait() == 0
+
+
+def test_damage_met_by_a_sync_is_repaired(workspace: Path, cli: Cli, watchers: Any) -> None:
+    """An index that still opens but fails the watcher's sync is rebuilt from the Markdown
+    in that same sync, as any command would, instead of failing on every retry."""
+    from tests.test_reliability_corruption import _garble_tables
+
+    for i in range(30):
+        body = "\n".join(f"- item {j} of note {i}: the cache uses valkey" for j in range(20))
+        write(workspace / f"memory/note{i}.md", f"# Note {i}\n\n{body}\n")
+    w = watchers(workspace)
+    w.ready()
+    _garble_tables("chunks_fts_data", "chunks_fts_content")(workspace)  # the file still opens
+    write(workspace / "memory/note3.md", "# Note 3\n\n- rewritten: the ocelot\n")
+    ev = w.synced("memory/note3.md")[-1]
+    assert any("rebuilt it from the Markdown" in x for x in ev["warnings"]), ev
+    assert [e for e in w.seen if e["event"] == "error"] == []
+    assert hits(cli, "ocelot") == ["memory/note3.md"]
+    assert len(indexed(cli)) == 31  # MEMORY.md and the 30 notes
+    conn = db.connect(workspace / ".memcli" / "index.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    conn.close()
