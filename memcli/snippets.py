@@ -99,10 +99,9 @@ class FileText:
         db = str(self.store.path)
         missing = []
         for path in paths:
-            hit = _CACHE.get((db, path))
-            if hit is not None and hit[0] == hashes.get(path):
-                _CACHE.move_to_end((db, path))
-                self._lines[path] = hit[1]
+            lines = _CACHE.lines((db, path), hashes.get(path))
+            if lines is not None:
+                self._lines[path] = lines
             else:
                 missing.append(path)
         for start in range(0, len(missing), 400):
@@ -119,9 +118,7 @@ class FileText:
             for path, chunks in pieces.items():
                 lines = _assemble(chunks)
                 self._lines[path] = lines
-                _CACHE[(db, path)] = (hashes.get(path), lines, {})
-                while len(_CACHE) > _CACHE_FILES:
-                    _CACHE.popitem(last=False)
+                _CACHE.put((db, path), hashes.get(path), lines)
 
     def _load_regions(self, path: str, file_id: int, chunk_ids: list[int]) -> None:
         conn = self.store.conn
@@ -179,8 +176,7 @@ class FileText:
         found = self._passages.get(path)
         if found is None:
             lines = self.lines(path)
-            cached = _CACHE.get((str(self.store.path), path))
-            memo = cached[2] if cached is not None and cached[1] is lines else {}
+            memo = _CACHE.memo((str(self.store.path), path), lines)
             found = memo.get(self.max_chars)
             if found is None:
                 found = split_passages(path, lines, self.max_chars)
@@ -200,11 +196,49 @@ class FileText:
 WHOLE_FILE_BYTES = 256 * 1024
 #: Chunks read on each side of a chunk a search needs, in a large file.
 REGION_CHUNKS = 2
-#: (index path, file path) -> (sha256, lines, {max_chars: passages}), least recent first.
-_CACHE: OrderedDict[tuple[str, str], tuple[str | None, list[str], dict[int, list[Passage]]]] = (
-    OrderedDict()
-)
-_CACHE_FILES = 256
+
+
+class _WholeFiles:
+    """Lines of whole files read by earlier searches of this process (``search --batch``),
+    with their passages per ``max_chars``; least recently used first, and bounded by the
+    size of the text held rather than by a count of files, which may be up to
+    ``WHOLE_FILE_BYTES`` each."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self.bytes = 0
+        #: (index path, file path) -> (sha256, lines, {max_chars: passages}, size)
+        self._items: OrderedDict[
+            tuple[str, str], tuple[str | None, list[str], dict[int, Any], int]
+        ] = OrderedDict()
+
+    def lines(self, key: tuple[str, str], sha256: str | None) -> list[str] | None:
+        item = self._items.get(key)
+        if item is None or item[0] != sha256:
+            return None
+        self._items.move_to_end(key)
+        return item[1]
+
+    def put(self, key: tuple[str, str], sha256: str | None, lines: list[str]) -> None:
+        # text plus a rough per-line cost (the list slot and the str header); passages,
+        # parsed later, are of the same order as the line overhead
+        size = sum(map(len, lines)) + 120 * len(lines)
+        old = self._items.pop(key, None)
+        if old is not None:
+            self.bytes -= old[3]
+        self._items[key] = (sha256, lines, {}, size)
+        self.bytes += size
+        while self.bytes > self.max_bytes and len(self._items) > 1:
+            self.bytes -= self._items.popitem(last=False)[1][3]
+
+    def memo(self, key: tuple[str, str], lines: list[str]) -> dict[int, Any]:
+        """The passages memo of these very lines (a fresh dict when they are not cached)."""
+        item = self._items.get(key)
+        return item[2] if item is not None and item[1] is lines else {}
+
+
+#: Whole files kept across the searches of one process: at most this much text.
+_CACHE = _WholeFiles(max_bytes=32 * 1024 * 1024)
 
 
 def _assemble(chunks: list[tuple[int, str]]) -> list[str]:
