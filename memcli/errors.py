@@ -1,7 +1,7 @@
 """Exit codes and the typed exceptions the library raises.
 
 Every exception carries its exit code; the CLI maps them in exactly one place
-(``memcli.cli.app.run``).
+(``memcli.cli.runtime.exit_code_for``).
 """
 
 from __future__ import annotations

@@ -1,23 +1,22 @@
 """The Typer application: global options, command registration, error mapping.
 
-Library exceptions become exit codes in exactly one place: :func:`handle_errors`.
+Library exceptions become exit codes in exactly one place,
+:func:`memcli.cli.runtime.exit_code_for`, which :func:`handle_errors` applies to every command.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import typer
 
 from memcli import __version__
-from memcli.cli.output import Output
-from memcli.errors import ExitCode, MemcliError
+from memcli.cli.runtime import State, exit_code_for
+from memcli.errors import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,25 +24,6 @@ EPILOG = (
     "Exit codes: 0 success; 1 nothing found (search, diff); 2 usage or bad input; "
     "3 workspace, index or git problem; 4 embedding/LLM provider failure; 130 interrupted."
 )
-
-
-@dataclass
-class State:
-    """Global flags, shared by every command through the Typer context."""
-
-    workspace: str | None = None
-    quiet: bool = False
-    no_color: bool = False
-    debug: bool = False
-
-    @property
-    def out(self) -> Output:
-        return Output(quiet=self.quiet, no_color=self.no_color)
-
-    def memory(self, overrides: dict[str, Any] | None = None) -> Any:
-        from memcli.memory import Memory
-
-        return Memory.open(self.workspace, overrides)
 
 
 def state(ctx: typer.Context) -> State:
@@ -65,46 +45,19 @@ class MemcliTyper(typer.Typer):
 
 
 def handle_errors(fn: F) -> F:
-    """Turn MemcliError (and Ctrl-C, and surprises) into one-line errors and exit codes."""
+    """Turn MemcliError (and Ctrl-C, and surprises) into one-line errors and exit codes
+    (:func:`memcli.cli.runtime.exit_code_for`)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        debug = _debug_requested()
-        out = Output(no_color="--no-color" in sys.argv)
         try:
             return fn(*args, **kwargs)
         except (typer.Exit, typer.Abort):
             raise
-        except MemcliError as exc:
-            if debug:
-                raise
-            out.error(exc.message, exc.hint)
-            raise typer.Exit(int(exc.exit_code)) from None
-        except KeyboardInterrupt:
-            out.error("interrupted")
-            raise typer.Exit(int(ExitCode.INTERRUPTED)) from None
-        except BrokenPipeError:
-            _silence_broken_pipe()
-            raise typer.Exit(0) from None
-        except Exception as exc:  # a bug or an OS failure: one line, traceback with --debug
-            if debug:
-                raise
-            out.error(f"{type(exc).__name__}: {exc}", "run again with --debug for a traceback")
-            raise typer.Exit(int(ExitCode.WORKSPACE)) from None
+        except (KeyboardInterrupt, Exception) as exc:
+            raise typer.Exit(exit_code_for(exc)) from None
 
     return wrapper  # type: ignore[return-value]
-
-
-def _debug_requested() -> bool:
-    return "--debug" in sys.argv or os.environ.get("MEMCLI_DEBUG") == "1"
-
-
-def _silence_broken_pipe() -> None:
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except OSError:
-        pass
 
 
 app = MemcliTyper(

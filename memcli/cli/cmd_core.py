@@ -11,7 +11,7 @@ import typer
 
 from memcli.cli import render
 from memcli.cli.app import app, state
-from memcli.errors import BadInput, ExitCode
+from memcli.errors import BadInput
 
 JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
 
@@ -183,107 +183,33 @@ def search(
 
     Results are the matching list items or paragraphs with a little context, best first.
     """
-    from memcli.search import Filters, check_date, settings_options
+    from memcli.cli import searching
 
-    st = state(ctx)
-    fmt = _search_format(fmt, as_json, jsonl, files_only, batch, max_tokens)
-    filters = Filters(
-        sources=tuple(source),
-        types=tuple(type_),
-        tags=tuple(tag),
-        since=check_date(since, "--since"),
-        until=check_date(until, "--until"),
-        path_glob=path,
+    code = searching.run(
+        state(ctx),
+        query,
+        limit=limit,
+        min_score=min_score,
+        source=source,
+        type_=type_,
+        tag=tag,
+        since=since,
+        until=until,
+        path=path,
+        decay=decay,
+        strategy=strategy,
+        mmr=mmr,
+        mmr_lambda=mmr_lambda,
+        explain=explain,
+        fmt=fmt,
+        max_tokens=max_tokens,
+        as_json=as_json,
+        jsonl=jsonl,
+        files_only=files_only,
+        batch=batch,
     )
-    with st.memory() as mem:
-        flags = settings_options(mem.settings)
-        if mmr is not None:
-            flags["mmr"] = mmr
-        if mmr_lambda is not None:
-            flags["mmr_lambda"] = mmr_lambda
-            flags["mmr"] = mmr is not False  # --mmr-lambda implies --mmr
-        flags["explain"] = explain
-        opts = mem.search_options(
-            limit=limit,
-            min_score=min_score,
-            decay=decay,
-            filters=filters,
-            strategy=strategy,
-            **flags,
-        )
-        budget = max_tokens if max_tokens is not None else mem.settings.get("search.max_tokens")
-        if batch:
-            if query is not None:
-                raise BadInput("--batch reads queries from stdin; do not also give a QUERY")
-            _batch(st, mem, opts)
-            return
-        if query is None:
-            raise BadInput("missing QUERY", hint="memcli search 'words to find'")
-        result = mem.search(query, opts)
-    out = st.out
-    if fmt != "json":
-        out.warnings(result.warnings)
-    if fmt == "json":
-        out.json(result.as_dict())
-    elif fmt == "context":
-        from memcli.context import render as render_context
-
-        block = render_context(result.query, result.hits, budget)
-        if result.hits and not block.included:
-            out.warn(f"no result fits in {budget} tokens; raise --max-tokens")
-            raise typer.Exit(int(ExitCode.NOT_FOUND))
-        sys.stdout.write(block.text)
-    elif jsonl:
-        for hit in result.as_dict()["results"]:
-            out.json(hit)
-    elif files_only:
-        for p in dict.fromkeys(h.path for h in result.hits):
-            out.line(p)
-    else:
-        render.search_result(out, result)
-    if not result.hits:
-        raise typer.Exit(int(ExitCode.NOT_FOUND))
-
-
-def _search_format(
-    fmt: str | None,
-    as_json: bool,
-    jsonl: bool,
-    files_only: bool,
-    batch: bool,
-    max_tokens: int | None,
-) -> str:
-    """Resolve --format with --json/--jsonl/--files/--batch; refuse contradictions."""
-    if fmt is not None and fmt not in ("text", "json", "context"):
-        raise BadInput(f"--format must be text, json or context, got {fmt!r}")
-    if as_json and fmt not in (None, "json"):
-        raise BadInput(f"--json contradicts --format {fmt}")
-    chosen = fmt or ("json" if as_json else "text")
-    if chosen == "context" and (jsonl or files_only or batch):
-        raise BadInput("--format context cannot be combined with --jsonl, --files or --batch")
-    if max_tokens is not None:
-        if chosen != "context":
-            raise BadInput("--max-tokens applies to --format context")
-        if max_tokens < 1:
-            raise BadInput("--max-tokens must be at least 1")
-    return chosen
-
-
-def _batch(st: Any, mem: Any, opts: Any) -> None:
-    """One JSON envelope per stdin line; one process and one index open for all."""
-    stale, warnings = mem.sync_before_search()
-    for raw in sys.stdin:
-        q = raw.rstrip("\n")
-        if not q.strip():
-            continue
-        try:
-            result = mem.search(q, opts, sync=False)
-        except BadInput as exc:
-            st.out.json({"query": q, "error": exc.message, "results": []})
-            continue
-        result.stale = stale
-        result.warnings[:0] = warnings
-        st.out.json(result.as_dict())
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command()

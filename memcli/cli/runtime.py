@@ -1,0 +1,66 @@
+"""What every command shares, without Typer: the global flags and the one place where
+exceptions become exit codes (used by the Typer app and by :mod:`memcli.cli.fastpath`)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from memcli.cli.output import Output
+from memcli.errors import ExitCode, MemcliError
+
+
+@dataclass
+class State:
+    """Global flags, shared by every command."""
+
+    workspace: str | None = None
+    quiet: bool = False
+    no_color: bool = False
+    debug: bool = False
+
+    @property
+    def out(self) -> Output:
+        return Output(quiet=self.quiet, no_color=self.no_color)
+
+    def memory(self, overrides: dict[str, Any] | None = None) -> Any:
+        from memcli.memory import Memory
+
+        return Memory.open(self.workspace, overrides)
+
+
+def debug_requested() -> bool:
+    return "--debug" in sys.argv or os.environ.get("MEMCLI_DEBUG") == "1"
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """Report ``exc`` as one line on stderr and return its exit code.
+
+    Library errors carry their code; Ctrl-C is 130; a closed stdout ends quietly with 0;
+    anything else is a bug or an OS failure (3). With ``--debug`` (or ``MEMCLI_DEBUG=1``)
+    errors other than those two re-raise, for the traceback.
+    """
+    out = Output(no_color="--no-color" in sys.argv)
+    if isinstance(exc, KeyboardInterrupt):
+        out.error("interrupted")
+        return int(ExitCode.INTERRUPTED)
+    if isinstance(exc, BrokenPipeError):
+        _silence_broken_pipe()
+        return 0
+    if debug_requested():
+        raise exc
+    if isinstance(exc, MemcliError):
+        out.error(exc.message, exc.hint)
+        return int(exc.exit_code)
+    out.error(f"{type(exc).__name__}: {exc}", "run again with --debug for a traceback")
+    return int(ExitCode.WORKSPACE)
+
+
+def _silence_broken_pipe() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except OSError:
+        pass

@@ -1,0 +1,151 @@
+"""The Typer-free path of ``memcli search`` (memcli.cli.fastpath) against the full CLI:
+same arguments, same output, same exit code; anything else is left to the full CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memcli.cli.fastpath import parse
+
+FULL_CLI = "import sys; from memcli.cli.app import main; main()"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["search", "valkey"], ({}, "valkey", {})),
+        (["search", "--json", "valkey"], ({}, "valkey", {"as_json": True})),
+        (["search", "valkey cache", "-n", "3"], ({}, "valkey cache", {"limit": 3})),
+        (["search", "--limit=12", "x"], ({}, "x", {"limit": 12})),
+        (["search", "--limit", "2", "--limit", "5", "x"], ({}, "x", {"limit": 5})),
+        (
+            ["-q", "--no-color", "--debug", "-w", "/ws", "search", "x"],
+            ({"quiet": True, "no_color": True, "debug": True, "workspace": "/ws"}, "x", {}),
+        ),
+        (["--workspace=/ws", "search", ""], ({"workspace": "/ws"}, "", {})),
+    ],
+)
+def test_plain_searches_are_parsed(args: list[str], expected: tuple) -> None:
+    assert parse(args) == expected
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["search"],  # no query
+        ["search", "a", "b"],  # two queries: Click's error
+        ["search", "--help"],
+        ["--help"],
+        ["--version"],
+        ["index"],
+        ["search", "--explain", "x"],  # any other option
+        ["search", "-n", "x"],  # not a count: Click's error
+        ["search", "-n", "-1", "x"],
+        ["search", "-n", "٣", "x"],  # a digit Python reads, not an ASCII one
+        ["search", "-n"],
+        ["search", "-n3", "x"],  # short option with its value attached
+        ["search", "--", "-x"],
+        ["search", "-x"],
+        ["-w"],
+        ["-wDIR", "search", "x"],
+        ["search", "x", "--jsn"],
+    ],
+)
+def test_anything_else_goes_to_the_full_cli(args: list[str]) -> None:
+    assert parse(args) is None
+
+
+def test_option_names_match_the_full_cli() -> None:
+    """The names the fast path accepts mean the same in the Typer command tree."""
+    import typer.main
+
+    from memcli.cli import fastpath
+    from memcli.cli.app import app
+
+    group = typer.main.get_command(app)
+    search = group.commands["search"]  # type: ignore[attr-defined]
+
+    def by_name(params: list) -> dict:
+        return {n: p for p in params for n in p.opts}
+
+    top, sub = by_name(group.params), by_name(search.params)
+    for opt, dest in fastpath.GLOBAL_FLAGS.items():
+        assert top[opt].is_flag and top[opt].name == dest  # type: ignore[attr-defined]
+    for opt, dest in fastpath.GLOBAL_VALUES.items():
+        assert not top[opt].is_flag and top[opt].name == dest  # type: ignore[attr-defined]
+    for opt, dest in fastpath.SEARCH_FLAGS.items():
+        assert sub[opt].is_flag and sub[opt].name == dest  # type: ignore[attr-defined]
+    for opt, dest in fastpath.SEARCH_COUNTS.items():
+        assert sub[opt].type.name == "int" and sub[opt].name == dest
+    assert [p.name for p in search.params if p.param_type_name == "argument"] == ["query"]
+
+
+@pytest.fixture
+def notes(workspace: Path) -> Path:
+    for i in range(12):
+        body = "\n".join(f"- item {j} of note {i}: the cache uses valkey" for j in range(6))
+        (workspace / "memory" / f"note{i}.md").write_text(f"# Note {i}\n\n{body}\n")
+    (workspace / "memory" / "2026-11-20.md").write_text("- 10:00 [decision] pager rotation\n")
+    subprocess.run([sys.executable, "-m", "memcli", "-w", str(workspace), "index"], check=True)
+    return workspace
+
+
+def _both(root: Path, args: list[str], env: dict[str, str] | None = None) -> tuple:
+    """(fast, full): exit code, stdout, stderr of ``python -m memcli`` and of the Typer CLI."""
+    full_env = {**os.environ, **(env or {})}
+    runs = []
+    for cmd in ([sys.executable, "-m", "memcli"], [sys.executable, "-c", FULL_CLI]):
+        p = subprocess.run(
+            [*cmd, *args], capture_output=True, text=True, env=full_env, cwd=root, timeout=120
+        )
+        runs.append((p.returncode, p.stdout, p.stderr))
+    return tuple(runs)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["search", "--json", "valkey cache"],
+        ["search", "valkey cache"],
+        ["search", "-n", "1", "--json", "pager rotation"],
+        ["search", "--limit=2", "valkey"],
+        ["-q", "search", "valkey"],
+        ["--no-color", "search", "--json", "valkey", "--json"],
+        ["search", "--json", "zzzznothing"],  # exit 1 with valid JSON
+        ["search", "--json", ""],  # exit 2
+        ["search", "--json", "-n", "0", "valkey"],  # exit 2: the library refuses it
+        ["search", "zzzznothing"],
+    ],
+)
+def test_fast_and_full_cli_agree(notes: Path, args: list[str]) -> None:
+    fast, full = _both(notes, ["-w", str(notes), *args])
+    assert fast == full
+    assert fast[0] in (0, 1, 2)
+
+
+def test_errors_agree_outside_a_workspace(tmp_path: Path) -> None:
+    fast, full = _both(tmp_path, ["-w", str(tmp_path / "nowhere"), "search", "--json", "x"])
+    assert fast == full and fast[0] == 3 and fast[2].startswith("Error: ")
+    env = {"MEMCLI_WORKSPACE": str(tmp_path / "nowhere")}
+    fast, full = _both(tmp_path, ["search", "x"], env=env)
+    assert fast == full and fast[0] == 3
+
+
+def test_a_plain_search_does_not_import_typer(notes: Path) -> None:
+    code = (
+        "import sys; sys.argv = ['memcli', '-w', sys.argv[1], 'search', '--json', 'valkey']\n"
+        "from memcli.cli.entry import main\n"
+        "try:\n    main()\nexcept SystemExit as e:\n    code = e.code\n"
+        "print('typer' in sys.modules, 'click' in sys.modules, code, file=sys.stderr)"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code, str(notes)], capture_output=True, text=True, timeout=120
+    )
+    assert p.stderr.split()[-3:] == ["False", "False", "0"], p.stderr
+    assert '"results": [{' in p.stdout
