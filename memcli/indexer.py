@@ -219,7 +219,11 @@ def parse_file(rel: str, path: str, target: int) -> Parsed:
         data, text, warning = read_text(path)
     except OSError as exc:
         return Parsed(rel, None, None, None, None, None, str(exc.strerror or exc))
-    digest = hashlib.sha256(data).hexdigest()
+    return parse_text(rel, hashlib.sha256(data).hexdigest(), text, warning, target)
+
+
+def parse_text(rel: str, digest: str, text: str | None, warning: str | None, target: int) -> Parsed:
+    """A file already read and hashed, parsed (``text`` None: a binary file)."""
     if text is None:
         return Parsed(rel, digest, None, None, None, warning, None)
     rows, facts = build_rows(rel, text, target)
@@ -430,7 +434,7 @@ class Indexer:
                 if f.rel in skipped:
                     store.unskip(f.rel)  # recorded again below if it is still binary
                 if parsed is not None:  # bulk: k is None, the file is new
-                    self._add_parsed(f, next(parsed), report)
+                    self._write(f, next(parsed), None, report)
                 else:
                     self._sync_file(f, k, report)
                 done += 1
@@ -491,15 +495,19 @@ class Indexer:
         report.missing_vectors = result.missing
         report.warnings.extend(result.warnings)
 
-    def _add_parsed(self, f: FoundFile, parsed: Parsed, report: IndexReport) -> None:
-        """What :meth:`_sync_file` does for a file new to the index, from a :class:`Parsed`."""
+    def _write(self, f: FoundFile, parsed: Parsed, known, report: IndexReport) -> None:  # noqa: ANN001
+        """Record a file read and parsed: (re)index it, or remember it as skipped (binary)."""
         if parsed.error is not None:
             report.warnings.append(f"{f.rel}: skipped: {parsed.error}")
             return
         if parsed.warning:
             report.warnings.append(f"{f.rel}: {parsed.warning}")
         if parsed.rows is None or parsed.facts is None or parsed.sha256 is None:
-            self._skip(f, parsed.warning)
+            if known is not None:
+                self.store.remove_file(known.id)
+                report.removed += 1
+            reason = (parsed.warning or "not indexed").removeprefix("skipped: ")
+            self.store.set_skipped(f.rel, _recorded_mtime(f.mtime_ns), f.size, reason)
             return
         self.store.write_file(
             f.rel,
@@ -511,14 +519,13 @@ class Indexer:
             evergreen=parsed.date is None,
             chunks=parsed.rows,
             facts=parsed.facts,
+            file_id=known.id if known is not None else None,
         )
         report.changed.append(f.rel)
-        report.added += 1
-
-    def _skip(self, f: FoundFile, warning: str | None) -> None:
-        """Remember a file that cannot be indexed (binary) with its stat (see Store.skipped)."""
-        reason = (warning or "not indexed").removeprefix("skipped: ")
-        self.store.set_skipped(f.rel, _recorded_mtime(f.mtime_ns), f.size, reason)
+        if known is None:
+            report.added += 1
+        else:
+            report.updated += 1
 
     def _sync_file(self, f: FoundFile, known, report: IndexReport) -> None:  # noqa: ANN001
         if known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size):
@@ -537,33 +544,7 @@ class Indexer:
                 self.store.touch_file(known.id, _recorded_mtime(f.mtime_ns), f.size)
             report.unchanged += 1
             return
-        if warning:
-            report.warnings.append(f"{f.rel}: {warning}")
-        if text is None:
-            if known is not None:
-                self.store.remove_file(known.id)
-                report.removed += 1
-            self._skip(f, warning)
-            return
-        rows, facts = build_rows(f.rel, text, self.target)
-        date = _file_date(f.rel, text)
-        self.store.write_file(
-            f.rel,
-            mtime_ns=_recorded_mtime(f.mtime_ns),
-            size=f.size,
-            sha256=digest,
-            date=date,
-            source=source_of(f.rel),
-            evergreen=date is None,
-            chunks=rows,
-            facts=facts,
-            file_id=known.id if known is not None else None,
-        )
-        report.changed.append(f.rel)
-        if known is None:
-            report.added += 1
-        else:
-            report.updated += 1
+        self._write(f, parse_text(f.rel, digest, text, warning, self.target), known, report)
 
 
 def _parallel(todo: list[FoundFile]) -> bool:

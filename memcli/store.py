@@ -237,11 +237,7 @@ class Store:
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Path -> (mtime_ns, size) of every known file (indexed or skipped)."""
-        rows = self.conn.execute(
-            "SELECT path, mtime_ns, size FROM files UNION ALL"
-            " SELECT path, mtime_ns, size FROM skipped"
-        ).fetchall()
-        return {path: (mtime_ns, size) for path, mtime_ns, size in rows}
+        return {path: (mtime_ns, size) for path, mtime_ns, size in self.iter_stats()}
 
     # -- skipped files -------------------------------------------------
     def skipped(self) -> dict[str, tuple[int, int, str]]:

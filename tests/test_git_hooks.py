@@ -36,6 +36,19 @@ def status(root: Path) -> dict:
     return json.loads(proc.stdout)
 
 
+def git_with_hooks(
+    repo: Path, *args: str, environ: dict[str, str] | None = None, exe: str = "git"
+) -> subprocess.CompletedProcess[str]:
+    """A git command whose hooks run (in the foreground by default); the caller checks it."""
+    return subprocess.run(
+        [exe, *args],
+        cwd=repo,
+        env=environ or env(**FOREGROUND),
+        capture_output=True,
+        text=True,
+    )
+
+
 def log_text(root: Path) -> str:
     path = root / ".memcli" / hooks.LOG_NAME
     return path.read_text() if path.exists() else ""
@@ -113,19 +126,11 @@ def test_missing_memcli_never_fails_git(repo: Path, tmp_path: Path) -> None:
     path = os.pathsep.join([str(Path(shutil.which("git") or "git").parent), "/bin", "/usr/bin"])
     assert shutil.which("memcli", path=path) is None
     no_memcli = env(PATH=path, **FOREGROUND)
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "x"], cwd=repo, env=no_memcli, capture_output=True, text=True
-    )
+    proc = git_with_hooks(repo, "commit", "-q", "-m", "x", environ=no_memcli)
     assert proc.returncode == 0, proc.stderr
     assert "no memcli" in log_text(repo)
     # a checkout's exit status is the hook's: it must stay 0
-    proc = subprocess.run(
-        ["git", "switch", "-q", "-c", "other"],
-        cwd=repo,
-        env=no_memcli,
-        capture_output=True,
-        text=True,
-    )
+    proc = git_with_hooks(repo, "switch", "-q", "-c", "other", environ=no_memcli)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -141,12 +146,8 @@ def test_hook_without_memcli_on_path_and_no_coreutils(repo: Path, tmp_path: Path
     write(repo / "memory" / "y.md", "- fact\n")
     git(repo, "add", "-A")
     for args in (["commit", "-q", "-m", "y"], ["checkout", "-q", "-b", "z"]):
-        proc = subprocess.run(
-            [str(only_git / "git"), *args],
-            cwd=repo,
-            env=env(PATH=str(only_git)),
-            capture_output=True,
-            text=True,
+        proc = git_with_hooks(
+            repo, *args, environ=env(PATH=str(only_git)), exe=str(only_git / "git")
         )
         assert proc.returncode == 0, proc.stderr
 
@@ -157,24 +158,12 @@ def test_failing_memcli_is_logged_and_git_succeeds(repo: Path, tmp_path: Path) -
     hooks.install(repo, python=str(broken))
     write(repo / "memory" / "z.md", "- fact\n")
     git(repo, "add", "-A")
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "z"],
-        cwd=repo,
-        env=env(**FOREGROUND),
-        capture_output=True,
-        text=True,
-    )
+    proc = git_with_hooks(repo, "commit", "-q", "-m", "z")
     assert proc.returncode == 0, proc.stderr
     log = log_text(repo)
     assert "boom: cannot start" in log
     assert "exited with status 7" in log
-    proc = subprocess.run(
-        ["git", "checkout", "-q", "-b", "w"],
-        cwd=repo,
-        env=env(**FOREGROUND),
-        capture_output=True,
-        text=True,
-    )
+    proc = git_with_hooks(repo, "checkout", "-q", "-b", "w")
     assert proc.returncode == 0
 
 
@@ -187,13 +176,7 @@ def test_broken_index_folder_is_logged_not_fatal(repo: Path) -> None:
     db.mkdir()
     write(repo / "memory" / "q.md", "- fact\n")
     git(repo, "add", "-A")
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "q"],
-        cwd=repo,
-        env=env(**FOREGROUND),
-        capture_output=True,
-        text=True,
-    )
+    proc = git_with_hooks(repo, "commit", "-q", "-m", "q")
     assert proc.returncode == 0, proc.stderr
     assert "exited with status" in log_text(repo)
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import Cli
+from tests.conftest import Cli, Run
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -275,17 +275,13 @@ def many(cli: Cli, workspace: Path) -> Cli:
 def test_context_block_never_exceeds_budget(many: Cli) -> None:
     ranked = search(many, "payment webhooks retries", "-n", "8")["results"]
     cites = [f"{r['path']}:{r['start_line']}-{r['end_line']}" for r in ranked]
+
+    def context(budget: int) -> Run:
+        args = ["payment webhooks retries", "-n", "8", "--format", "context"]
+        return many("search", *args, "--max-tokens", str(budget))
+
     for budget in [1, 5, 20, 40, 60, 90, 120, 150, 200, 260, 333, 500, 800, 2000]:
-        r = many(
-            "search",
-            "payment webhooks retries",
-            "-n",
-            "8",
-            "--format",
-            "context",
-            "--max-tokens",
-            str(budget),
-        )
+        r = context(budget)
         assert math.ceil(len(r.stdout) / 4) <= budget, (budget, len(r.stdout))
         if r.exit_code == 0:
             assert r.stdout.startswith('## Memory for "payment webhooks retries"\n')
@@ -303,16 +299,7 @@ def test_context_block_never_exceeds_budget(many: Cli) -> None:
             assert order == sorted(order)
         else:
             assert r.exit_code == 1 and r.stdout == ""
-    big = many(
-        "search",
-        "payment webhooks retries",
-        "-n",
-        "8",
-        "--format",
-        "context",
-        "--max-tokens",
-        "100000",
-    )
+    big = context(100000)
     shown = [ln.strip("`") for ln in big.stdout.splitlines() if ln.startswith("`memory/")]
     assert shown == cites
 

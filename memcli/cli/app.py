@@ -16,7 +16,6 @@ import typer
 
 from memcli import __version__
 from memcli.cli.runtime import State, exit_code_for
-from memcli.errors import ExitCode
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -118,9 +117,8 @@ def main(argv: list[str] | None = None) -> None:
     """Console-script entry point."""
     try:
         _app_for(sys.argv[1:] if argv is None else list(argv))(args=argv, prog_name="memcli")
-    except KeyboardInterrupt:
-        sys.stderr.write("Error: interrupted\n")
-        sys.exit(int(ExitCode.INTERRUPTED))
+    except KeyboardInterrupt as exc:  # outside any command (while parsing)
+        sys.exit(exit_code_for(exc))
 
 
 _GLOBAL_WITH_VALUE = ("-w", "--workspace")

@@ -9,20 +9,23 @@ import sys
 def main() -> None:
     """Run a plain search without Typer (:mod:`memcli.cli.fastpath`), else the full CLI.
 
-    The CLI is imported with the cyclic garbage collector off: start-up creates tens of
-    thousands of objects that live as long as the process, and while they load the collector
-    would traverse them again and again (a fifth of a search here). They are frozen out of
-    later collections once loaded, and the collector runs as usual for the command itself.
+    What either needs is imported with the cyclic garbage collector off: start-up creates
+    tens of thousands of objects that live as long as the process, and while they load the
+    collector would traverse them again and again (a fifth of a search here). They are frozen
+    out of later collections once loaded, and the collector runs as usual for the command.
     """
     from memcli.cli import fastpath
 
-    code = fastpath.run(sys.argv[1:])
-    if code is not None:
-        sys.exit(code)
+    plain = fastpath.parse(sys.argv[1:])
     gc.disable()
     try:
-        from memcli.cli.app import main as run
+        if plain is not None:
+            from memcli.cli import searching  # noqa: F401  (what fastpath.run calls)
+        else:
+            from memcli.cli.app import main as run_cli
     finally:
         gc.freeze()
         gc.enable()
-    run()
+    if plain is not None:
+        sys.exit(fastpath.run(plain))
+    run_cli()

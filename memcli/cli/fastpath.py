@@ -11,7 +11,6 @@ ways on the same arguments and requires the same output and exit code.
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--no-color": "no_color", "--debug": "debug"}
@@ -70,20 +69,12 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
     return flags, query, options
 
 
-def run(args: list[str]) -> int | None:
-    """Run a plain search and return its exit code; None when the full CLI must answer."""
-    parsed = parse(args)
-    if parsed is None:
-        return None
-    gc.disable()  # as memcli.cli.entry does for the full CLI
-    try:
-        from memcli.cli import searching
-        from memcli.cli.runtime import State, exit_code_for
-    finally:
-        gc.freeze()
-        gc.enable()
+def run(plain: tuple[dict[str, Any], str, dict[str, Any]]) -> int:
+    """Run a search :func:`parse` accepted; returns its exit code."""
+    from memcli.cli import searching
+    from memcli.cli.runtime import State, exit_code_for
 
-    flags, query, options = parsed
+    flags, query, options = plain
     try:
         return searching.run(State(**flags), query, **options)
     except (KeyboardInterrupt, Exception) as exc:
