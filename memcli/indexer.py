@@ -11,6 +11,8 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import starmap, zip_longest
+from operator import eq
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -18,7 +20,7 @@ from memcli import chunking, db
 from memcli.config import Settings
 from memcli.errors import IndexProblem
 from memcli.locks import ProcessLock
-from memcli.scan import FoundFile, ScanResult, read_text, scan
+from memcli.scan import FoundFile, ScanResult, iter_files, read_text, scan
 from memcli.store import ChunkRow, ForeignIndex, Store, remove_index_files
 from memcli.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
 
@@ -230,8 +232,9 @@ def parse_text(rel: str, digest: str, text: str | None, warning: str | None, tar
     return Parsed(rel, digest, rows, facts, _file_date(rel, text), warning, None)
 
 
-def parse_elsewhere(files: list[FoundFile], target: int) -> Iterator[Parsed]:
-    """:func:`parse_file` of each file, in order, computed by a child Python process.
+def parse_elsewhere(root: str, files: list[FoundFile], target: int) -> Iterator[Parsed]:
+    """:func:`parse_file` of each file (found under the folder ``root``, which ends in a
+    separator), in order, computed by a child Python process.
 
     The child gets only pipes (no inherited descriptors, so no lock of ours), reads lists of
     paths and answers with pickled :class:`Parsed` lists; at most ``_PARSE_WINDOW`` lists are
@@ -241,7 +244,7 @@ def parse_elsewhere(files: list[FoundFile], target: int) -> Iterator[Parsed]:
     import pickle
 
     jobs = [
-        [(f.rel, f.path) for f in files[i : i + _PARSE_CHUNK]]
+        [(f.rel, root + f.rel) for f in files[i : i + _PARSE_CHUNK]]
         for i in range(0, len(files), _PARSE_CHUNK)
     ]
     done = 0
@@ -322,6 +325,7 @@ class Indexer:
         self.include: list[str] = settings.get("index.include")
         self.max_bytes = int(settings.get("index.max_file_mb") * 1024 * 1024)
         self.target = int(settings.get("index.chunk_chars"))
+        self.root = str(ws.root) + os.sep  # a found file is at root + rel
         self.settled: list[str] = []  # see dirty()
 
     def scan(self) -> ScanResult:
@@ -334,16 +338,17 @@ class Indexer:
         whose mtime is now old enough to be trusted; a sync records their real mtime, so
         later checks stop re-hashing them.
         """
-        found = found or self.scan()
         self.settled = []
-        if self._unchanged(found):
-            return []
+        if found is None:
+            if self.unchanged():
+                return []
+            found = self.scan()
         known = self.store.file_stats()
         out = []
         for rel, f in found.files.items():
             if known.get(rel) == (f.mtime_ns, f.size):
                 continue
-            if self._racy_but_same(rel, f.path):
+            if self._racy_but_same(rel, self.root + rel):
                 if time.time_ns() - f.mtime_ns >= RACY_NS:
                     self.settled.append(rel)
                 continue
@@ -351,26 +356,21 @@ class Indexer:
         out.extend(rel for rel in known if rel not in found.files)
         return sorted(out)
 
-    def _unchanged(self, found: ScanResult) -> bool:
-        """The usual answer, streamed: every known file (indexed or skipped) was found with
-        its recorded stat, and nothing else was found. No copy of either side is made, so a
-        search holds no more than the scan itself."""
-        files = found.files
-        matched = 0
-        for path, mtime_ns, size in self.store.iter_stats():
-            f = files.get(path)
-            if f is None or f.mtime_ns != mtime_ns or f.size != size:
-                return False
-            matched += 1
-        return matched == len(files)  # paths are unique, so equal counts mean equal sets
+    def unchanged(self) -> bool:
+        """The usual answer before a search, in memory that does not grow with the files:
+        the files on disk and the known ones (indexed or skipped) are both read in path
+        order and must agree row by row, stat included. Only the folders on the current
+        path are held, and the first difference ends the walk."""
+        found = iter_files(self.ws, self.include, self.max_bytes, [])
+        return all(starmap(eq, zip_longest(found, self.store.iter_stats())))  # None pads
 
-    def _racy_but_same(self, rel: str, path: object) -> bool:
+    def _racy_but_same(self, rel: str, path: str) -> bool:
         """A smudged (racy) entry whose content hash still matches is not dirty."""
         state = self.store.file_states_for([rel]).get(rel)
         if state is None or state.mtime_ns != SMUDGED:
             return False
         try:
-            data = Path(str(path)).read_bytes()
+            data = Path(path).read_bytes()
         except OSError:
             return False
         import hashlib
@@ -428,7 +428,7 @@ class Indexer:
             if bulk:
                 store.drop_bulk_indexes()
             if bulk and _parallel(todo):
-                parsed = parse_elsewhere(todo, self.target)
+                parsed = parse_elsewhere(self.root, todo, self.target)
             for f in todo:
                 k = known.get(f.rel)
                 if f.rel in skipped:
@@ -532,7 +532,7 @@ class Indexer:
             report.unchanged += 1
             return
         try:
-            data, text, warning = read_text(f.path)
+            data, text, warning = read_text(self.root + f.rel)
         except OSError as exc:
             report.warnings.append(f"{f.rel}: skipped: {exc.strerror or exc}")
             return

@@ -157,9 +157,8 @@ class Memory:
         if not self.settings.get("index.sync_on_search"):
             return None, []
         indexer = self.indexer()
-        found = indexer.scan()
         if (
-            not indexer.dirty(found)
+            not indexer.dirty()
             and not indexer.settled
             and not indexer.needs_rebuild()
             and not self._vectors_waiting()

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
+from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -19,17 +20,17 @@ SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
 _LIST_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
 BINARY_SNIFF = 8192
+_first = itemgetter(0)
 
 
 class FoundFile(NamedTuple):
+    """A file found on disk: the same fields, in the same order, as the index's rows of
+    known files (Store.iter_stats), so the two compare as tuples. Its absolute path is the
+    workspace root joined with ``rel``."""
+
     rel: str
-    path: str  # absolute path as a string (a Path costs more than the stat; see abspath)
     mtime_ns: int
     size: int
-
-    @property
-    def abspath(self) -> Path:
-        return Path(self.path)
 
 
 @dataclass
@@ -148,19 +149,31 @@ def gc_paused() -> Iterator[None]:
 
 
 def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
-    """Every indexable file with its (mtime_ns, size); warnings for what is skipped.
-
-    Symlinks are followed only while they stay inside the workspace; loops
-    and links leaving it are skipped with a warning and never read. Files come
-    in directory order (callers that need an order sort); warnings are sorted.
-    This runs before every search, so its loop is kept to one ``stat`` per file.
-    """
+    """Every indexable file with its (mtime_ns, size); warnings (sorted) for what is skipped."""
     result = ScanResult()
+    with gc_paused():
+        result.files = {f.rel: f for f in iter_files(ws, include, max_bytes, result.warnings)}
+    result.warnings.sort()
+    return result
+
+
+def iter_files(
+    ws: Workspace, include: list[str], max_bytes: int, warnings: list[str]
+) -> Iterator[FoundFile]:
+    """Every indexable file in path order, one folder listed at a time; appends a warning
+    for what is skipped.
+
+    Path order is code-point order, which is SQLite's order of the same text (UTF-8 byte
+    order), so a caller can compare the files with the index row by row while holding only
+    the folders on the current path (see Indexer.unchanged).
+
+    Symlinks are followed only while they stay inside the workspace; loops and links
+    leaving it are skipped with a warning and never read. This runs before every search,
+    so its loop is kept to one ``stat`` per file.
+    """
     matcher = Matcher(ws, include)
     root = ws.root.resolve()
     seen_dirs: set[tuple[int, int]] = set()
-    files = result.files
-    warnings = result.warnings
     # a NamedTuple's own constructor is a Python function: twice the cost of the C one
     new_found = partial(tuple.__new__, FoundFile)
 
@@ -169,8 +182,8 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
             warnings.append(f"{rel}: skipped: {reason}")
 
     # Paths are plain strings here: a Path per file would cost more than its stat.
-    def walk(folder: str, rel_folder: str) -> list[tuple[str, str]]:
-        """Record the files of one folder; return its sub-folders to visit."""
+    def listing(folder: str, rel_folder: str) -> list[FoundFile | tuple[str, str]]:
+        """The files of one folder and its sub-folders to visit, in path order."""
         try:
             # Listed through a descriptor where possible: each file's stat is then looked up
             # from its folder (fstatat) rather than from / again: 7 % of a 10k-file scan here.
@@ -198,11 +211,11 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
 
     def visit(
         entries: list[os.DirEntry[str]], folder: str, rel_folder: str
-    ) -> list[tuple[str, str]]:
+    ) -> list[FoundFile | tuple[str, str]]:
         head = f"{rel_folder}/" if rel_folder else ""
         base = folder + os.sep
         wanted = matcher.names_in(head)
-        subdirs: list[tuple[str, str]] = []
+        out: list[FoundFile | tuple[str, str]] = []
         for entry in entries:
             name = entry.name
             if "\n" in name or "\r" in name:
@@ -223,7 +236,8 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
                         continue
                 if entry.is_dir():
                     if name not in SKIP_DIRS:
-                        subdirs.append((base + name, head + name))
+                        # a folder sorts by its name and '/': after "a-b.md", before "a0.md"
+                        out.append((f"{head}{name}/", base + name))
                     continue
                 if not wanted(name) or not entry.is_file():
                     continue
@@ -234,23 +248,29 @@ def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
             if st.st_size > max_bytes:
                 skip(head + name, f"{st.st_size / 1048576:.1f} MiB is over the size cap")
                 continue
-            rel = head + name
-            files[rel] = new_found((rel, base + name, st.st_mtime_ns, st.st_size))
-        subdirs.sort()
-        return subdirs
+            out.append(new_found((head + name, st.st_mtime_ns, st.st_size)))
+        out.sort(key=_first)  # by path: sorting strings alone takes list.sort's fast path
+        return out
 
-    # Depth-first with an explicit stack: folders may nest deeper than Python's recursion limit.
-    with gc_paused():
-        for prefix in matcher.roots:
-            base = ws.root / prefix if prefix else ws.root
-            if not base.is_dir():
-                continue
-            stack = [(str(base), prefix)]
-            while stack:
-                folder, rel_folder = stack.pop()
-                stack.extend(reversed(walk(folder, rel_folder)))
-    warnings.sort()
-    return result
+    # Depth-first with a stack of listings: folders may nest deeper than Python's recursion
+    # limit. A root inside another root is listed by the outer one.
+    prefixes = matcher.roots
+    roots = []
+    for prefix in prefixes:
+        if any(o == "" or prefix.startswith(o + "/") for o in prefixes if o != prefix):
+            continue
+        base = ws.root / prefix if prefix else ws.root
+        if base.is_dir():
+            roots.append((f"{prefix}/", str(base)))
+    stack = [iter(sorted(roots))]
+    while stack:
+        for item in stack[-1]:
+            if type(item) is not FoundFile:  # a folder: list it, go on from its first entry
+                stack.append(iter(listing(item[1], item[0][:-1])))
+                break
+            yield item
+        else:
+            stack.pop()
 
 
 def _utf8_name(name: str) -> bool:
