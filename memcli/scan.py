@@ -199,9 +199,9 @@ def iter_files(
             if key in seen_dirs:
                 return []
             seen_dirs.add(key)
-            with os.scandir(folder if handle is None else handle) as it:
-                entries = list(it)
-            return visit(entries, folder, rel_folder)  # entry.stat() needs the handle open
+            with os.scandir(folder if handle is None else handle) as entries:
+                # visited as listed, no list of entries kept; stat() needs the handle open
+                return visit(entries, folder, rel_folder)
         except OSError as exc:
             warnings.append(f"{rel_folder or '.'}: cannot list: {exc.strerror}")
             return []
@@ -210,7 +210,7 @@ def iter_files(
                 os.close(handle)
 
     def visit(
-        entries: list[os.DirEntry[str]], folder: str, rel_folder: str
+        entries: Iterator[os.DirEntry[str]], folder: str, rel_folder: str
     ) -> list[FoundFile | tuple[str, str]]:
         head = f"{rel_folder}/" if rel_folder else ""
         base = folder + os.sep
