@@ -8,8 +8,9 @@ Usage::
 Corpora come from ``benchmarks/corpus.py`` (deterministic notes) under ``benchmarks/.work/``:
 a small one (1,000 files), one sized to give at least ``--chunks`` chunks and one of at least
 ``--mb`` MiB of Markdown; file counts are derived from the small corpus's bytes and chunks per
-file. Every figure is one real ``memcli`` process (keyword mode, isolated config) reaped with
-``os.wait4``, so ``ru_maxrss`` is that process's own peak RSS:
+file. Every figure is one real ``memcli`` process (keyword mode, isolated config) started by
+a small launcher (``benchmarks/launch.py``) that reaps it with ``os.wait4``, so ``ru_maxrss``
+is that process's own peak RSS (not inflated by this script's memory):
 
 * **startup**: ``memcli --version`` (interpreter and imports, the floor of every command);
 * **index**: ``memcli index --json`` with no ``.memcli/`` (a cold full index);
@@ -44,25 +45,23 @@ START, END = "<!-- bounds:start -->", "<!-- bounds:end -->"
 sys.path.insert(0, str(HERE))
 
 import corpus as corpus_mod  # noqa: E402
+import launch  # noqa: E402
 
 PY = sys.executable
 MiB = 1024 * 1024
 
 
 def run(cmd: list[str], env: dict[str, str], stdin: str | None = None) -> dict[str, Any]:
-    """Run ``cmd``; its wall time, exit code, stdout and own peak RSS (MiB) from wait4."""
+    """Run ``cmd`` through the launcher (benchmarks/launch.py); its wall time, exit code,
+    stdout and own peak RSS (MiB)."""
     with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout:
         if stdin is not None:
             fin.write(stdin.encode())
             fin.seek(0)
-        t0 = time.perf_counter()
-        p = subprocess.Popen(cmd, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, env=env)
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
+        m = launch.measure(cmd, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL, env=env)
         fout.seek(0)
         out = fout.read().decode("utf-8", "replace")
-    rss = ru.ru_maxrss / 1024 if sys.platform != "darwin" else ru.ru_maxrss / MiB
-    return {"rc": os.waitstatus_to_exitcode(status), "wall": wall, "out": out, "rss_mib": rss}
+    return {"rc": m.rc, "wall": m.wall, "out": out, "rss_mib": m.rss_kb / 1024}
 
 
 def memcli(ws: Path | None, *args: str) -> list[str]:
@@ -154,7 +153,7 @@ def render(res: dict[str, Any]) -> str:
         "## Resource bounds",
         "",
         f"`python benchmarks/bounds_bench.py --write-results` on {res['machine']}, "
-        f"{res['date']}. Peak RSS is each process's own `ru_maxrss` (`os.wait4`), keyword "
+        f"{res['date']}. Peak RSS is each process's own `ru_maxrss` (`os.wait4` in a small launcher), keyword "
         f"mode. `memcli --version` alone peaks at **{res['startup_rss_mib']} MiB** "
         "(interpreter and imports: the floor of every command).",
         "",

@@ -8,8 +8,9 @@ Usage::
 For every size a deterministic corpus (``benchmarks/corpus.py``) is generated once under
 ``benchmarks/.work/corpus-<size>/`` and reused. Every memcli figure is measured on the real
 command (``memcli -w DIR ...`` in a fresh process, as an agent or a hook calls it) unless it
-says "in-process". Each process is reaped with ``os.wait4`` so its own peak RSS and CPU time
-are known. Figures:
+says "in-process". Each process is started by a small launcher (``benchmarks/launch.py``)
+that reaps it with ``os.wait4``, so its own peak RSS and CPU time are known (a process spawned
+straight from this script would report at least this script's memory as its peak). Figures:
 
 * **floor**: a minimal script (same Python, same SQLite driver as memcli, same FTS5
   tokenizer, WAL) that walks ``memory/``, reads every ``*.md`` file and inserts its text into
@@ -56,6 +57,7 @@ WORK = HERE / ".work"
 sys.path.insert(0, str(HERE))
 
 import corpus as corpus_mod  # noqa: E402
+from launch import measure  # noqa: E402
 
 PY = sys.executable
 #: The interpreter of every whole-process figure (memcli and bare start-up alike): see
@@ -139,7 +141,8 @@ def run(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Proc:
-    """Run ``cmd`` to completion and reap it with wait4 (its own rusage, not the sum)."""
+    """Run ``cmd`` to completion through the launcher (benchmarks/launch.py): its own wall
+    time, peak RSS and CPU time."""
     full_env = {**os.environ, **CHILD_ENV, **(env or {})}
     with (
         tempfile.TemporaryFile() as fin,
@@ -149,20 +152,14 @@ def run(
         if stdin is not None:
             fin.write(stdin.encode())
             fin.seek(0)
-        t0 = time.perf_counter()
         # not in the checkout: `python -m memcli` would import ./memcli before PYTHONPATH
-        p = subprocess.Popen(
-            cmd, stdin=fin, stdout=fout, stderr=ferr, env=full_env, cwd=cwd or WORK
-        )
-        _, status, ru = os.wait4(p.pid, 0)
-        wall = time.perf_counter() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
+        m = measure(cmd, stdin=fin, stdout=fout, stderr=ferr, env=full_env, cwd=cwd or WORK)
         fout.seek(0)
         ferr.seek(0)
         out = fout.read().decode("utf-8", "replace")
         err = ferr.read().decode("utf-8", "replace")
-    CHILD_CPU[0] += ru.ru_utime + ru.ru_stime
-    return Proc(wall, p.returncode, out, err, int(ru.ru_maxrss), ru.ru_utime + ru.ru_stime)
+    CHILD_CPU[0] += m.cpu
+    return Proc(m.wall, m.rc, out, err, m.rss_kb, m.cpu)
 
 
 def check(p: Proc, what: str, ok: tuple[int, ...] = (0,)) -> Proc:
@@ -541,6 +538,7 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
         "bare_cpu_ms": med(bare_cpus) * 1000,
         "over_bare_cpu_ms": (med(cpus) - med(bare_cpus)) * 1000,
         "rss_mb": max(rss) / 1024,
+        "rss_mb_each": [r / 1024 for r in rss],
         "n": len(walls),
         "hits": hits,
     }
