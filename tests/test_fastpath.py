@@ -28,6 +28,27 @@ FULL_CLI = "import sys; from memcli.cli.app import main; main()"
             ({"quiet": True, "no_color": True, "debug": True, "workspace": "/ws"}, "x", {}),
         ),
         (["--workspace=/ws", "search", ""], ({"workspace": "/ws"}, "", {})),
+        (
+            ["search", "x", "--source", "ops", "--source=infra", "--type", "decision"],
+            ({}, "x", {"source": ["ops", "infra"], "type_": ["decision"]}),
+        ),
+        (
+            ["search", "--decay", "--no-decay", "--mmr", "--mmr-lambda", ".5", "x"],
+            ({}, "x", {"decay": False, "mmr": True, "mmr_lambda": 0.5}),
+        ),
+        (
+            ["search", "--format=context", "--max-tokens", "300", "--min-score", "2.", "x"],
+            ({}, "x", {"fmt": "context", "max_tokens": 300, "min_score": 2.0}),
+        ),
+        (
+            ["search", "--since", "2026-01-01", "--until=", "--path", "memory/*.md", "q"],
+            ({}, "q", {"since": "2026-01-01", "until": "", "path": "memory/*.md"}),
+        ),
+        (["search", "--batch", "--jsonl"], ({}, None, {"batch": True, "jsonl": True})),
+        (
+            ["search", "--explain", "--files", "--strategy", "vector", "x"],
+            ({}, "x", {"explain": True, "files_only": True, "strategy": "vector"}),
+        ),
     ],
 )
 def test_plain_searches_are_parsed(args: list[str], expected: tuple) -> None:
@@ -44,7 +65,14 @@ def test_plain_searches_are_parsed(args: list[str], expected: tuple) -> None:
         ["--help"],
         ["--version"],
         ["index"],
-        ["search", "--explain", "x"],  # any other option
+        ["search", "--bogus", "x"],  # an option search does not have
+        ["search", "--json=yes", "x"],  # a flag given a value
+        ["search", "--min-score", "1e-3", "x"],  # a number not plainly written
+        ["search", "--min-score", "0.5.1", "x"],
+        ["search", "--mmr-lambda", "-0.5", "x"],
+        ["search", "--source", "-x", "q"],  # a value that looks like an option
+        ["search", "--source"],
+        ["search", "--limit=", "x"],
         ["search", "-n", "x"],  # not a count: Click's error
         ["search", "-n", "-1", "x"],
         ["search", "-n", "٣", "x"],  # a digit Python reads, not an ASCII one
@@ -74,16 +102,35 @@ def test_option_names_match_the_full_cli() -> None:
     def by_name(params: list) -> dict:
         return {n: p for p in params for n in p.opts}
 
-    top, sub = by_name(group.params), by_name(search.params)
+    top = by_name(group.params)
     for opt, dest in fastpath.GLOBAL_FLAGS.items():
         assert top[opt].is_flag and top[opt].name == dest  # type: ignore[attr-defined]
     for opt, dest in fastpath.GLOBAL_VALUES.items():
         assert not top[opt].is_flag and top[opt].name == dest  # type: ignore[attr-defined]
-    for opt, dest in fastpath.SEARCH_FLAGS.items():
-        assert sub[opt].is_flag and sub[opt].name == dest  # type: ignore[attr-defined]
-    for opt, dest in fastpath.SEARCH_COUNTS.items():
-        assert sub[opt].type.name == "int" and sub[opt].name == dest
-    assert [p.name for p in search.params if p.param_type_name == "argument"] == ["query"]
+    kinds = {"int": "int", "float": "float", "str": "str"}
+    seen = set()
+    for p in search.params:
+        if p.param_type_name == "argument":
+            assert p.name == "query"
+            continue
+        if p.name == "help":
+            continue
+        for opt in p.opts:
+            seen.add(opt)
+            dest, kind = fastpath.SEARCH_OPTIONS[opt]
+            assert dest == p.name, opt
+            if p.is_flag and p.secondary_opts:  # type: ignore[attr-defined]
+                assert kind == "on"
+            elif p.is_flag:  # type: ignore[attr-defined]
+                assert kind == "flag"
+            elif p.multiple:  # type: ignore[attr-defined]
+                assert kind == "list" and p.type.name == "str"
+            else:
+                assert kind == kinds[p.type.name], opt
+        for opt in p.secondary_opts:
+            seen.add(opt)
+            assert fastpath.SEARCH_OPTIONS[opt] == (p.name, "off")
+    assert seen == set(fastpath.SEARCH_OPTIONS)  # every option of search, and nothing else
 
 
 @pytest.fixture
@@ -91,18 +138,28 @@ def notes(workspace: Path) -> Path:
     for i in range(12):
         body = "\n".join(f"- item {j} of note {i}: the cache uses valkey" for j in range(6))
         (workspace / "memory" / f"note{i}.md").write_text(f"# Note {i}\n\n{body}\n")
-    (workspace / "memory" / "2026-11-20.md").write_text("- 10:00 [decision] pager rotation\n")
+    (workspace / "memory" / "2026-11-20.md").write_text(
+        "- 10:00 [decision] pager rotation #oncall\n- 11:00 the pager rotation moves weekly\n"
+    )
     subprocess.run([sys.executable, "-m", "memcli", "-w", str(workspace), "index"], check=True)
     return workspace
 
 
-def _both(root: Path, args: list[str], env: dict[str, str] | None = None) -> tuple:
+def _both(
+    root: Path, args: list[str], env: dict[str, str] | None = None, stdin: str | None = None
+) -> tuple:
     """(fast, full): exit code, stdout, stderr of ``python -m memcli`` and of the Typer CLI."""
     full_env = {**os.environ, **(env or {})}
     runs = []
     for cmd in ([sys.executable, "-m", "memcli"], [sys.executable, "-c", FULL_CLI]):
         p = subprocess.run(
-            [*cmd, *args], capture_output=True, text=True, env=full_env, cwd=root, timeout=120
+            [*cmd, *args],
+            capture_output=True,
+            text=True,
+            env=full_env,
+            cwd=root,
+            timeout=120,
+            input=stdin,
         )
         runs.append((p.returncode, p.stdout, p.stderr))
     return tuple(runs)
@@ -121,12 +178,30 @@ def _both(root: Path, args: list[str], env: dict[str, str] | None = None) -> tup
         ["search", "--json", ""],  # exit 2
         ["search", "--json", "-n", "0", "valkey"],  # exit 2: the library refuses it
         ["search", "zzzznothing"],
+        ["search", "--json", "--source", "ops", "valkey"],  # ops holds nothing: exit 1
+        ["search", "--jsonl", "--type", "decision", "--tag", "oncall", "pager"],
+        ["search", "--since", "2026-11-01", "--until=2026-11-30", "--files", "pager"],
+        ["search", "--since", "last tuesday", "pager"],  # exit 2: not a date
+        ["search", "--path", "memory/note1*.md", "--explain", "--json", "valkey"],
+        ["search", "--decay", "--mmr", "--mmr-lambda", "0.3", "-n", "4", "--json", "valkey"],
+        ["search", "--no-decay", "--no-mmr", "--min-score", "0.9", "valkey"],
+        ["search", "--format", "context", "--max-tokens", "60", "valkey cache"],
+        ["search", "--format", "yaml", "valkey"],  # exit 2: unknown format
+        ["search", "--strategy", "vector", "--json", "valkey"],  # no model: exit 2
     ],
 )
 def test_fast_and_full_cli_agree(notes: Path, args: list[str]) -> None:
+    assert parse(args) is not None  # each of these takes the fast path
     fast, full = _both(notes, ["-w", str(notes), *args])
     assert fast == full
     assert fast[0] in (0, 1, 2)
+
+
+def test_batches_agree(notes: Path) -> None:
+    queries = '{"query": "valkey", "limit": 2}\n{"query": "pager rotation"}\nnot json\n'
+    fast, full = _both(notes, ["-w", str(notes), "search", "--batch"], stdin=queries)
+    assert fast == full
+    assert fast[1].count("\n") >= 2
 
 
 def test_errors_agree_outside_a_workspace(tmp_path: Path) -> None:

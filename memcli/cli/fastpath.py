@@ -1,12 +1,14 @@
 """``memcli search`` without Typer, for the call agents make most.
 
 Importing Typer and Click costs about 55 ms, a fifth of a search at 10k files. When the
-arguments are the plain form of a search (global ``-w DIR``/``-q``/``--no-color``/``--debug``,
-then ``search`` with ``--json`` and ``-n N``/``--limit N`` and one query), they are parsed
-here and :func:`memcli.cli.searching.run` is called directly, the function the Typer command
-calls too. Anything else (help, any other option, a value Click would reject, a query that
-starts with '-') returns None and goes to the full CLI. ``tests/test_fastpath.py`` runs both
-ways on the same arguments and requires the same output and exit code.
+arguments are a search (global ``-w DIR``/``-q``/``--no-color``/``--debug``, then ``search``
+with any of its options and one query, or ``--batch``), they are parsed here and
+:func:`memcli.cli.searching.run` is called directly, the function the Typer command calls
+too. Anything else returns None and goes to the full CLI: help, another command, an unknown
+option, ``--``, a short option with its value attached, a value Click might read otherwise
+(one starting with '-', a number not plainly written), a second argument, a query that starts
+with '-'. ``tests/test_fastpath.py`` checks the option table against the Click command and runs
+both ways on the same arguments, requiring the same output and exit code.
 """
 
 from __future__ import annotations
@@ -15,12 +17,51 @@ from typing import Any
 
 GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--no-color": "no_color", "--debug": "debug"}
 GLOBAL_VALUES = {"-w": "workspace", "--workspace": "workspace"}
-SEARCH_FLAGS = {"--json": "as_json"}
-SEARCH_COUNTS = {"-n": "limit", "--limit": "limit"}
+#: Every option of ``search``: (parameter of searching.run, kind). ``flag``: True when given;
+#: ``on``/``off``: the two names of a boolean; ``int``/``float``/``str``: one value; ``list``:
+#: repeatable. tests/test_fastpath.py checks each against the Click command.
+SEARCH_OPTIONS: dict[str, tuple[str, str]] = {
+    "--json": ("as_json", "flag"),
+    "--jsonl": ("jsonl", "flag"),
+    "--files": ("files_only", "flag"),
+    "--batch": ("batch", "flag"),
+    "--explain": ("explain", "flag"),
+    "--decay": ("decay", "on"),
+    "--no-decay": ("decay", "off"),
+    "--mmr": ("mmr", "on"),
+    "--no-mmr": ("mmr", "off"),
+    "-n": ("limit", "int"),
+    "--limit": ("limit", "int"),
+    "--max-tokens": ("max_tokens", "int"),
+    "--min-score": ("min_score", "float"),
+    "--mmr-lambda": ("mmr_lambda", "float"),
+    "--since": ("since", "str"),
+    "--until": ("until", "str"),
+    "--path": ("path", "str"),
+    "--strategy": ("strategy", "str"),
+    "--format": ("fmt", "str"),
+    "--source": ("source", "list"),
+    "--type": ("type_", "list"),
+    "--tag": ("tag", "list"),
+}
+_FLAG_VALUES = {"flag": True, "on": True, "off": False}
 
 
-def parse(args: list[str]) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
-    """(global flags, query, search options) of a plain search, else None."""
+def _convert(kind: str, value: str) -> Any:
+    """The value Click would make of ``value``, or None where Click might differ (its own
+    conversion and message then decide)."""
+    if value.startswith("-"):
+        return None  # an option name where a value was expected, or a negative number
+    if kind == "int":
+        return int(value) if value.isascii() and value.isdigit() else None
+    if kind == "float":  # digits with at most one point: "0.5", "1", ".25", "2."
+        digits = value.replace(".", "", 1)
+        return float(value) if digits.isascii() and digits.isdigit() else None
+    return value
+
+
+def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] | None:
+    """(global flags, query, search options) of a search in a form parsed here, else None."""
     flags: dict[str, Any] = {}
     i = 0
     while True:
@@ -45,31 +86,39 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str, dict[str, Any]] | None:
     j = 0
     while j < len(rest):
         arg = rest[j]
-        name, value = arg, None
-        if arg.startswith("--limit="):
-            name, value = arg.split("=", 1)
-        if arg in SEARCH_FLAGS:
-            options[SEARCH_FLAGS[arg]] = True
-        elif name in SEARCH_COUNTS:
-            if value is None:
-                j += 1
-                if j >= len(rest):
-                    return None
-                value = rest[j]
-            if not (value.isascii() and value.isdigit()):
-                return None  # Click's own conversion and message
-            options[SEARCH_COUNTS[name]] = int(value)
-        elif arg.startswith("-") or query is not None:
-            return None
-        else:
-            query = arg
         j += 1
-    if query is None:
+        if not arg.startswith("-"):
+            if query is not None:
+                return None  # a second argument: Click's error
+            query = arg
+            continue
+        name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+        if name not in SEARCH_OPTIONS:
+            return None  # help, "--", a short option with its value attached, a typo...
+        dest, kind = SEARCH_OPTIONS[name]
+        if kind in _FLAG_VALUES:
+            if eq:
+                return None  # a flag given a value: Click's error
+            options[dest] = _FLAG_VALUES[kind]
+            continue
+        if not eq:
+            if j >= len(rest):
+                return None
+            attached = rest[j]
+            j += 1
+        value = _convert(kind, attached)
+        if value is None:
+            return None
+        if kind == "list":
+            options.setdefault(dest, []).append(value)
+        else:
+            options[dest] = value
+    if query is None and not options.get("batch"):
         return None
     return flags, query, options
 
 
-def run(plain: tuple[dict[str, Any], str, dict[str, Any]]) -> int:
+def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
     """Run a search :func:`parse` accepted; returns its exit code."""
     from memcli.cli import searching
     from memcli.cli.runtime import State, exit_code_for
