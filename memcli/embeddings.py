@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from memcli import providers, vectors
 from memcli.config import Settings
 from memcli.embedcache import EmbedCache, cache_stats
-from memcli.errors import BadInput, ProviderError
+from memcli.errors import BadInput, LockTimeout, ProviderError
 from memcli.redact import redact
 from memcli.store import Store
 
@@ -245,9 +247,14 @@ def backfill(
     quick: bool = False,
     group: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    released: Callable[[], AbstractContextManager[Any]] | None = None,
 ) -> BackfillResult:
     """Give every chunk without a vector one (caller holds the writer lock).
 
+    ``released()``, when given, lets other writers in while the provider is asked for a
+    group's vectors (a back-fill of thousands of chunks can take minutes); after it, only the
+    chunks that still wait with the same text get the vectors, and the back-fill stops if the
+    index file was replaced or the lock stays busy.
     A change of fingerprint drops the old vectors first (re-embedding is mostly cache hits).
     With ``limit``, nothing is embedded when more than ``limit`` chunks are waiting (a search
     should not stall on a big back-fill). A provider failure stops the back-fill with a warning;
@@ -287,7 +294,15 @@ def backfill(
             break
         after = todo[-1][0]
         try:
-            vecs = embedder.embed([text for _, text in todo], quick=quick)
+            with (released or nullcontext)():
+                vecs = embedder.embed([text for _, text in todo], quick=quick)
+        except LockTimeout as exc:
+            result.missing = vectors.pending_count(store)
+            result.warnings.append(
+                f"{exc.message} after embedding; {_chunks(result.missing)} without vectors"
+                " for now (the next 'memcli index' back-fills them)"
+            )
+            break
         except ProviderError as exc:
             result.missing = vectors.pending_count(store)
             result.warnings.append(
@@ -305,6 +320,17 @@ def backfill(
                 " vectors (set embedding.dimensions, or run 'memcli index --force')"
             )
             break
+        if released is not None:  # others may have written meanwhile
+            if _replaced(store):
+                result.warnings.append(
+                    "the index was replaced by another process during the back-fill; stopped"
+                )
+                break
+            keep = vectors.still_pending(store, todo)
+            todo = [t for t, k in zip(todo, keep, strict=True) if k]
+            vecs = [v for v, k in zip(vecs, keep, strict=True) if k]
+            if vectors.index_fingerprint(store) not in (None, fp.key):
+                break  # another process re-embeds with other settings
         with store.transaction():
             if vectors.index_dims(store) is None:
                 vectors.create(store, fp.key, dims)
@@ -321,6 +347,15 @@ def backfill(
         )
     result.warnings.extend(embedder.warnings())
     return result
+
+
+def _replaced(store: Store) -> bool:
+    """The index file is no longer the one this connection opened."""
+    try:
+        st = os.stat(store.path)
+    except OSError:
+        return True
+    return store.identity is not None and (st.st_dev, st.st_ino) != store.identity
 
 
 def needs_backfill(store: Store, embedder: Embedder, limit: int) -> bool:

@@ -327,6 +327,7 @@ class Indexer:
         self.target = int(settings.get("index.chunk_chars"))
         self.root = str(ws.root) + os.sep  # a found file is at root + rel
         self.settled: list[str] = []  # see dirty()
+        self.writer: ProcessLock | None = None  # the writer lock, when the caller holds it
 
     def scan(self) -> ScanResult:
         return scan(self.ws, self.include, self.max_bytes)
@@ -483,13 +484,25 @@ class Indexer:
     def embed_pending(
         self, report: IndexReport, limit: int | None = None, progress: Progress | None = None
     ) -> None:
-        """Back-fill vectors (memcli.embeddings.backfill); provider failures become warnings."""
+        """Back-fill vectors (memcli.embeddings.backfill); provider failures become warnings.
+
+        A full back-fill (no ``limit``) lets other writers in while the provider answers,
+        when :attr:`writer` is the writer lock this process holds."""
         if not self.settings.get("embedding.model"):
             return
         from memcli.embeddings import backfill
 
+        released = None
+        if limit is None and self.writer is not None and self.writer.held:
+            writer, timeout = self.writer, float(self.settings.get("index.lock_timeout"))
+            released = lambda: writer.released(timeout)  # noqa: E731
         result = backfill(
-            self.store, self.embedder, limit=limit, quick=limit is not None, progress=progress
+            self.store,
+            self.embedder,
+            limit=limit,
+            quick=limit is not None,
+            progress=progress,
+            released=released,
         )
         report.embedded = result.embedded
         report.missing_vectors = result.missing

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
@@ -72,6 +74,19 @@ class ProcessLock:
                 hint="stop that process first",
             )
         return self
+
+    @contextmanager
+    def released(self, timeout: float) -> Iterator[None]:
+        """Let other processes take the lock for the block (a slow call that needs no lock);
+        held again after it, waiting up to ``timeout`` (LockTimeout past that)."""
+        if self._fd is None:
+            yield
+            return
+        self.release()
+        try:
+            yield
+        finally:
+            self.acquire(timeout)
 
     def holder_pid(self) -> int | None:
         try:

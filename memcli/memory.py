@@ -134,14 +134,18 @@ class Memory:
         """Incremental sync under the writer lock (then vectors, unless ``embed`` is False;
         with ``embed_limit``, only when that few chunks wait for one)."""
         rels = rel_paths(self.ws, paths) if paths else None
-        with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)):
+        with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)) as lock:
+
+            def sync() -> IndexReport:
+                indexer = self.indexer()
+                indexer.writer = lock
+                return indexer.sync(
+                    rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
+                )
+
             self._writing = True
             try:
-                report = self._with_repair(
-                    lambda: self.indexer().sync(
-                        rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
-                    )
-                )
+                report = self._with_repair(sync)
             finally:
                 self._writing = False
         report.warnings[:0] = self.warnings

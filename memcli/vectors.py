@@ -85,6 +85,22 @@ def pending(store: Store, limit: int, after: int = 0) -> list[tuple[int, str]]:
     return [(int(r[0]), r[1]) for r in rows]
 
 
+def still_pending(store: Store, todo: Sequence[tuple[int, str]]) -> list[bool]:
+    """For each (id, text) of :func:`pending`: does that chunk still wait for a vector with
+    that text? (Another process may have re-indexed its file meanwhile.)"""
+    ids = [cid for cid, _ in todo]
+    now: dict[int, str] = {}
+    for start in range(0, len(ids), _STEP):
+        part = ids[start : start + _STEP]
+        rows = store.conn.execute(
+            "SELECT c.id, t.text FROM chunks c JOIN chunks_fts t ON t.rowid = c.id"
+            f" WHERE c.embedded = 0 AND c.id IN ({','.join('?' * len(part))})",
+            part,
+        )
+        now.update((int(r[0]), r[1]) for r in rows)
+    return [now.get(cid) == text for cid, text in todo]
+
+
 def pending_count(store: Store) -> int:
     return int(store.conn.execute("SELECT count(*) FROM chunks WHERE embedded = 0").fetchone()[0])
 

@@ -316,7 +316,7 @@ class Watcher:
         try:
             if not self._wait_for(lock):
                 return  # stopping: the batch is abandoned; the next start's full sync catches up
-            report = self._index(paths)
+            report = self._index(paths, lock)
         except KeyboardInterrupt:
             raise
         except Exception as exc:  # any failure: report it, keep watching, retry later
@@ -409,8 +409,8 @@ class Watcher:
             self._embedder = Embedder.from_settings(self.settings)
         return self._embedder
 
-    def _index(self, paths: list[str] | None) -> IndexReport:
-        """One short sync of ``paths`` (caller holds the writer lock).
+    def _index(self, paths: list[str] | None, lock: ProcessLock | None = None) -> IndexReport:
+        """One short sync of ``paths`` (caller holds the writer lock, ``lock``).
 
         Damage that opening the index does not notice, met by the sync itself, is repaired
         here as by any other command: the index is replaced and refilled from the Markdown
@@ -420,21 +420,24 @@ class Watcher:
         store = open_store(self.ws, warnings)
         try:
             try:
-                report = self._sync_into(store, None if warnings else paths)
+                report = self._sync_into(store, None if warnings else paths, lock)
             except db.database_errors() as exc:
                 if not is_corruption(exc):
                     raise
                 store.close()
                 reason = f"index {self.ws.index_path} is damaged ({exc})"
                 store = replace_index(self.ws, store.identity, reason, warnings)
-                report = self._sync_into(store, None)
+                report = self._sync_into(store, None, lock)
         finally:
             store.close()
         report.warnings[:0] = warnings
         return report
 
-    def _sync_into(self, store: Any, paths: list[str] | None) -> IndexReport:
+    def _sync_into(
+        self, store: Any, paths: list[str] | None, lock: ProcessLock | None = None
+    ) -> IndexReport:
         indexer = Indexer(self.ws, store, self.settings, embedder=self._embedder_for_run())
+        indexer.writer = lock  # a long back-fill lets other writers in while the provider answers
         fresh = store.get_meta("last_indexed") is None
         if paths is not None and (fresh or indexer.needs_rebuild()):
             paths = None  # a new or rebuilt index needs everything, not just these ones
