@@ -153,9 +153,9 @@ def render(res: dict[str, Any]) -> str:
         "## Resource bounds",
         "",
         f"`python benchmarks/bounds_bench.py --write-results` on {res['machine']}, "
-        f"{res['date']}. Peak RSS is each process's own `ru_maxrss` (`os.wait4` in a small launcher), keyword "
-        f"mode. `memcli --version` alone peaks at **{res['startup_rss_mib']} MiB** "
-        "(interpreter and imports: the floor of every command).",
+        f"{res['date']}. Peak RSS is each process's own `ru_maxrss` (`os.wait4` in a small "
+        f"launcher), keyword mode. `memcli --version` alone peaks at "
+        f"**{res['startup_rss_mib']} MiB** (interpreter and imports: the floor of every command).",
         "",
         "| corpus | files | chunks | Markdown | index.db | cold index | index peak RSS "
         "| search peak RSS (max / median of "
@@ -184,9 +184,10 @@ def render(res: dict[str, Any]) -> str:
         f"{many['files']:,}): index peak RSS {small['index_rss_mib']} -> "
         f"{many['index_rss_mib']} MiB, search {small['search_rss_max_mib']} -> "
         f"{many['search_rss_max_mib']} MiB, about "
-        f"{_per_k(small, many, 'search_rss_max_mib')} KiB per 1,000 files for a search: the "
-        "changed-files check that runs before every search (and the index run) holds one "
-        "small record per file (path, mtime, size), from the folder scan and from the index.",
+        f"{_per_k(small, many, 'search_rss_max_mib')} KiB per 1,000 files for a search. The "
+        "changed-files check before every search compares the folders with the index's rows "
+        "as it walks them, holding only the folders on its current path: no record per file "
+        "is kept, and what remains grows with the widest folder.",
         "",
     ]
     return "\n".join(lines)
@@ -197,9 +198,9 @@ def _content_verdict(small: dict[str, Any], wide: dict[str, Any]) -> str:
         from memcli import snippets
 
         whole_kib = snippets.WHOLE_FILE_BYTES // 1024
-        cached = getattr(snippets, "_CACHE_FILES", "some")
+        cached = f"{snippets._CACHE.max_bytes // (1024 * 1024)} MiB of"
     except (ImportError, AttributeError):
-        whole_kib, cached = "a few hundred", "some"
+        whole_kib, cached = "a few hundred", "a bounded amount of"
     out = []
     if wide["index_rss_mib"] < 1.3 * small["index_rss_mib"]:
         out.append(
@@ -213,7 +214,7 @@ def _content_verdict(small: dict[str, Any], wide: dict[str, Any]) -> str:
             f"A search loads the whole indexed text of each file it hits to build snippets "
             f"(files up to {whole_kib} KiB; of larger ones only the chunks around the hits), "
             f"so bigger files cost more per search, and `--batch` keeps at most {cached} such "
-            "files cached across queries: bounded by that cache, not by the folder."
+            "text cached across queries: bounded by that cache, not by the folder."
         )
     else:
         out.append("Search takes a bounded number of candidates: its peak stays flat too.")
