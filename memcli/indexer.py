@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import starmap, zip_longest
 from operator import eq
 from pathlib import Path
@@ -494,8 +495,7 @@ class Indexer:
 
         released = None
         if limit is None and self.writer is not None and self.writer.held:
-            writer, timeout = self.writer, float(self.settings.get("index.lock_timeout"))
-            released = lambda: writer.released(timeout)  # noqa: E731
+            released = partial(self.writer.released, float(self.settings.get("index.lock_timeout")))
         result = backfill(
             self.store,
             self.embedder,
