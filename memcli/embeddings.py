@@ -296,14 +296,7 @@ def backfill(
         try:
             with (released or nullcontext)():
                 vecs = embedder.embed([text for _, text in todo], quick=quick)
-        except LockTimeout as exc:
-            result.missing = vectors.pending_count(store)
-            result.warnings.append(
-                f"{exc.message} after embedding; {_chunks(result.missing)} without vectors"
-                " for now (the next 'memcli index' back-fills them)"
-            )
-            break
-        except ProviderError as exc:
+        except (LockTimeout, ProviderError) as exc:  # the provider failed, or the lock stayed busy
             result.missing = vectors.pending_count(store)
             result.warnings.append(
                 f"{exc.message}; {_chunks(result.missing)} without vectors for now"

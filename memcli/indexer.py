@@ -317,7 +317,12 @@ class Indexer:
     """Incremental sync of one workspace into its store (caller holds the writer lock)."""
 
     def __init__(
-        self, ws: Workspace, store: Store, settings: Settings, embedder: Any = None
+        self,
+        ws: Workspace,
+        store: Store,
+        settings: Settings,
+        embedder: Any = None,
+        writer: ProcessLock | None = None,
     ) -> None:
         self.ws = ws
         self.store = store
@@ -328,7 +333,7 @@ class Indexer:
         self.target = int(settings.get("index.chunk_chars"))
         self.root = str(ws.root) + os.sep  # a found file is at root + rel
         self.settled: list[str] = []  # see dirty()
-        self.writer: ProcessLock | None = None  # the writer lock, when the caller holds it
+        self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
 
     def scan(self) -> ScanResult:
         return scan(self.ws, self.include, self.max_bytes)

@@ -20,6 +20,7 @@ from memcli.indexer import (
     replace_index,
     writer_lock,
 )
+from memcli.locks import ProcessLock
 from memcli.search import SearchOptions, SearchResult, run_search
 from memcli.store import Store
 from memcli.workspace import MEMORY_DIR, Workspace, date_from_name, find_workspace
@@ -118,8 +119,8 @@ class Memory:
         self.close()
 
     # -- indexing --------------------------------------------------------
-    def indexer(self) -> Indexer:
-        return Indexer(self.ws, self.store, self.settings, self.embedder or False)
+    def indexer(self, writer: ProcessLock | None = None) -> Indexer:
+        return Indexer(self.ws, self.store, self.settings, self.embedder or False, writer)
 
     def index(
         self,
@@ -135,17 +136,13 @@ class Memory:
         with ``embed_limit``, only when that few chunks wait for one)."""
         rels = rel_paths(self.ws, paths) if paths else None
         with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)) as lock:
-
-            def sync() -> IndexReport:
-                indexer = self.indexer()
-                indexer.writer = lock
-                return indexer.sync(
-                    rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
-                )
-
             self._writing = True
             try:
-                report = self._with_repair(sync)
+                report = self._with_repair(
+                    lambda: self.indexer(lock).sync(
+                        rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
+                    )
+                )
             finally:
                 self._writing = False
         report.warnings[:0] = self.warnings

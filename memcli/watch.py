@@ -436,8 +436,8 @@ class Watcher:
     def _sync_into(
         self, store: Any, paths: list[str] | None, lock: ProcessLock | None = None
     ) -> IndexReport:
-        indexer = Indexer(self.ws, store, self.settings, embedder=self._embedder_for_run())
-        indexer.writer = lock  # a long back-fill lets other writers in while the provider answers
+        # with the lock, a long back-fill lets other writers in while the provider answers
+        indexer = Indexer(self.ws, store, self.settings, self._embedder_for_run(), lock)
         fresh = store.get_meta("last_indexed") is None
         if paths is not None and (fresh or indexer.needs_rebuild()):
             paths = None  # a new or rebuilt index needs everything, not just these ones

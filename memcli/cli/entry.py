@@ -7,7 +7,7 @@ import sys
 
 
 def main() -> None:
-    """Run a plain search without Typer (:mod:`memcli.cli.fastpath`), else the full CLI.
+    """Run a search without Typer (:mod:`memcli.cli.fastpath`) where it can, else the full CLI.
 
     What either needs is imported with the cyclic garbage collector off: start-up creates
     tens of thousands of objects that live as long as the process, and while they load the
