@@ -1,20 +1,24 @@
 # memcli: `make demo` and `make test` work on a fresh machine with only Python.
+# Both install the exact versions locked in .ci/lock/ (`make lock` refreshes them);
+# pyproject.toml keeps the ranges that `pip install memcli` resolves for users.
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
+LOCK   := .ci/lock
+SMOKE  := build/smoke
 
-.PHONY: demo test lint bench completions man docs clean
+.PHONY: demo test test-latest smoke lock lint bench completions man docs clean
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -e .
+	$(PIP) install -c $(LOCK)/demo.txt -e .
 	$(BIN)/python -m compileall -q memcli
 	touch $@
 
-$(VENV)/.installed-dev: pyproject.toml
+$(VENV)/.installed-dev: pyproject.toml $(LOCK)/test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -e '.[dev]'
+	$(PIP) install -c $(LOCK)/test.txt -e '.[dev]'
 	$(BIN)/python -m compileall -q memcli
 	touch $(VENV)/.installed $@
 
@@ -23,6 +27,33 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest
+
+# The newest versions pyproject.toml allows, in a venv of their own: a breaking release of a
+# dependency shows here first, not as a red CI later.
+test-latest:
+	rm -rf $(VENV)-latest
+	$(PYTHON) -m venv $(VENV)-latest
+	$(VENV)-latest/bin/python -m pip --disable-pip-version-check -q install -e '.[dev]'
+	$(VENV)-latest/bin/python -m pip --disable-pip-version-check list --format=freeze
+	$(VENV)-latest/bin/python -m pytest
+
+# Build the wheel, install it (not editable) in a fresh venv, run a short session with it.
+smoke:
+	rm -rf $(SMOKE)
+	$(PYTHON) -m pip --disable-pip-version-check -q wheel --no-deps -w $(SMOKE)/dist .
+	$(PYTHON) -m venv $(SMOKE)/venv
+	$(SMOKE)/venv/bin/python -m pip --disable-pip-version-check -q install \
+		-c $(LOCK)/demo.txt $(SMOKE)/dist/memcli-*.whl
+	bash .ci/smoke $(SMOKE)/venv/bin
+
+# Regenerate the locks from pyproject.toml with uv (installed in a venv of its own).
+lock:
+	$(PYTHON) -m venv $(VENV)-lock
+	$(VENV)-lock/bin/python -m pip --disable-pip-version-check -q install uv
+	$(VENV)-lock/bin/uv pip compile -q --upgrade --universal --python-version 3.11 \
+		pyproject.toml -o $(LOCK)/demo.txt
+	$(VENV)-lock/bin/uv pip compile -q --upgrade --universal --python-version 3.11 \
+		--all-extras pyproject.toml -o $(LOCK)/test.txt
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check memcli tests benchmarks
@@ -42,4 +73,4 @@ docs: $(VENV)/.installed
 	$(BIN)/python -m memcli.cli.gendocs
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) $(VENV)-latest $(VENV)-lock .pytest_cache build dist *.egg-info

@@ -143,7 +143,9 @@ class StubOpenAI:
             body = None
         path = h.path.split("?", 1)[0]
         with self._lock:
-            self.requests.append({"path": path, "body": body, "headers": dict(h.headers.items())})
+            # Header names are case-insensitive in HTTP: kept lower-cased, looked up that way.
+            headers = {k.lower(): v for k, v in h.headers.items()}
+            self.requests.append({"path": path, "body": body, "headers": headers})
             status = self.fail_status
             if status is not None and self.fail_times > 0:
                 self.fail_times -= 1

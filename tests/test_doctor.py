@@ -169,7 +169,7 @@ def test_rejected_credentials(
     embed_stub.fail_status, embed_stub.fail_times = 401, 1
     code, c = checks(cli)
     assert code == 1 and "HTTP 401" in c["embedding"]["summary"]
-    assert embed_stub.requests[-1]["headers"].get("Authorization") == "Bearer sk-test-1234"
+    assert embed_stub.requests[-1]["headers"].get("authorization") == "Bearer sk-test-1234"
     assert "sk-test-1234" not in str(c)
 
 

@@ -280,13 +280,13 @@ def test_chat_without_content_is_a_provider_error(openai_stub: StubOpenAI) -> No
 
 def test_placeholder_key_for_local_servers(openai_stub: StubOpenAI) -> None:
     embed(["x"], _cfg(openai_stub))
-    assert openai_stub.requests[-1]["headers"]["Authorization"] == "Bearer sk-no-key"
+    assert openai_stub.requests[-1]["headers"]["authorization"] == "Bearer sk-no-key"
 
 
 def test_api_key_env_is_used(openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMCLI_TEST_KEY", "sk-test-abc")
     embed(["x"], _cfg(openai_stub, api_key_env="MEMCLI_TEST_KEY"))
-    assert openai_stub.requests[-1]["headers"]["Authorization"] == "Bearer sk-test-abc"
+    assert openai_stub.requests[-1]["headers"]["authorization"] == "Bearer sk-test-abc"
 
 
 def test_missing_api_key_env_fails_before_any_request() -> None:
