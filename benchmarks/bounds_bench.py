@@ -195,7 +195,7 @@ def render(res: dict[str, Any]) -> str:
 
 def _content_verdict(small: dict[str, Any], wide: dict[str, Any]) -> str:
     try:
-        from memcli import snippets
+        from memcli.search import snippets
 
         whole_kib = snippets.WHOLE_FILE_BYTES // 1024
         cached = f"{snippets._CACHE.max_bytes // (1024 * 1024)} MiB of"

@@ -261,8 +261,8 @@ def machine_info() -> dict[str, Any]:
 FLOOR = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
-from memcli import db
-from memcli.store import FTS_TOKENIZER
+from memcli.index import db
+from memcli.index.store import FTS_TOKENIZER
 root, path = sys.argv[1], sys.argv[2]
 conn = db.driver().connect(path)
 conn.isolation_level = None
@@ -289,7 +289,7 @@ print(json.dumps({"files": n, "seconds": t2 - t1, "total": t2 - t0}))
 INPROC = r"""
 import json, sys, time
 from memcli.memory import Memory
-from memcli.search import run_search
+from memcli.search.pipeline import run_search
 ws, qfile, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 queries = json.loads(open(qfile).read())
 full, core = [], []

@@ -15,11 +15,11 @@ For every size N (chunks) a workspace with N one-paragraph sections is generated
 dir. Each phase runs in its own process so its peak RSS is its own:
 
 * **keyword index**: ``Indexer.sync(embed=False)`` (files, chunks, FTS5) for reference.
-* **embed**: the vector back-fill (``memcli.embeddings.backfill``) of all N chunks with an
+* **embed**: the vector back-fill (``memcli.providers.embeddings.backfill``) of all N chunks with an
   empty cache: fake embedding + cache writes + vec0 inserts. Chunks per second.
 * **re-embed from cache**: the same after ``rm -rf .memcli`` and a keyword re-index: every
   vector comes from the global cache (what a re-clone costs).
-* **knn**: p50/p95 of ``memcli.vectors.knn`` (``embedding MATCH ? AND k = ?``, k = 50) over
+* **knn**: p50/p95 of ``memcli.index.vectors.knn`` (``embedding MATCH ? AND k = ?``, k = 50) over
   ``--queries`` query vectors, and of a hybrid ``Memory.search`` (FTS5 + KNN + RRF) with the
   query vectors already cached.
 * **numpy**: the same KNN as brute-force cosine in numpy on the same vectors (a float32 matrix
@@ -94,7 +94,7 @@ def fake_vectors(texts: list[str], dims: int) -> Any:
 
 def install_fake_provider(dims: int) -> dict[str, int]:
     """Replace the provider call (the network) with the local fake; count the calls."""
-    from memcli import providers
+    from memcli.providers import remote
 
     calls: dict[str, Any] = {"requests": 0, "texts": 0, "seconds": 0.0}
 
@@ -106,7 +106,7 @@ def install_fake_provider(dims: int) -> dict[str, int]:
         calls["seconds"] += time.perf_counter() - t0
         return out
 
-    providers.embed = embed  # type: ignore[assignment]
+    remote.embed = embed  # type: ignore[assignment]
     return calls
 
 
@@ -114,7 +114,7 @@ def install_fake_provider(dims: int) -> dict[str, int]:
 
 
 def make_workspace(root: Path, chunks: int) -> None:
-    from memcli.workspace import init_workspace
+    from memcli.notes.workspace import init_workspace
 
     root.mkdir(parents=True, exist_ok=True)
     init_workspace(root)
@@ -155,9 +155,9 @@ def peak_rss_mb() -> float:
 
 
 def phase_index(ws: Path, dims: int) -> dict[str, Any]:
-    from memcli.embeddings import Embedder, backfill
-    from memcli.indexer import Indexer, open_store
+    from memcli.index.indexer import Indexer, open_store
     from memcli.memory import Memory
+    from memcli.providers.embeddings import Embedder, backfill
 
     calls = install_fake_provider(dims)
     mem = Memory.open(ws)
@@ -213,9 +213,9 @@ def query_texts(n: int) -> list[str]:
 
 
 def phase_knn(ws: Path, dims: int, queries: int) -> dict[str, Any]:
-    from memcli import vectors
-    from memcli.embeddings import Embedder
+    from memcli.index import vectors
     from memcli.memory import Memory
+    from memcli.providers.embeddings import Embedder
 
     install_fake_provider(dims)
     texts = query_texts(queries)
@@ -255,7 +255,7 @@ def phase_knn(ws: Path, dims: int, queries: int) -> dict[str, Any]:
 def phase_numpy(ws: Path, dims: int, queries: int) -> dict[str, Any]:
     import numpy as np
 
-    from memcli import db
+    from memcli.index import db
 
     t0 = time.perf_counter()
     conn = db.connect(ws / ".memcli" / "index.db", readonly=True)
@@ -389,7 +389,7 @@ def main() -> None:
     finally:
         if not args.keep:
             shutil.rmtree(base, ignore_errors=True)
-    from memcli import db
+    from memcli.index import db
 
     meta = {
         "python": platform.python_version(),

@@ -45,7 +45,7 @@ WORDS = (
 
 def make_workspace(root: Path, files: int) -> list[Path]:
     sys.path.insert(0, str(ROOT))
-    from memcli.workspace import init_workspace
+    from memcli.notes.workspace import init_workspace
 
     init_workspace(root)
     out = []

@@ -279,7 +279,7 @@ def check_storable(key: str, value: Any = None) -> None:
             hint=f"e.g. memcli config set {key} OPENAI_API_KEY",
         )
     if isinstance(value, str) and value:
-        from memcli.redact import contains_secret
+        from memcli.notes.redact import contains_secret
 
         if contains_secret(value):
             raise ConfigError(

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memcli import __version__, db
+from memcli import __version__
+from memcli.index import db
 
 OK, NOTE, PROBLEM = "ok", "note", "problem"
 PROBE_TIMEOUT = 3.0
@@ -139,7 +140,7 @@ def _memory_conn() -> Any:
 
 
 def _fts5(ctx: dict[str, Any]) -> Check:
-    from memcli.store import FTS_TOKENIZER
+    from memcli.index.store import FTS_TOKENIZER
 
     conn = _memory_conn()
     try:
@@ -211,7 +212,7 @@ def _sqlite_vec(ctx: dict[str, Any]) -> Check:
 # -- settings and workspace -------------------------------------------------------------------
 def _workspace(ctx: dict[str, Any], explicit: str | Path | None) -> Check:
     from memcli.errors import MemcliError
-    from memcli.workspace import find_workspace
+    from memcli.notes.workspace import find_workspace
 
     try:
         ws = find_workspace(explicit)
@@ -307,8 +308,8 @@ def _index(ctx: dict[str, Any]) -> Check:
 def _index_checks(
     ctx: dict[str, Any], conn: Any, details: dict[str, Any], stale_status: str
 ) -> Check:
-    from memcli.indexer import Indexer
-    from memcli.store import SCHEMA_VERSION, Store
+    from memcli.index.indexer import Indexer
+    from memcli.index.store import SCHEMA_VERSION, Store
 
     ws, settings = ctx["ws"], ctx["settings"]
     rebuild = "run 'memcli index --force' (the index is rebuilt from the Markdown)"
@@ -380,7 +381,7 @@ def _index_checks(
 
 # -- providers --------------------------------------------------------------------------------
 def _provider(ctx: dict[str, Any], section: str) -> Check:
-    from memcli.providers import provider_name
+    from memcli.providers.remote import provider_name
 
     settings = ctx["settings"]
     model = str(settings.get(f"{section}.model") or "")
@@ -478,8 +479,8 @@ def _search_mode(ctx: dict[str, Any]) -> dict[str, Any] | None:
     ws = ctx["ws"]
     if not ws.index_path.is_file():
         return None
-    from memcli.embeddings import status_info
-    from memcli.store import Store
+    from memcli.index.store import Store
+    from memcli.providers.embeddings import status_info
 
     conn = db.connect(ws.index_path, readonly=True)
     try:
@@ -544,7 +545,7 @@ def _hooks(ctx: dict[str, Any]) -> Check:
     ws = ctx.get("ws")
     if ws is None:
         return Check("hooks", NOTE, "no workspace", details={"hooks": []})
-    from memcli.gitops import find_git_root
+    from memcli.git.gitops import find_git_root
 
     if find_git_root(ws.root) is None:
         return Check(
@@ -554,7 +555,7 @@ def _hooks(ctx: dict[str, Any]) -> Check:
             "memcli init --git --hooks",
             {"hooks": []},
         )
-    from memcli import hooks
+    from memcli.git import hooks
 
     report = hooks.status(ws.root)
     states = {h.name: h.state for h in report.hooks}
@@ -588,7 +589,7 @@ def _hooks(ctx: dict[str, Any]) -> Check:
 
 
 def _cache(ctx: dict[str, Any]) -> Check:
-    from memcli.embedcache import cache_stats
+    from memcli.index.embedcache import cache_stats
 
     stats = cache_stats()
     limit_mb = float(ctx["settings"].get("cache.max_mb"))

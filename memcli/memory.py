@@ -7,11 +7,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli import db
-from memcli.chunking import split_lines
 from memcli.config import Settings, load_settings
 from memcli.errors import BadInput, LockTimeout, MemcliError
-from memcli.indexer import (
+from memcli.index import db
+from memcli.index.chunking import split_lines
+from memcli.index.indexer import (
     Indexer,
     IndexReport,
     is_corruption,
@@ -20,10 +20,10 @@ from memcli.indexer import (
     replace_index,
     writer_lock,
 )
+from memcli.index.store import Store
 from memcli.locks import ProcessLock
-from memcli.search import SearchOptions, SearchResult, run_search
-from memcli.store import Store
-from memcli.workspace import MEMORY_DIR, Workspace, date_from_name, find_workspace
+from memcli.notes.workspace import MEMORY_DIR, Workspace, date_from_name, find_workspace
+from memcli.search.pipeline import SearchOptions, SearchResult, run_search
 
 INDEX_LOCK_TIMEOUT = 60.0
 #: A search embeds chunks still without vectors only when at most this many wait.
@@ -76,7 +76,8 @@ class Memory:
         self.warnings: list[str] = []
         self._store: Store | None = None
         self._writing = False  # this object holds the writer lock (Memory.index)
-        self._embedder: Any = None  # memcli.embeddings.Embedder, False when no model is set
+        # memcli.providers.embeddings.Embedder, False when no model is set
+        self._embedder: Any = None
 
     @classmethod
     def open(
@@ -96,11 +97,11 @@ class Memory:
 
     @property
     def embedder(self) -> Any:
-        """The configured Embedder (memcli.embeddings), or None: keyword search only."""
+        """The configured Embedder (memcli.providers.embeddings), or None: keyword search only."""
         if self._embedder is None:
             self._embedder = False
             if self.settings.get("embedding.model"):
-                from memcli.embeddings import Embedder
+                from memcli.providers.embeddings import Embedder
 
                 self._embedder = Embedder.from_settings(self.settings) or False
         return self._embedder or None
@@ -178,10 +179,10 @@ class Memory:
         return False, [w for w in report.warnings]
 
     def _vectors_waiting(self) -> bool:
-        """A few chunks lack vectors and a search may embed them first (memcli.embeddings)."""
+        """A few chunks lack vectors and a search may embed them first (providers.embeddings)."""
         if self.embedder is None:
             return False
-        from memcli.embeddings import needs_backfill
+        from memcli.providers.embeddings import needs_backfill
 
         return needs_backfill(self.store, self.embedder, SEARCH_EMBED_LIMIT)
 
@@ -231,7 +232,7 @@ class Memory:
         stale, warnings = self.sync_before_search() if sync else (False, [])
         mode, vector = "keyword", None
         if self.embedder is not None or opts.strategy not in ("auto", "keyword"):
-            from memcli.embeddings import plan_search
+            from memcli.providers.embeddings import plan_search
 
             plan = plan_search(self.store, self.embedder, opts.strategy, query)
             mode, vector = plan.mode, plan.vector
@@ -284,11 +285,11 @@ class Memory:
         target = self.target_path(to=to, evergreen=evergreen, namespace=namespace, day=now)
         redactions: list[str] = []
         if redact:
-            from memcli.redact import redact as redact_text
+            from memcli.notes.redact import redact as redact_text
 
             red = redact_text(text)
             text, redactions = red.text, list(red.kinds)
-        from memcli import entries
+        from memcli.notes import entries
 
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
         if redact:  # again on the whole entry: a --tag or --type may hold a secret too
@@ -382,7 +383,7 @@ class Memory:
         dirty = indexer.dirty(found)
         files, chunks = store.counts()
         last = store.get_meta("last_indexed")
-        from memcli.embeddings import status_info  # no provider call, no LiteLLM
+        from memcli.providers.embeddings import status_info  # no provider call, no LiteLLM
 
         vec = status_info(store, self.settings)
         return {
@@ -412,7 +413,7 @@ class Memory:
 
 def _git_state(root: Path) -> dict[str, Any] | None:
     """Branch, dirty memory files, ahead/behind; None outside git (one subprocess, no GitPython)."""
-    from memcli.gitops import quick_status
+    from memcli.git.gitops import quick_status
 
     return quick_status(root, MEMORY_DIR)
 

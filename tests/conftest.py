@@ -70,7 +70,7 @@ class Cli:
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     """An initialised workspace folder."""
-    from memcli.workspace import init_workspace
+    from memcli.notes.workspace import init_workspace
 
     root = tmp_path / "ws"
     root.mkdir()

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from memcli import vectors
 from memcli.config import load_settings
-from memcli.embeddings import Embedder
+from memcli.index import vectors
+from memcli.providers.embeddings import Embedder
 from tests.stub_openai import StubOpenAI
 from tests.test_hybrid import chunk_ids, hybrid, instant_retries, open_store, vec_ids  # noqa: F401
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from memcli import indexer
 from memcli.config import load_settings
-from memcli.indexer import Indexer, open_store
-from memcli.workspace import find_workspace
+from memcli.index import indexer
+from memcli.index.indexer import Indexer, open_store
+from memcli.notes.workspace import find_workspace
 
 
 def _write_notes(root: Path, count: int) -> None:
@@ -130,7 +130,7 @@ def test_parse_process_that_dies_falls_back_to_parsing_here(
     monkeypatch.setattr(
         indexer,
         "_PARSE_WORKER",
-        "import pickle, sys; from memcli.indexer import parse_file\n"
+        "import pickle, sys; from memcli.index.indexer import parse_file\n"
         "for _ in range(2):\n"
         "    chunk = pickle.load(sys.stdin.buffer)\n"
         "    out = [parse_file(r, p, int(sys.argv[1])) for r, p in chunk]\n"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli.chunking import chunk_markdown, front_matter_date, split_lines
+from memcli.index.chunking import chunk_markdown, front_matter_date, split_lines
 
 LINE = st.one_of(
     st.just(""),

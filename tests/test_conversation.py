@@ -1,4 +1,4 @@
-"""Tests for memcli.conversation: formats, errors, hashing, rendering and splitting."""
+"""Tests for memcli.flush.conversation: formats, errors, hashing, rendering and splitting."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli import conversation
-from memcli.conversation import (
+from memcli.errors import BadInput, ExitCode
+from memcli.flush import conversation
+from memcli.flush.conversation import (
     MIN_PART_CHARS,
     Message,
     conversation_hash,
@@ -19,7 +20,6 @@ from memcli.conversation import (
     render_transcript,
     split_for_context,
 )
-from memcli.errors import BadInput, ExitCode
 
 U, A, S = "user", "assistant", "system"
 CONV = [

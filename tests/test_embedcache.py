@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli import db
-from memcli.embedcache import EmbedCache, cache_path, cache_stats, pack, unpack
+from memcli.index import db
+from memcli.index.embedcache import EmbedCache, cache_path, cache_stats, pack, unpack
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -141,7 +141,7 @@ def test_newer_cache_schema_is_left_alone(tmp_path: Path) -> None:
 WRITER = """
 import hashlib, sys
 from pathlib import Path
-from memcli.embedcache import EmbedCache
+from memcli.index.embedcache import EmbedCache
 path, tag = Path(sys.argv[1]), sys.argv[2]
 cache = EmbedCache(path)
 for round in range(20):
@@ -198,7 +198,7 @@ def test_running_totals_follow_inserts_updates_and_evictions(tmp_path: Path) -> 
 
 
 def test_a_version_1_cache_is_migrated_and_keeps_its_vectors(tmp_path: Path) -> None:
-    from memcli import embedcache
+    from memcli.index import embedcache
 
     path = tmp_path / "c.db"
     conn = db.connect(path)

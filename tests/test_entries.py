@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcli.entries import append_text, fact_key, format_entry, locked_append, parse_entries
 from memcli.errors import BadInput
+from memcli.notes.entries import append_text, fact_key, format_entry, locked_append, parse_entries
 
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFXYZ0123456789", min_size=1, max_size=8)
 TEXT_LINE = st.lists(

@@ -16,11 +16,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli import conversation, providers
-from memcli.conversation import Message, split_for_context
-from memcli.entries import parse_entries
 from memcli.errors import BadInput
-from memcli.flush import BadReply, parse_reply, similarity
+from memcli.flush import conversation
+from memcli.flush.conversation import Message, split_for_context
+from memcli.flush.pipeline import BadReply, parse_reply, similarity
+from memcli.notes.entries import parse_entries
+from memcli.providers import remote
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
@@ -79,7 +80,7 @@ def stub(openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch) -> StubOpenAI
     ):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setattr(providers, "_sleep", lambda _s: None)
+    monkeypatch.setattr(remote, "_sleep", lambda _s: None)
     return openai_stub
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from memcli import gitops
 from memcli.errors import BadInput, GitError
-from memcli.workspace import init_workspace
+from memcli.git import gitops
+from memcli.notes.workspace import init_workspace
 from tests.conftest import Cli
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli import hooks
 from memcli.errors import GitError
+from memcli.git import hooks
 from tests.conftest import Cli
 from tests.test_git import append, git, repo_workspace, write
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memcli import gitops
-from memcli.workspace import init_workspace
+from memcli.git import gitops
+from memcli.notes.workspace import init_workspace
 from tests.conftest import Cli
 from tests.test_git import append, git, head, make_repo, write
 

@@ -16,8 +16,10 @@ from typing import Any
 
 import pytest
 
-from memcli import db, fusion, providers, vectors
-from memcli.store import Store
+from memcli.index import db, vectors
+from memcli.index.store import Store
+from memcli.providers import remote
+from memcli.search import fusion
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
@@ -67,7 +69,7 @@ def model_env(stub: StubOpenAI, model: str = "openai/stub-embed") -> dict[str, s
 @pytest.fixture
 def instant_retries(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     sleeps: list[float] = []
-    monkeypatch.setattr(providers, "_sleep", sleeps.append)
+    monkeypatch.setattr(remote, "_sleep", sleeps.append)
     return sleeps
 
 
@@ -663,7 +665,7 @@ def test_vector_search_works_on_this_python() -> None:
     if not hasattr(sqlite3.Connection, "enable_load_extension"):
         assert db.driver_name() == "sqlean"
     conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[3] distance_metric=cosine)")
-    from memcli.embedcache import pack
+    from memcli.index.embedcache import pack
 
     for i, vec in enumerate(([1, 0, 0], [0, 1, 0], [0.9, 0.1, 0]), start=1):
         conn.execute("INSERT INTO v (rowid, embedding) VALUES (?, ?)", (i, pack(vec)))

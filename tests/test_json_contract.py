@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from memcli import providers
-from memcli.workspace import init_workspace
+from memcli.notes.workspace import init_workspace
+from memcli.providers import remote
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
@@ -235,7 +235,7 @@ def test_flush_dry_run(
     monkeypatch.setenv("MEMCLI_LLM_API_BASE", openai_stub.base_url)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    monkeypatch.setattr(providers, "_sleep", lambda _s: None)
+    monkeypatch.setattr(remote, "_sleep", lambda _s: None)
     assert cli("add", "We deploy on Fridays.").exit_code == 0
     openai_stub.chat_replies = [
         json.dumps(

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memcli.errors import MemcliError
 from memcli.memory import Memory
-from memcli.workspace import Workspace
+from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.test_reliability import everything_under, tree_digest
 

@@ -397,7 +397,7 @@ def test_explain_and_passages_in_hybrid_mode(
 
 
 def test_large_file_is_read_in_regions_with_the_same_snippets(cli: Cli, workspace: Path) -> None:
-    from memcli import snippets
+    from memcli.search import snippets
 
     body = [
         f"- routine entry {i} with filler words lorem ipsum dolor sit amet" for i in range(6000)
@@ -433,8 +433,8 @@ def test_mmr_from_settings(cli: Cli, workspace: Path) -> None:
     budget=st.integers(0, 400),
 )
 def test_context_render_stays_within_any_budget(sizes: list[tuple[int, int]], budget: int) -> None:
-    from memcli.context import estimate_tokens, render
-    from memcli.search import Hit
+    from memcli.search.context import estimate_tokens, render
+    from memcli.search.pipeline import Hit
 
     hits = []
     for n, (lines, width) in enumerate(sizes):
@@ -455,7 +455,7 @@ def test_context_render_stays_within_any_budget(sizes: list[tuple[int, int]], bu
 def test_whole_file_cache_is_bounded_by_size() -> None:
     """search --batch keeps files it read for later queries, but never more text than its
     budget, however large the files; the most recently used stay."""
-    from memcli.snippets import _WholeFiles
+    from memcli.search.snippets import _WholeFiles
 
     cache = _WholeFiles(max_bytes=150_000)
     big = ["x" * 1000] * 30  # about 34 kB with the per-line estimate: four fit

@@ -1,4 +1,4 @@
-"""Tests for memcli.redact: every kind, near misses, idempotence and properties."""
+"""Tests for memcli.notes.redact: every kind, near misses, idempotence and properties."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli.redact import Redaction, contains_secret, redact
+from memcli.notes.redact import Redaction, contains_secret, redact
 
 GH36 = "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"  # 36 characters
 JWT = (

@@ -10,7 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from memcli.entries import parse_entries
+from memcli.notes.entries import parse_entries
 from tests.test_reliability import MEMCLI, memcli
 from tests.test_watch import WatchProcess
 
@@ -178,8 +178,8 @@ def test_add_index_search_together_never_locked(workspace: Path) -> None:
 def test_add_succeeds_when_index_lock_is_busy(workspace: Path) -> None:
     """The Markdown is the source of truth: a busy index must not fail an add that already
     wrote its fact (a retry would then only say 'duplicate')."""
-    from memcli.indexer import writer_lock
-    from memcli.workspace import Workspace
+    from memcli.index.indexer import writer_lock
+    from memcli.notes.workspace import Workspace
 
     lock = writer_lock(Workspace(workspace)).acquire(1)
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli import db
+from memcli.index import db
 from tests.conftest import Cli, Run
 from tests.test_reliability import tree_digest
 

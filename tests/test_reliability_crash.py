@@ -11,9 +11,9 @@ import subprocess
 import time
 from pathlib import Path
 
-from memcli import db
-from memcli.entries import parse_entries
-from memcli.workspace import init_workspace
+from memcli.index import db
+from memcli.notes.entries import parse_entries
+from memcli.notes.workspace import init_workspace
 from tests.test_reliability import MEMCLI, memcli
 
 WORDS = (
@@ -207,8 +207,8 @@ def test_kill9_during_add_leaves_whole_entry_or_none(workspace: Path) -> None:
 
 
 def test_kill9_releases_writer_lock(workspace: Path) -> None:
-    from memcli.indexer import writer_lock
-    from memcli.workspace import Workspace
+    from memcli.index.indexer import writer_lock
+    from memcli.notes.workspace import Workspace
 
     make_corpus(workspace, 1500)
     proc = subprocess.Popen(

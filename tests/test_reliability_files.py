@@ -269,7 +269,7 @@ def _as_unprivileged(cmd: list[str]) -> list[str]:
 
 
 def test_file_vanishing_or_unreadable(shared_workspace: Path) -> None:
-    from memcli.workspace import init_workspace
+    from memcli.notes.workspace import init_workspace
 
     root = shared_workspace / "ws"
     root.mkdir()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli import db
+from memcli.index import db
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 from tests.test_reliability import everything_under, tree_digest

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from memcli.config import load_settings
-from memcli.indexer import Indexer, open_store
-from memcli.scan import iter_files, scan
-from memcli.workspace import find_workspace
+from memcli.index.indexer import Indexer, open_store
+from memcli.notes.scan import iter_files, scan
+from memcli.notes.workspace import find_workspace
 
 # Names whose path order differs from a per-folder name order: "a-b.md" < "a/" < "a0.md",
 # upper case before lower, non-ASCII last; a folder and a file sharing a stem.

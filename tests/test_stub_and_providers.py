@@ -1,4 +1,4 @@
-"""memcli.providers against the loopback OpenAI stub, over real HTTP through real LiteLLM."""
+"""memcli.providers.remote against the loopback OpenAI stub, over real HTTP through real LiteLLM."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memcli import providers
 from memcli.errors import ExitCode, ProviderError
-from memcli.providers import ProviderConfig, complete, embed, provider_name
+from memcli.providers import remote
+from memcli.providers.remote import ProviderConfig, complete, embed, provider_name
 from tests.stub_openai import StubOpenAI, openai_stub, stub_vector
 
 __all__ = ["openai_stub"]  # the fixture is used by name below
@@ -86,7 +86,7 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[float
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     sleeps: list[float] = []
-    monkeypatch.setattr(providers, "_sleep", sleeps.append)
+    monkeypatch.setattr(remote, "_sleep", sleeps.append)
     return sleeps
 
 
@@ -103,7 +103,7 @@ def _cos(a: list[float], b: list[float]) -> float:
 
 def test_import_does_not_pull_litellm_httpx_or_numpy(tmp_path: Path) -> None:
     code = (
-        "import json, sys, memcli.providers\n"
+        "import json, sys, memcli.providers.remote\n"
         "heavy = ('litellm', 'httpx', 'numpy', 'openai')\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in heavy)))\n"
     )
@@ -130,7 +130,7 @@ def connect(self, addr):
         raise ConnectionRefusedError("no network in this test")
     return real_connect(self, addr)
 socket.getaddrinfo, socket.socket.connect = getaddrinfo, connect
-from memcli.providers import ProviderConfig, complete, embed
+from memcli.providers.remote import ProviderConfig, complete, embed
 base = sys.argv[1]
 vec = embed(["hello world"], ProviderConfig("openai/stub-embed", api_base=base))
 reply = complete([{"role": "user", "content": "hi"}], ProviderConfig("openai/c", api_base=base))
@@ -308,7 +308,7 @@ def test_transient_errors_are_retried_then_succeed(
     assert openai_stub.count("/embeddings") == 3
     assert openai_stub.fail_status is None
     sleeps = _isolated_env
-    assert len(sleeps) == 2 and all(0 < s <= providers._BACKOFF_CAP for s in sleeps)
+    assert len(sleeps) == 2 and all(0 < s <= remote._BACKOFF_CAP for s in sleeps)
 
 
 def test_persistent_500_raises_after_all_attempts(openai_stub: StubOpenAI) -> None:

@@ -24,10 +24,10 @@ from typing import Any
 
 import pytest
 
-from memcli import db
-from memcli.indexer import writer_lock
-from memcli.watch import ChangeFilter, watch_lock
-from memcli.workspace import Workspace
+from memcli.index import db
+from memcli.index.indexer import writer_lock
+from memcli.index.watch import ChangeFilter, watch_lock
+from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 

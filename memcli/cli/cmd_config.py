@@ -47,7 +47,7 @@ KEY = typer.Argument(
 def _load(ctx: typer.Context, *, need_workspace: bool = False) -> tuple[Any, Any]:
     """(workspace or None, settings). Outside a workspace: defaults, user config and env."""
     from memcli.config import load_settings
-    from memcli.workspace import find_workspace
+    from memcli.notes.workspace import find_workspace
 
     try:
         ws = find_workspace(state(ctx).workspace)

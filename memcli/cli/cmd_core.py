@@ -31,14 +31,14 @@ def init(
     as_json: bool = JSON,
 ) -> None:
     """Create memory/, MEMORY.md, .gitignore and (in git) .gitattributes; idempotent."""
-    from memcli.workspace import init_workspace
+    from memcli.notes.workspace import init_workspace
 
     st = state(ctx)
     root = path or Path(st.workspace or os.environ.get("MEMCLI_WORKSPACE") or ".")
     root.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     if git_init or hooks:
-        from memcli import gitops
+        from memcli.git import gitops
 
         if git_init and gitops.find_git_root(root) is None:
             gitops.git_init(root)
@@ -47,7 +47,7 @@ def init(
     created += init_workspace(root)
     payload: dict[str, Any] = {"workspace": str(root.resolve()), "created": created}
     if hooks:
-        from memcli.hooks import install
+        from memcli.git.hooks import install
 
         report = install(root)
         st.out.warnings(report.warnings)
@@ -85,7 +85,7 @@ def add(
     sha: str | None = None
     with st.memory() as mem:
         if commit:
-            from memcli import gitops
+            from memcli.git import gitops
 
             gitops.require_repo(mem.ws.root)  # refuse before writing anything
         result = mem.add(
@@ -98,7 +98,7 @@ def add(
             redact=not no_redact,
         )
         if commit and result.added:
-            from memcli.entries import parse_entries
+            from memcli.notes.entries import parse_entries
 
             fact = parse_entries(result.entry)[0].text  # redacted, as written
             message = gitops.facts_message([fact])

@@ -33,8 +33,8 @@ def flush(
     as_json: bool = JSON,
 ) -> None:
     """Extract durable facts from a conversation (LLM), skip known ones, append the rest."""
-    from memcli.flush import flush as run_flush
-    from memcli.flush import read_input
+    from memcli.flush.pipeline import flush as run_flush
+    from memcli.flush.pipeline import read_input
 
     st = state(ctx)
     text = read_input(file, sys.stdin)

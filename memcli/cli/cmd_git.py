@@ -14,7 +14,7 @@ JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see R
 
 
 def _workspace(ctx: typer.Context) -> Any:
-    from memcli.workspace import find_workspace
+    from memcli.notes.workspace import find_workspace
 
     return find_workspace(state(ctx).workspace)
 
@@ -36,7 +36,7 @@ def diff(
     as_json: bool = JSON,
 ) -> None:
     """Facts added and removed under memory/ (exit 1 when nothing changed)."""
-    from memcli import gitops
+    from memcli.git import gitops
 
     st = state(ctx)
     result = gitops.diff(_workspace(ctx).root, rev_range, since=since)
@@ -123,7 +123,7 @@ def log(
     as_json: bool = JSON,
 ) -> None:
     """Commits that touched memory/, with the number of facts each added and removed."""
-    from memcli import gitops
+    from memcli.git import gitops
 
     st = state(ctx)
     commits = gitops.log(_workspace(ctx).root, rev, limit=limit, since=since)
@@ -163,7 +163,7 @@ app.add_typer(hooks_app, name="hooks")
 @hooks_app.command("install")
 def hooks_install(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Install the hooks (chaining any hook already there); safe to run again."""
-    from memcli import hooks
+    from memcli.git import hooks
 
     st = state(ctx)
     _render_hooks(st, hooks.install(_workspace(ctx).root), as_json)
@@ -172,7 +172,7 @@ def hooks_install(ctx: typer.Context, as_json: bool = JSON) -> None:
 @hooks_app.command("uninstall")
 def hooks_uninstall(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Remove the hooks and restore the hooks they chained."""
-    from memcli import hooks
+    from memcli.git import hooks
 
     st = state(ctx)
     _render_hooks(st, hooks.uninstall(_workspace(ctx).root), as_json)
@@ -181,7 +181,7 @@ def hooks_uninstall(ctx: typer.Context, as_json: bool = JSON) -> None:
 @hooks_app.command("status")
 def hooks_status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Which hooks are installed, chained, missing or someone else's."""
-    from memcli import hooks
+    from memcli.git import hooks
 
     st = state(ctx)
     _render_hooks(st, hooks.status(_workspace(ctx).root), as_json)
@@ -211,7 +211,7 @@ def sync(
     as_json: bool = JSON,
 ) -> None:
     """Share memory through the upstream remote: commit memory, pull, re-index, push."""
-    from memcli import gitops
+    from memcli.git import gitops
 
     st = state(ctx)
     with st.memory() as mem:

@@ -30,7 +30,7 @@ def watch(
     ),
 ) -> None:
     """Re-index memory files as they change, until Ctrl-C (one watcher per workspace)."""
-    from memcli.watch import run_watch
+    from memcli.index.watch import run_watch
 
     st = state(ctx)
     if debounce is not None and debounce < 0:

@@ -10,7 +10,7 @@ import memcli.memory  # noqa: F401  (State.memory's import, done here with the r
 from memcli.cli import render
 from memcli.cli.runtime import State
 from memcli.errors import BadInput, ExitCode
-from memcli.search import Filters, check_date, settings_options
+from memcli.search.pipeline import Filters, check_date, settings_options
 
 
 def run(
@@ -78,7 +78,7 @@ def run(
     if fmt == "json":
         out.json(result.as_dict())
     elif fmt == "context":
-        from memcli.context import render as render_context
+        from memcli.search.context import render as render_context
 
         block = render_context(result.query, result.hits, budget)
         if result.hits and not block.included:

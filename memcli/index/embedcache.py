@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memcli import db
+from memcli.index import db
 
 CACHE_FILE = "embeddings.db"
 SCHEMA_VERSION = 2

@@ -13,7 +13,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
-from memcli.workspace import STATE_DIR, Workspace
+from memcli.notes.workspace import STATE_DIR, Workspace
 
 SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
 #: Folders are listed through a file descriptor where the platform can (see iter_files()).

@@ -1,8 +1,8 @@
 """The search pipeline.
 
 candidates (FTS5 BM25 over chunks; vector KNN) -> fusion -> filters -> passages and their
-scores (memcli.ranking) -> decay -> --min-score on final scores -> MMR -> top n -> snippets
-(memcli.snippets).
+scores (memcli.search.ranking) -> decay -> --min-score on final scores -> MMR -> top n -> snippets
+(memcli.search.snippets).
 
 Chunks are what the index stores and embeds; results are *passages* of them (a list item, a
 paragraph) with a little context, so an agent pays for the lines that answer, not whole chunks.
@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from memcli import ranking
 from memcli.config import DEFAULTS
 from memcli.errors import BadInput
-from memcli.query import ParsedQuery, parse_query
-from memcli.scan import glob_to_regex
-from memcli.snippets import FileText, Passage, assemble, span_lines
-from memcli.store import Store
+from memcli.index.store import Store
+from memcli.notes.scan import glob_to_regex
+from memcli.search import ranking
+from memcli.search.query import ParsedQuery, parse_query
+from memcli.search.snippets import FileText, Passage, assemble, span_lines
 
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = "\x01", "\x02"
 KEYWORD_WEIGHTS = (1.0, 0.3)  # bm25 column weights of the candidate query: text, heading
@@ -52,12 +52,12 @@ class SearchOptions:
     snippet_lines: int = _S["snippet_lines"]  # context passages after and before a match
     filters: Filters = field(default_factory=Filters)
     today: date | None = None
-    # fusion of keyword and vector candidates (memcli.fusion; settings search.fusion etc.)
+    # fusion of keyword and vector candidates (memcli.search.fusion; settings search.fusion etc.)
     fusion: str = _S["fusion"]
     rrf_k: int = _S["rrf_k"]
     keyword_weight: float = _S["keyword_weight"]
     vector_weight: float = _S["vector_weight"]
-    # passages, snippets, diversity (memcli.ranking, memcli.snippets)
+    # passages, snippets, diversity (memcli.search.ranking, memcli.search.snippets)
     snippet_chars: int = _S["snippet_chars"]
     neighbour_weight: float = _S["neighbour_weight"]
     heading_weight: float = _S["heading_weight"]
@@ -239,10 +239,10 @@ def run_search(
     check_options(opts)
     result = SearchResult(query=query, mode=mode)
     pool = max(opts.candidates, opts.limit)
-    # -- vector candidates and fusion (memcli.vectors, memcli.fusion) ----------------------
+    # -- vector candidates and fusion (memcli.index.vectors, memcli.search.fusion) -------
     fused: dict[int, Any] | None = None
     if mode in ("vector", "hybrid") and query_vector is not None:
-        from memcli import fusion
+        from memcli.search import fusion
 
         kw = {}
         if mode == "hybrid":
@@ -413,12 +413,12 @@ def _fused_passages(
     first_of_chunk: dict[int, tuple[str, int]],
     opts: SearchOptions,
 ) -> list[Hit]:
-    """Fuse passage keyword scores with their chunk's vector similarity (memcli.fusion).
+    """Fuse passage keyword scores with their chunk's vector similarity (memcli.search.fusion).
 
     Passages that match the query carry their chunk's similarity; a chunk found only by
     vectors is represented by its first passage. In vector mode the similarity is the score.
     """
-    from memcli import fusion
+    from memcli.search import fusion
 
     ideal = q.ideal if q else 1.0
     keyword = {k: ranking.normalise(s.total, ideal) for k, s in signals.items()}
@@ -469,7 +469,7 @@ def _entry_filter(ft: FileText, hit: Hit, filters: Filters) -> bool:
     """--type/--tag hold for the passage itself, not only for its chunk."""
     if not (filters.types or filters.tags) or hit.passage is None:
         return True
-    from memcli.entries import parse_entries
+    from memcli.notes.entries import parse_entries
 
     found = parse_entries(ft.passage_text(hit.passage))
     types = {t.lower() for t in filters.types}
@@ -507,7 +507,7 @@ def _diversify(store: Store, ft: FileText, hits: list[Hit], opts: SearchOptions)
 def _chunk_vectors(store: Store, ids: set[int]) -> dict[int, list[float]]:
     if not ids or not store.has_table("chunks_vec") or not store.ensure_vec():
         return {}
-    from memcli.embedcache import unpack
+    from memcli.index.embedcache import unpack
 
     part = sorted(ids)
     rows = store.conn.execute(

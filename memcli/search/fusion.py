@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcli import vectors
 from memcli.errors import BadInput
-from memcli.store import Store
+from memcli.index import vectors
+from memcli.index.store import Store
 
 METHODS = ("rrf", "weighted")
 

@@ -27,10 +27,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli import db
 from memcli.config import Settings, load_settings
 from memcli.errors import AlreadyRunning, WorkspaceNotFound
-from memcli.indexer import (
+from memcli.index import db
+from memcli.index.indexer import (
     Indexer,
     IndexReport,
     is_corruption,
@@ -39,8 +39,8 @@ from memcli.indexer import (
     writer_lock,
 )
 from memcli.locks import ProcessLock
-from memcli.scan import SKIP_DIRS, Matcher
-from memcli.workspace import MEMORY_DIR, Workspace, find_workspace
+from memcli.notes.scan import SKIP_DIRS, Matcher
+from memcli.notes.workspace import MEMORY_DIR, Workspace, find_workspace
 
 STEP_MS = 100  # watchfiles checks for new events (and for a stop request) this often
 MAX_TICK_MS = 1000  # the loop wakes at least this often while idle (retries)
@@ -404,7 +404,7 @@ class Watcher:
 
     def _embedder_for_run(self) -> Any:
         if self.embeds and self._embedder is None:
-            from memcli.embeddings import Embedder
+            from memcli.providers.embeddings import Embedder
 
             self._embedder = Embedder.from_settings(self.settings)
         return self._embedder

@@ -17,13 +17,13 @@ from operator import eq
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memcli import chunking, db
 from memcli.config import Settings
 from memcli.errors import IndexProblem
+from memcli.index import chunking, db
+from memcli.index.store import ChunkRow, ForeignIndex, Store, remove_index_files
 from memcli.locks import ProcessLock
-from memcli.scan import FoundFile, ScanResult, iter_files, read_text, scan
-from memcli.store import ChunkRow, ForeignIndex, Store, remove_index_files
-from memcli.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
+from memcli.notes.scan import FoundFile, ScanResult, iter_files, read_text, scan
+from memcli.notes.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
 
 # A transaction ends after this many files or bytes of Markdown (re)indexed, whichever comes
 # first: bounds the work lost on a crash and the growth of the WAL. Each commit rewrites the
@@ -40,7 +40,7 @@ PARALLEL_FILES = 2000
 _PARSE_CHUNK = 32  # files per message to the parse process
 _PARSE_WINDOW = 8  # messages in flight: bounded memory, and pipes that never both fill up
 _PIPE_BYTES = 1 << 20  # answers the child may write ahead of us (Linux; else 64 KiB)
-_PARSE_WORKER = "from memcli.indexer import _parse_worker; _parse_worker()"
+_PARSE_WORKER = "from memcli.index.indexer import _parse_worker; _parse_worker()"
 #: A file modified this close to the moment it was read may change again within the same
 #: timestamp tick without its (mtime, size) changing ("racy clean", as git calls it). Such a
 #: file is recorded with mtime 0, so the next check re-hashes it instead of trusting the stat.
@@ -173,7 +173,7 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
     """Chunk a file and extract its facts (entry hashes with their line)."""
     import hashlib
 
-    from memcli import entries  # (with hashlib) not needed by searches, only by indexing
+    from memcli.notes import entries  # (with hashlib) not needed by searches, only by indexing
 
     facts: list[tuple[str, int]] = []
     line_types: dict[int, str] = {}
@@ -327,7 +327,8 @@ class Indexer:
         self.ws = ws
         self.store = store
         self.settings = settings
-        self._embedder = embedder  # memcli.embeddings.Embedder; made from settings when None
+        # memcli.providers.embeddings.Embedder; made from settings when None
+        self._embedder = embedder
         self.include: list[str] = settings.get("index.include")
         self.max_bytes = int(settings.get("index.max_file_mb") * 1024 * 1024)
         self.target = int(settings.get("index.chunk_chars"))
@@ -482,7 +483,7 @@ class Indexer:
     @property
     def embedder(self) -> Any:
         if self._embedder is None:
-            from memcli.embeddings import Embedder
+            from memcli.providers.embeddings import Embedder
 
             self._embedder = Embedder.from_settings(self.settings) or False
         return self._embedder or None
@@ -490,13 +491,13 @@ class Indexer:
     def embed_pending(
         self, report: IndexReport, limit: int | None = None, progress: Progress | None = None
     ) -> None:
-        """Back-fill vectors (memcli.embeddings.backfill); provider failures become warnings.
+        """Back-fill vectors (providers.embeddings.backfill); provider failures become warnings.
 
         A full back-fill (no ``limit``) lets other writers in while the provider answers,
         when :attr:`writer` is the writer lock this process holds."""
         if not self.settings.get("embedding.model"):
             return
-        from memcli.embeddings import backfill
+        from memcli.providers.embeddings import backfill
 
         released = None
         if limit is None and self.writer is not None and self.writer.held:

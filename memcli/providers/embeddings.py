@@ -1,6 +1,6 @@
 """Embedding text for the index and for queries: fingerprint, redaction, cache, batching.
 
-Nothing here imports LiteLLM: :mod:`memcli.providers` does, lazily, when a vector is really
+Nothing here imports LiteLLM: :mod:`memcli.providers.remote` does, lazily, when a vector is really
 needed and not found in the cache. With no ``embedding.model`` configured there is no
 :class:`Embedder` at all and memcli runs keyword search only.
 """
@@ -15,12 +15,13 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from memcli import providers, vectors
 from memcli.config import Settings
-from memcli.embedcache import EmbedCache, cache_stats
 from memcli.errors import BadInput, LockTimeout, ProviderError
-from memcli.redact import redact
-from memcli.store import Store
+from memcli.index import vectors
+from memcli.index.embedcache import EmbedCache, cache_stats
+from memcli.index.store import Store
+from memcli.notes.redact import redact
+from memcli.providers import remote
 
 #: Retries (after the first attempt) for calls made while a search waits for them.
 QUICK_RETRIES = 1
@@ -77,7 +78,7 @@ class Embedder:
 
     def __init__(
         self,
-        cfg: providers.ProviderConfig,
+        cfg: remote.ProviderConfig,
         *,
         dimensions: int = 0,
         batch_size: int = 64,
@@ -91,7 +92,7 @@ class Embedder:
         self.dimensions = dimensions
         self.batch_size = batch_size
         self.cache = cache
-        self.fingerprint = Fingerprint(providers.provider_name(cfg.model), cfg.model, dimensions)
+        self.fingerprint = Fingerprint(remote.provider_name(cfg.model), cfg.model, dimensions)
         self.stats = EmbedStats()
         #: The first provider failure of this process; later quick calls are not attempted.
         self.failure: ProviderError | None = None
@@ -102,7 +103,7 @@ class Embedder:
         model = str(settings.get("embedding.model") or "").strip()
         if not model:
             return None
-        cfg = providers.ProviderConfig(
+        cfg = remote.ProviderConfig(
             model=model,
             api_base=str(settings.get("embedding.api_base") or "").strip() or None,
             api_key_env=str(settings.get("embedding.api_key_env") or "").strip() or None,
@@ -162,7 +163,7 @@ class Embedder:
             for start in range(0, len(pending), self.batch_size):
                 batch = pending[start : start + self.batch_size]
                 try:
-                    got = providers.embed(
+                    got = remote.embed(
                         [t for _, t in batch],
                         cfg,
                         self.dimensions or None,

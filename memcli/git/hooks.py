@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import GitError
-from memcli.gitops import open_repo, repo_top, run_git
+from memcli.git.gitops import open_repo, repo_top, run_git
 
 HOOK_NAMES = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 MARKER = "# memcli-hook"

@@ -16,8 +16,8 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from memcli.entries import parse_entries
 from memcli.errors import BadInput, GitError
+from memcli.notes.entries import parse_entries
 
 NOT_A_REPO_HINT = "run 'git init' there (or 'memcli init --git'), or use -w to pick a workspace"
 IDENTITY_HINT = "set your identity: git config user.name 'Name'; git config user.email 'you@host'"

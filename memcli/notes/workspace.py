@@ -166,7 +166,7 @@ def init_workspace(root: Path) -> list[str]:
         done.append(f"{MEMORY_DIR}/{EVERGREEN_FILE}")
     if ensure_line(root / ".gitignore", f"{STATE_DIR}/"):
         done.append(".gitignore")
-    from memcli.gitops import find_git_root
+    from memcli.git.gitops import find_git_root
 
     if find_git_root(root) is not None and ensure_line(root / ".gitattributes", UNION_MERGE):
         done.append(".gitattributes")

@@ -6,7 +6,7 @@ passages; they separate *sections*. List items and code blocks are never cut; a 
 longer than ``max_chars`` is split between lines so that a long prose file still yields
 precise passages.
 
-Search ranks passages (:mod:`memcli.ranking`); a result's snippet is its passage plus up to
+Search ranks passages (:mod:`memcli.search.ranking`); a result's snippet is its passage plus up to
 ``context`` passages after and before it in the same section, added only while the snippet
 stays within ``max_chars``. A passage whose window touches a result already taken is merged
 into that result, so results never repeat a line and neighbouring matches read as one block.
@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcli.chunking import blocks
-from memcli.store import Store
+from memcli.index.chunking import blocks
+from memcli.index.store import Store
 
 #: Default character cap of a snippet (context is added only within it).
 MAX_CHARS = 600

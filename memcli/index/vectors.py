@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memcli.embedcache import pack
-from memcli.store import Store
+from memcli.index.embedcache import pack
+from memcli.index.store import Store
 
 TABLE = "chunks_vec"
 META_FINGERPRINT = "embedding"

@@ -9,8 +9,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memcli import db
 from memcli.errors import IndexProblem
+from memcli.index import db
 
 APP_ID = "memcli"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -200,7 +200,7 @@ class Store:
 
     def _delete_vectors(self, file_id: int | None) -> None:
         """Delete vectors of a file's chunks (None: all) about to go; without sqlite-vec, flag
-        them for a purge (memcli.vectors.purge_orphans)."""
+        them for a purge (memcli.index.vectors.purge_orphans)."""
         if not self.has_table("chunks_vec"):
             return
         if not self.ensure_vec():

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any, TypeVar
 
-from memcli.store import FTS_TOKENIZER
+from memcli.index.store import FTS_TOKENIZER
 
 K1 = 1.2
 B = 0.75

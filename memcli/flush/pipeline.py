@@ -2,8 +2,8 @@
 
 The pipeline, in order; nothing is written unless every step before the append succeeded:
 
-1. Parse the input (:mod:`memcli.conversation`) and redact every message (:mod:`memcli.redact`)
-   before anything leaves the machine.
+1. Parse the input (:mod:`memcli.flush.conversation`) and redact every message
+   (:mod:`memcli.notes.redact`) before anything leaves the machine.
 2. Hash the redacted conversation. A flush writes its facts under the heading
    ``## HH:MM flush · conversation <hash8>``; when a memory file already holds that heading the
    conversation was flushed before and nothing is sent or written.
@@ -12,7 +12,7 @@ The pipeline, in order; nothing is written unless every step before the append s
    conversation is untrusted data between random delimiters; the instructions say so.
 4. Validate each reply strictly. A reply that does not validate is asked for once more; a
    second bad reply is a :class:`ProviderError` (exit 4).
-5. Redact the facts again, drop facts already known (exact: :func:`memcli.entries.fact_key`
+5. Redact the facts again, drop facts already known (exact: :func:`memcli.notes.entries.fact_key`
    against the index and the target file; near: keyword search over the workspace, then
    word-set similarity of at least :data:`NEAR_DUPLICATE`) and repeats within the batch.
 6. Append the remaining facts, under the heading, to ``memory/YYYY-MM-DD.md`` (or the
@@ -31,17 +31,17 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli import entries
-from memcli.conversation import (
+from memcli.errors import BadInput, ConfigError, GitError, MemcliError, ProviderError
+from memcli.flush.conversation import (
     MIN_PART_CHARS,
     Message,
     conversation_hash,
     parse,
     split_for_context,
 )
-from memcli.errors import BadInput, ConfigError, GitError, MemcliError, ProviderError
-from memcli.redact import redact
-from memcli.workspace import EVERGREEN_FILE
+from memcli.notes import entries
+from memcli.notes.redact import redact
+from memcli.notes.workspace import EVERGREEN_FILE
 
 __all__ = [
     "DEFAULT_PROMPT",
@@ -350,7 +350,7 @@ def _stem(word: str) -> str:
 
 
 def _words(text: str) -> frozenset[str]:
-    from memcli.query import STOPWORDS
+    from memcli.search.query import STOPWORDS
 
     out = set()
     for token in _SIM_TOKEN.findall(text.lower()):
@@ -421,8 +421,8 @@ class _Known:
         """(path:line, text) of entries and prose lines in the chunks a keyword search finds."""
         if not self.use_index:
             return []
-        from memcli.chunking import split_lines
-        from memcli.search import SearchOptions, run_search
+        from memcli.index.chunking import split_lines
+        from memcli.search.pipeline import SearchOptions, run_search
 
         opts = SearchOptions(limit=NEAR_CANDIDATES, candidates=NEAR_CANDIDATES * 4)
         try:
@@ -509,7 +509,7 @@ def _heading_line(text: str, hash8: str) -> int | None:
 
 def llm_config(settings: Any) -> Any:
     """ProviderConfig for ``[llm]``; a ConfigError when no model is set."""
-    from memcli.providers import ProviderConfig
+    from memcli.providers.remote import ProviderConfig
 
     model = str(settings.get("llm.model") or "").strip()
     if not model:
@@ -573,7 +573,7 @@ def flush(
         raise ConfigError(f"llm.max_chars must be at least {MIN_PART_CHARS}, got {max_chars}")
     parts = split_for_context(clean, max_chars)
     result.parts = len(parts)
-    from memcli.providers import complete
+    from memcli.providers.remote import complete
 
     counter = [0]
     nonce = _nonce([m.content for m in clean] + [instructions])
@@ -715,7 +715,7 @@ def _summary(n_written: int, n_skipped: int, rel: str, *, dry_run: bool) -> str:
 
 
 def _check_git(root: Path) -> None:
-    from memcli.gitops import find_git_root
+    from memcli.git.gitops import find_git_root
 
     if find_git_root(root) is None:
         raise GitError(
@@ -735,6 +735,6 @@ def commit_message(hash8: str, facts: list[Fact]) -> str:
 
 
 def _commit(root: Path, target: Path, hash8: str, facts: list[Fact]) -> str:
-    from memcli.gitops import commit_paths
+    from memcli.git.gitops import commit_paths
 
     return commit_paths(root, [target], commit_message(hash8, facts))

@@ -1,0 +1,1 @@
+"""Flush: conversations turned into durable facts through an LLM."""

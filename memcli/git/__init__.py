@@ -1,0 +1,1 @@
+"""Git: history, diffs of facts, commits, sync and hooks."""

@@ -1,0 +1,1 @@
+"""The index: SQLite store, chunking, vectors, the embedding cache, sync and watch."""

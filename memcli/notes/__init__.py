@@ -1,0 +1,1 @@
+"""The notes: workspace layout, the entry format and appends, finding files, redaction."""

@@ -1,0 +1,1 @@
+"""Model providers: LiteLLM calls and the embedder over them."""

@@ -1,0 +1,1 @@
+"""Search: query parsing, candidates, fusion, ranking, snippets and context blocks."""
