@@ -8,7 +8,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 LOCK   := .ci/lock
 SMOKE  := build/smoke
 
-.PHONY: demo test test-latest smoke lock lint bench completions man docs clean
+.PHONY: demo test test-latest smoke lock lock-upgrade lint bench completions man docs clean
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -46,14 +46,16 @@ smoke:
 		-c $(LOCK)/demo.txt $(SMOKE)/dist/memcli-*.whl
 	bash .ci/smoke $(SMOKE)/venv/bin
 
-# Regenerate the locks from pyproject.toml with uv (installed in a venv of its own).
-lock:
+# Regenerate the locks from pyproject.toml with uv (installed in a venv of its own): `make lock`
+# keeps the pinned versions that still fit and adds what is new; `make lock-upgrade` moves every
+# pin to the newest version allowed.
+lock lock-upgrade:
 	$(PYTHON) -m venv $(VENV)-lock
 	$(VENV)-lock/bin/python -m pip --disable-pip-version-check -q install uv
-	$(VENV)-lock/bin/uv pip compile -q --upgrade --universal --python-version 3.11 \
-		pyproject.toml -o $(LOCK)/demo.txt
-	$(VENV)-lock/bin/uv pip compile -q --upgrade --universal --python-version 3.11 \
-		--all-extras pyproject.toml -o $(LOCK)/test.txt
+	$(VENV)-lock/bin/uv pip compile -q $(if $(filter lock-upgrade,$@),--upgrade) --universal \
+		--python-version 3.11 pyproject.toml -o $(LOCK)/demo.txt
+	$(VENV)-lock/bin/uv pip compile -q $(if $(filter lock-upgrade,$@),--upgrade) --universal \
+		--python-version 3.11 --all-extras pyproject.toml -o $(LOCK)/test.txt
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check memcli tests benchmarks

@@ -1,0 +1,118 @@
+"""The service's core: a workspace, its settings, its index (opened lazily) and its embedder.
+
+Every operation a caller can ask for is a method of :class:`memcli.memory.Memory`, built from
+the mixins in this package; this one holds what they share: opening and repairing the index,
+the writer lock's timeout and the warnings gathered on the way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Self
+
+from memcli.config import Settings, load_settings
+from memcli.index import db
+from memcli.index.indexer import (
+    Indexer,
+    is_corruption,
+    open_store,
+    replace_index,
+    writer_lock,
+)
+from memcli.index.store import Store
+from memcli.locks import ProcessLock
+from memcli.notes.workspace import Workspace, find_workspace
+
+#: A search embeds chunks still without vectors only when at most this many wait.
+SEARCH_EMBED_LIMIT = 256
+
+
+class MemoryCore:
+    """A workspace with its settings and (lazily) its index."""
+
+    def __init__(self, ws: Workspace, settings: Settings) -> None:
+        self.ws = ws
+        self.settings = settings
+        self.warnings: list[str] = []
+        self._store: Store | None = None
+        self._writing = False  # this object holds the writer lock (Memory.index)
+        # memcli.providers.embeddings.Embedder, False when no model is set
+        self._embedder: Any = None
+
+    @classmethod
+    def open(
+        cls, workspace: str | Path | None = None, overrides: dict[str, Any] | None = None
+    ) -> Self:
+        ws = find_workspace(workspace)
+        return cls(ws, load_settings(ws.root, overrides))
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            seen = len(self.warnings)
+            self._store = open_store(self.ws, self.warnings)
+            if len(self.warnings) > seen and not self._writing:
+                self._refill()  # it was damaged and rebuilt empty: fill it before use
+        return self._store
+
+    @property
+    def embedder(self) -> Any:
+        """The configured Embedder (memcli.providers.embeddings), or None: keyword search only."""
+        if self._embedder is None:
+            self._embedder = False
+            if self.settings.get("embedding.model"):
+                from memcli.providers.embeddings import Embedder
+
+                self._embedder = Embedder.from_settings(self.settings) or False
+        return self._embedder or None
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+        if self._embedder:
+            self._embedder.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def indexer(self, writer: ProcessLock | None = None) -> Indexer:
+        return Indexer(self.ws, self.store, self.settings, self.embedder or False, writer)
+
+    # -- damaged index ---------------------------------------------------
+    def _lock_timeout(self, explicit: float | None = None) -> float:
+        return float(explicit if explicit is not None else self.settings.get("index.lock_timeout"))
+
+    def _with_repair(self, fn: Any, *, retry: Any = None) -> Any:
+        """Run ``fn``; if the index file turns out damaged (found by a query, not on open),
+        replace it, refill it from the Markdown and run ``retry`` (or ``fn``) once more."""
+        try:
+            return fn()
+        except db.database_errors() as exc:
+            if not is_corruption(exc):
+                raise
+            identity = self._store.identity if self._store is not None else None
+            if self._store is not None:
+                self._store.close()
+                self._store = None
+            reason = f"index {self.ws.index_path} is damaged ({exc})"
+            if self._writing:  # the caller's retry is the sync that refills it
+                self._store = replace_index(self.ws, identity, reason, self.warnings)
+            else:
+                with writer_lock(self.ws).acquire(self._lock_timeout()):
+                    self._store = replace_index(self.ws, identity, reason, self.warnings)
+                    self._refill(locked=True)
+        return (retry or fn)()
+
+    def _refill(self, *, locked: bool = False) -> None:
+        """Index every file into a rebuilt (empty) index, under the writer lock."""
+        if not locked:
+            with writer_lock(self.ws).acquire(self._lock_timeout()):
+                return self._refill(locked=True)
+        assert self._store is not None
+        report = Indexer(self.ws, self._store, self.settings, False).sync(embed=False)
+        self.warnings.extend(report.warnings)
+        return None

@@ -1,0 +1,121 @@
+"""Indexing operations: sync the index with the Markdown, keep it fresh before a search, status."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import LockTimeout
+from memcli.index.indexer import IndexReport, rel_paths, writer_lock
+from memcli.notes.workspace import MEMORY_DIR
+from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
+
+
+class IndexService(MemoryCore):
+    def index(
+        self,
+        paths: list[str] | None = None,
+        *,
+        force: bool = False,
+        progress: Any = None,
+        lock_timeout: float | None = None,
+        embed: bool = True,
+        embed_limit: int | None = None,
+    ) -> IndexReport:
+        """Incremental sync under the writer lock (then vectors, unless ``embed`` is False;
+        with ``embed_limit``, only when that few chunks wait for one)."""
+        rels = rel_paths(self.ws, paths) if paths else None
+        with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)) as lock:
+            self._writing = True
+            try:
+                report = self._with_repair(
+                    lambda: self.indexer(lock).sync(
+                        rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
+                    )
+                )
+            finally:
+                self._writing = False
+        report.warnings[:0] = self.warnings
+        self.warnings = []
+        return report
+
+    def sync_before_search(self) -> tuple[bool | None, list[str]]:
+        """Re-index changed files; returns (stale, warnings).
+
+        With ``index.sync_on_search`` off the index is trusted as it is (a watcher or the
+        git hooks keep it current) and nothing is checked: stale is None, unknown.
+        """
+        if not self.settings.get("index.sync_on_search"):
+            return None, []
+        indexer = self.indexer()
+        if (
+            not indexer.dirty()
+            and not indexer.settled
+            and not indexer.needs_rebuild()
+            and not self._vectors_waiting()
+        ):
+            return False, []
+        lock = writer_lock(self.ws)
+        if not lock.try_acquire():
+            try:
+                lock.acquire(timeout=2.0)
+            except LockTimeout:
+                return True, ["index is being written by another process; results may be stale"]
+        try:
+            report = indexer.sync(embed_limit=SEARCH_EMBED_LIMIT)
+        finally:
+            lock.release()
+        return False, [w for w in report.warnings]
+
+    def _vectors_waiting(self) -> bool:
+        """A few chunks lack vectors and a search may embed them first (providers.embeddings)."""
+        if self.embedder is None:
+            return False
+        from memcli.providers.embeddings import needs_backfill
+
+        return needs_backfill(self.store, self.embedder, SEARCH_EMBED_LIMIT)
+
+    def status(self) -> dict[str, Any]:
+        return self._with_repair(self._status)
+
+    def _status(self) -> dict[str, Any]:
+        store = self.store
+        indexer = self.indexer()
+        found = indexer.scan()
+        dirty = indexer.dirty(found)
+        files, chunks = store.counts()
+        last = store.get_meta("last_indexed")
+        from memcli.providers.embeddings import status_info  # no provider call, no LiteLLM
+
+        vec = status_info(store, self.settings)
+        return {
+            "workspace": str(self.ws.root),
+            "index": str(self.ws.index_path),
+            "files": files,
+            "chunks": chunks,
+            "mode": vec["mode"],
+            "mode_reason": vec["mode_reason"],
+            "embedding": vec["embedding"],
+            "cache": vec["cache"],
+            "dirty": dirty,
+            "git": _git_state(self.ws.root),
+            "last_indexed": (
+                datetime.fromtimestamp(float(last)).isoformat(timespec="seconds") if last else None
+            ),
+            "warnings": [
+                *self.warnings,
+                *found.warnings,
+                *(
+                    f"{path}: skipped: {why}"
+                    for path, (_, _, why) in sorted(store.skipped().items())
+                ),
+            ],
+        }
+
+
+def _git_state(root: Path) -> dict[str, Any] | None:
+    """Branch, dirty memory files, ahead/behind; None outside git (one subprocess, no GitPython)."""
+    from memcli.git.gitops import quick_status
+
+    return quick_status(root, MEMORY_DIR)

@@ -1,0 +1,190 @@
+"""Operations on the notes themselves: add a fact, read lines back, list indexed files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import BadInput, MemcliError
+from memcli.index.chunking import split_lines
+from memcli.notes.workspace import MEMORY_DIR, date_from_name
+from memcli.service.core import SEARCH_EMBED_LIMIT
+from memcli.service.indexing import IndexService
+
+
+@dataclass
+class AddResult:
+    path: str
+    line: int
+    entry: str
+    added: bool
+    duplicate_of: str | None = None
+    redactions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "line": self.line,
+            "entry": self.entry.rstrip("\n"),
+            "added": self.added,
+            "duplicate_of": self.duplicate_of,
+            "redactions": self.redactions,
+        }
+
+
+@dataclass
+class GetResult:
+    path: str
+    start_line: int
+    end_line: int
+    lines: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "text": "\n".join(self.lines),
+        }
+
+
+class NotesService(IndexService):
+    def add(
+        self,
+        text: str,
+        *,
+        to: str | None = None,
+        evergreen: bool = False,
+        namespace: str | None = None,
+        type: str | None = None,
+        tags: list[str] | tuple[str, ...] = (),
+        redact: bool = True,
+        now: datetime | None = None,
+        index: bool = True,
+    ) -> AddResult:
+        """Append one fact (redacted, de-duplicated) and index the file."""
+        now = now or datetime.now()
+        target = self.target_path(to=to, evergreen=evergreen, namespace=namespace, day=now)
+        redactions: list[str] = []
+        if redact:
+            from memcli.notes.redact import redact as redact_text
+
+            red = redact_text(text)
+            text, redactions = red.text, list(red.kinds)
+        from memcli.notes import entries
+
+        block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
+        if redact:  # again on the whole entry: a --tag or --type may hold a secret too
+            red = redact_text(block)
+            block, redactions = red.text, [*redactions, *red.kinds]
+        key = entries.fact_key(entries.parse_entries(block)[0].text)
+        rel = self.ws.rel(target)
+        with entries.locked_append(target) as fd:
+            existing = target.read_text(encoding="utf-8", errors="replace")
+            for e in entries.parse_entries(existing):
+                if entries.fact_key(e.text) == key:
+                    return AddResult(rel, e.line, block, False, f"{rel}:{e.line}", redactions)
+            dup = self._indexed_duplicate(key, rel)
+            if dup:
+                return AddResult(rel, 0, block, False, dup, redactions)
+            header = f"# {now.date().isoformat()}\n\n" if not existing and _is_daily(target) else ""
+            line = len(split_lines(existing)) + header.count("\n") + 1
+            entries.append_text(fd, target, header + block)
+        result = AddResult(rel, line, block, True, None, redactions)
+        if index:
+            try:
+                # a quick write: embed the new fact, not a back-fill of thousands of chunks
+                report = self.index([str(target)], embed_limit=SEARCH_EMBED_LIMIT)
+            except MemcliError as exc:  # the fact is saved; the index catches up on its next sync
+                result.warnings.append(f"{rel} not indexed yet: {exc.message}")
+            else:
+                result.warnings.extend(report.warnings)
+        return result
+
+    def _indexed_duplicate(self, key: str, rel: str) -> str | None:
+        try:
+            found = self.store.find_fact(key)
+        except Exception:  # a broken index must never block writing a memory
+            return None
+        if found and found[0] != rel:
+            return f"{found[0]}:{found[1]}"
+        return None
+
+    def target_path(
+        self,
+        *,
+        to: str | None = None,
+        evergreen: bool = False,
+        namespace: str | None = None,
+        day: datetime | None = None,
+    ) -> Path:
+        """Where an entry goes: ``--to``, MEMORY.md, or the (namespaced) daily file."""
+        if sum(bool(x) for x in (to, evergreen)) > 1:
+            raise BadInput("--to and --evergreen cannot be combined")
+        if to:
+            base = self.ws.memory_dir if not Path(to).is_absolute() else None
+            target = self.ws.resolve_user_path(_to_path(to), base=base)
+            if target.suffix != ".md":
+                raise BadInput(f"--to {to!r}: memory files end in .md")
+            memory_root = self.ws.memory_dir.resolve()
+            if memory_root not in target.parents:
+                raise BadInput(f"--to {to!r} is not under {MEMORY_DIR}/")
+            if target.exists() and not target.is_file():
+                raise BadInput(f"--to {to!r} is not a file")
+            return target
+        if evergreen:
+            return self.ws.resolve_user_path(self.ws.evergreen_path)
+        return self.ws.daily_path((day or datetime.now()).date(), namespace)
+
+    def get(self, spec: str) -> GetResult:
+        """``PATH[:LINE[:COUNT]]`` -> those lines of a memory file."""
+        path_text, start, count = parse_get_spec(spec)
+        target = self.ws.resolve_user_path(path_text)
+        cwd = Path.cwd().resolve()
+        if not target.is_file() and self.ws.root.resolve() in (cwd, *cwd.parents):
+            target = self.ws.resolve_user_path(path_text, base=cwd)
+        if not target.is_file():
+            raise BadInput(f"no such file: {path_text}")
+        lines = entries_lines(target)
+        if start > max(len(lines), 1):
+            raise BadInput(f"{path_text} has {len(lines)} lines; line {start} is past the end")
+        end = len(lines) if count is None else min(len(lines), start + count - 1)
+        return GetResult(self.ws.rel(target), start, end, lines[start - 1 : end])
+
+    def files(self) -> list[dict[str, Any]]:
+        return self._with_repair(lambda: self.store.list_files())
+
+
+def _to_path(to: str) -> str:
+    """``--to notes.md`` means ``memory/notes.md``; ``memory/x.md`` is kept as given."""
+    parts = Path(to).parts
+    if parts and parts[0] == MEMORY_DIR:
+        return str(Path(*parts[1:])) if len(parts) > 1 else to
+    return to
+
+
+def _is_daily(target: Path) -> bool:
+    return date_from_name(target.name) is not None
+
+
+def entries_lines(path: Path) -> list[str]:
+    return split_lines(path.read_text(encoding="utf-8", errors="replace"))
+
+
+def parse_get_spec(spec: str) -> tuple[str, int, int | None]:
+    """Split ``PATH[:LINE[:COUNT]]`` (the path itself may contain ':')."""
+    parts = spec.rsplit(":", 2)
+    nums: list[int] = []
+    while len(parts) > 1 and parts[-1].isdigit() and len(nums) < 2:
+        nums.insert(0, int(parts.pop()))
+    path = ":".join(parts)
+    if not path:
+        raise BadInput(f"invalid location {spec!r}", hint="use PATH[:LINE[:COUNT]]")
+    start = nums[0] if nums else 1
+    count = nums[1] if len(nums) > 1 else None
+    if start < 1 or (count is not None and count < 1):
+        raise BadInput(f"invalid location {spec!r}: lines start at 1")
+    return path, start, count
