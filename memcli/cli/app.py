@@ -54,7 +54,8 @@ def handle_errors(fn: F) -> F:
         except (typer.Exit, typer.Abort):
             raise
         except (KeyboardInterrupt, Exception) as exc:
-            raise typer.Exit(exit_code_for(exc)) from None
+            ctx = kwargs.get("ctx")  # every command takes the Typer context as ``ctx``
+            raise typer.Exit(exit_code_for(exc, state(ctx) if ctx else None)) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -124,7 +124,8 @@ def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
     from memcli.cli.runtime import State, exit_code_for
 
     flags, query, options = plain
+    state = State(**flags)
     try:
-        return searching.run(State(**flags), query, **options)
+        return searching.run(state, query, **options)
     except (KeyboardInterrupt, Exception) as exc:
-        return exit_code_for(exc)
+        return exit_code_for(exc, state)

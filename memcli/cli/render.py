@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from memcli.cli.output import Output
@@ -119,7 +118,3 @@ def _inline(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
-
-
-def when(ts: float | None) -> str:
-    return datetime.fromtimestamp(ts).isoformat(timespec="seconds") if ts else "-"

@@ -31,25 +31,22 @@ class State:
         return Memory.open(self.workspace, overrides)
 
 
-def debug_requested() -> bool:
-    return "--debug" in sys.argv or os.environ.get("MEMCLI_DEBUG") == "1"
-
-
-def exit_code_for(exc: BaseException) -> int:
+def exit_code_for(exc: BaseException, state: State | None = None) -> int:
     """Report ``exc`` as one line on stderr and return its exit code.
 
     Library errors carry their code; Ctrl-C is 130; a closed stdout ends quietly with 0;
-    anything else is a bug or an OS failure (3). With ``--debug`` (or ``MEMCLI_DEBUG=1``)
-    errors other than those two re-raise, for the traceback.
+    anything else is a bug or an OS failure (3). With ``--debug`` (``state.debug``) or
+    ``MEMCLI_DEBUG=1`` errors other than those two re-raise, for the traceback.
     """
-    out = Output(no_color="--no-color" in sys.argv)
+    state = state or State()
+    out = Output(no_color=state.no_color)
     if isinstance(exc, KeyboardInterrupt):
         out.error("interrupted")
         return int(ExitCode.INTERRUPTED)
     if isinstance(exc, BrokenPipeError):
         _silence_broken_pipe()
         return 0
-    if debug_requested():
+    if state.debug or os.environ.get("MEMCLI_DEBUG") == "1":
         raise exc
     if isinstance(exc, MemcliError):
         out.error(exc.message, exc.hint)

@@ -201,7 +201,7 @@ def chunk_lines(lines: list[str], target: int = 320) -> list[Chunk]:
     for block in _blocks(lines):
         pieces = (block,) if block.size <= target else _split_large(block, lines, target)
         for piece in pieces:
-            if prev is not None:
+            if prev is not None and first is not None:  # both set or both None
                 same_section = piece.heading == prev.heading and piece.kind != "heading"
                 packable = piece.kind != "front" and prev.kind != "front"
                 if not (same_section and packable and size + piece.size <= target) and not (

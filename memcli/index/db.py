@@ -25,7 +25,8 @@ def driver() -> ModuleType:
         import sqlean  # type: ignore[import-untyped]
     except ImportError:
         return sqlite3
-    return sqlean
+    module: ModuleType = sqlean
+    return module
 
 
 def driver_name() -> str:

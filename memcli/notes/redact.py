@@ -191,13 +191,13 @@ def redact(text: str) -> Redaction:
     out: list[str] = []
     kinds: list[str] = []
     pos = 0
-    for start, end, kind in claims:
+    for start, end, claim in claims:
         out.append(text[pos:start])
-        if kind is None:
+        if claim is None:
             out.append(text[start:end])
         else:
-            out.append(f"[REDACTED:{kind}]")
-            kinds.append(kind)
+            out.append(f"[REDACTED:{claim}]")
+            kinds.append(claim)
         pos = end
     out.append(text[pos:])
     return Redaction("".join(out), tuple(kinds))

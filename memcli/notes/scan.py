@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from memcli.notes.workspace import STATE_DIR, Workspace
 
@@ -260,11 +260,12 @@ def iter_files(
         base = ws.root / prefix if prefix else ws.root
         if base.is_dir():
             roots.append((f"{prefix}/", str(base)))
-    stack = [iter(sorted(roots))]
+    stack: list[Iterator[FoundFile | tuple[str, str]]] = [iter(sorted(roots))]
     while stack:
         for item in stack[-1]:
             if type(item) is not FoundFile:  # a folder: list it, go on from its first entry
-                stack.append(iter(listing(item[1], item[0][:-1])))
+                rel_folder, folder = cast(tuple[str, str], item)
+                stack.append(iter(listing(folder, rel_folder[:-1])))
                 break
             yield item
         else:

@@ -32,14 +32,9 @@ def estimate_tokens(text: str) -> int:
 @dataclass
 class ContextBlock:
     text: str  # ends with a newline, or is empty when nothing fits
-    included: int = 0
-    trimmed: int = 0  # results reduced to their matching passage
+    included: int = 0  # results in the block (whole, or reduced to their matching passage)
     left_out: int = 0
     citations: list[str] = field(default_factory=list)
-
-    @property
-    def tokens(self) -> int:
-        return estimate_tokens(self.text)
 
 
 def _core(hit: Any) -> tuple[int, int, str] | None:
@@ -70,14 +65,13 @@ def render(query: str, hits: list[Any], max_tokens: int) -> ContextBlock:
         core = _core(hit)
         if core is not None:
             options.append(core)
-        for n, (start, end, text) in enumerate(options):
+        for start, end, text in options:
             section = _section(hit.path, start, end, text)
             add = len(section) + 1 + (len(header) if not parts else 0)  # +1: blank line before
             if used + add <= budget:
                 parts.append(section)
                 used += add
                 block.included += 1
-                block.trimmed += n
                 block.citations.append(f"{hit.path}:{start}-{end}")
                 break
         else:

@@ -224,7 +224,7 @@ def normalise(total: float, ideal: float) -> float:
     """Map a BM25 total to [0, 1) relative to the query's ideal passage (see module doc)."""
     if total <= 0.0:
         return 0.0
-    return 1.0 - 2.0 ** (-2.0 * total / max(ideal, 1e-9))
+    return 1.0 - float(2.0 ** (-2.0 * total / max(ideal, 1e-9)))
 
 
 # -- decay, threshold, MMR -------------------------------------------------------------------

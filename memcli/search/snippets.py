@@ -142,14 +142,14 @@ class FileText:
         ids = [int(order[i][0]) for i in keep]
         texts: dict[int, tuple[int, str]] = {}
         for start in range(0, len(ids), 400):
-            part = ids[start : start + 400]
+            batch = ids[start : start + 400]
             for cid, first, text in conn.execute(
                 "SELECT c.id, c.start_line, t.text FROM chunks c JOIN chunks_fts t"
-                f" ON t.rowid = c.id WHERE c.id IN ({','.join('?' * len(part))})",
-                part,
+                f" ON t.rowid = c.id WHERE c.id IN ({','.join('?' * len(batch))})",
+                batch,
             ):
                 texts[int(cid)] = (int(first), text)
-        lines: list[str] = []
+        file_lines: list[str] = []
         passages: list[Passage] = []
         section = 0
         for run in runs:
@@ -158,13 +158,13 @@ class FileText:
                 continue
             first = min(f for f, _ in pieces)
             part = _assemble([(f - first + 1, t) for f, t in pieces])
-            if len(lines) < first - 1:
-                lines.extend([""] * (first - 1 - len(lines)))
-            lines[first - 1 : first - 1 + len(part)] = part
+            if len(file_lines) < first - 1:
+                file_lines.extend([""] * (first - 1 - len(file_lines)))
+            file_lines[first - 1 : first - 1 + len(part)] = part
             found = split_passages(path, part, self.max_chars, first, section + 1, len(passages))
             passages.extend(found)
             section = max([section + 1, *(p.section for p in found)])
-        self._lines[path] = lines
+        self._lines[path] = file_lines
         self._passages[path] = passages
 
     def lines(self, path: str) -> list[str]:

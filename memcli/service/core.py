@@ -7,8 +7,9 @@ the writer lock's timeout and the warnings gathered on the way.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, TypeVar
 
 from memcli.config import Settings, load_settings
 from memcli.index import db
@@ -22,6 +23,8 @@ from memcli.index.indexer import (
 from memcli.index.store import Store
 from memcli.locks import ProcessLock
 from memcli.notes.workspace import Workspace, find_workspace
+
+T = TypeVar("T")
 
 #: A search embeds chunks still without vectors only when at most this many wait.
 SEARCH_EMBED_LIMIT = 256
@@ -86,7 +89,7 @@ class MemoryCore:
     def _lock_timeout(self, explicit: float | None = None) -> float:
         return float(explicit if explicit is not None else self.settings.get("index.lock_timeout"))
 
-    def _with_repair(self, fn: Any, *, retry: Any = None) -> Any:
+    def _with_repair(self, fn: Callable[[], T], *, retry: Callable[[], T] | None = None) -> T:
         """Run ``fn``; if the index file turns out damaged (found by a query, not on open),
         replace it, refill it from the Markdown and run ``retry`` (or ``fn``) once more."""
         try:

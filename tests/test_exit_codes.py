@@ -1,0 +1,51 @@
+"""One error path: exceptions become exit codes in exactly one place, from the command's flags."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from memcli.cli.app import main
+from memcli.cli.runtime import State, exit_code_for
+from memcli.errors import BadInput, ExitCode, GitError, ProviderError
+
+
+@pytest.mark.parametrize(
+    ("exc", "code"),
+    [
+        (BadInput("bad"), ExitCode.USAGE),
+        (GitError("no repo"), ExitCode.WORKSPACE),
+        (ProviderError("down"), ExitCode.PROVIDER),
+        (KeyboardInterrupt(), ExitCode.INTERRUPTED),
+        (RuntimeError("surprise"), ExitCode.WORKSPACE),
+    ],
+)
+def test_each_error_has_its_code_and_one_line(
+    exc: BaseException, code: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert exit_code_for(exc, State(no_color=True)) == code
+    err = capsys.readouterr().err
+    assert err.startswith("Error: ") and "Traceback" not in err
+
+
+def test_the_flags_come_from_the_state_not_from_argv(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["memcli", "--debug", "--no-color", "get", "x"])
+    assert exit_code_for(BadInput("bad"), State()) == ExitCode.USAGE  # argv is not read
+    with pytest.raises(BadInput):
+        exit_code_for(BadInput("bad"), State(debug=True))
+    monkeypatch.setenv("MEMCLI_DEBUG", "1")
+    with pytest.raises(BadInput):
+        exit_code_for(BadInput("bad"), State())
+
+
+def test_debug_flag_of_an_in_process_run_shows_the_exception(workspace: Path) -> None:
+    """A library caller runs main() with its own arguments: --debug there re-raises."""
+    with pytest.raises(BadInput, match="no such file"):
+        main(["--debug", "-w", str(workspace), "get", "nosuch.md"])
+    with pytest.raises(SystemExit) as stop:
+        main(["-w", str(workspace), "get", "nosuch.md"])
+    assert stop.value.code == ExitCode.USAGE
