@@ -117,7 +117,7 @@ def test_option_names_match_the_full_cli() -> None:
             continue
         for opt in p.opts:
             seen.add(opt)
-            dest, kind = fastpath.SEARCH_OPTIONS[opt]
+            dest, kind = fastpath.search_options()[opt]
             assert dest == p.name, opt
             if p.is_flag and p.secondary_opts:  # type: ignore[attr-defined]
                 assert kind == "on"
@@ -129,8 +129,8 @@ def test_option_names_match_the_full_cli() -> None:
                 assert kind == kinds[p.type.name], opt
         for opt in p.secondary_opts:
             seen.add(opt)
-            assert fastpath.SEARCH_OPTIONS[opt] == (p.name, "off")
-    assert seen == set(fastpath.SEARCH_OPTIONS)  # every option of search, and nothing else
+            assert fastpath.search_options()[opt] == (p.name, "off")
+    assert seen == set(fastpath.search_options())  # every option of search, and nothing else
 
 
 @pytest.fixture

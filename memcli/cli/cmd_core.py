@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from pathlib import Path
@@ -9,11 +10,12 @@ from typing import Any
 
 import typer
 
-from memcli.cli import render
+from memcli.cli import render, search_args
 from memcli.cli.app import app, state
+from memcli.cli.search_args import JSON_HELP, SearchArgs
 from memcli.errors import BadInput
 
-JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
+JSON = typer.Option(False, "--json", help=JSON_HELP)
 
 
 @app.command()
@@ -133,83 +135,48 @@ def index(
         render.index_report(st.out, report)
 
 
-@app.command()
-def search(
-    ctx: typer.Context,
-    query: str | None = typer.Argument(None, help="What to look for (omit with --batch)."),
-    limit: int | None = typer.Option(None, "--limit", "-n", help="Number of results."),
-    min_score: float | None = typer.Option(
-        None, "--min-score", help="Drop results whose final score (after decay) is below (0..1)."
-    ),
-    source: list[str] = typer.Option([], "--source", help="Only this namespace (repeatable)."),
-    type_: list[str] = typer.Option([], "--type", help="Only entries of this type."),
-    tag: list[str] = typer.Option([], "--tag", help="Only entries with this tag."),
-    since: str | None = typer.Option(None, "--since", help="Only files dated on/after."),
-    until: str | None = typer.Option(None, "--until", help="Only files dated on/before."),
-    path: str | None = typer.Option(None, "--path", help="Only paths matching this glob."),
-    decay: bool | None = typer.Option(
-        None,
-        "--decay/--no-decay",
-        help="Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).",
-    ),
-    strategy: str | None = typer.Option(
-        None,
-        "--strategy",
-        help="keyword, vector or hybrid (default auto: hybrid when an embedding model is set).",
-    ),
-    mmr: bool | None = typer.Option(
-        None, "--mmr/--no-mmr", help="Diversify results (MMR): near-duplicates do not crowd out."
-    ),
-    mmr_lambda: float | None = typer.Option(
-        None,
-        "--mmr-lambda",
-        help="MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).",
-    ),
-    explain: bool = typer.Option(
-        False, "--explain", help="Show how each score came to be (JSON: 'explain' per result)."
-    ),
-    fmt: str | None = typer.Option(
-        None, "--format", help="text, json or context (one Markdown block for a prompt)."
-    ),
-    max_tokens: int | None = typer.Option(
-        None, "--max-tokens", help="Token budget of --format context (estimate: characters / 4)."
-    ),
-    as_json: bool = JSON,
-    jsonl: bool = typer.Option(False, "--jsonl", help="One JSON result per line."),
-    files_only: bool = typer.Option(False, "--files", help="Only the paths of matching files."),
-    batch: bool = typer.Option(False, "--batch", help="Queries from stdin, one JSON per line."),
-) -> None:
+def search(ctx: typer.Context, query: str | None, **options: Any) -> None:
     """Search memory (BM25 keyword search; hybrid when an embedding model is set).
 
     Results are the matching list items or paragraphs with a little context, best first.
     """
     from memcli.cli import searching
 
-    code = searching.run(
-        state(ctx),
-        query,
-        limit=limit,
-        min_score=min_score,
-        source=source,
-        type_=type_,
-        tag=tag,
-        since=since,
-        until=until,
-        path=path,
-        decay=decay,
-        strategy=strategy,
-        mmr=mmr,
-        mmr_lambda=mmr_lambda,
-        explain=explain,
-        fmt=fmt,
-        max_tokens=max_tokens,
-        as_json=as_json,
-        jsonl=jsonl,
-        files_only=files_only,
-        batch=batch,
-    )
+    code = searching.run(state(ctx), query, SearchArgs(**options))
     if code:
         raise typer.Exit(code)
+
+
+_TYPES = {"flag": bool, "switch": bool | None, "int": int | None, "float": float | None}
+
+
+def _search_parameters() -> list[inspect.Parameter]:
+    """The Typer parameters of ``search``, made from :class:`SearchArgs` (declared once)."""
+    keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    params = [
+        inspect.Parameter("ctx", keyword, annotation=typer.Context),
+        inspect.Parameter(
+            "query",
+            keyword,
+            annotation=str | None,
+            default=typer.Argument(None, help="What to look for (omit with --batch)."),
+        ),
+    ]
+    for f in search_args.options():
+        kind, names, text = f.metadata["kind"], f.metadata["names"], f.metadata["help"]
+        if kind == "switch":
+            names = (f"{names[0]}/{names[1]}",)
+        default: Any = [] if kind == "list" else (False if kind == "flag" else None)
+        annotation = list[str] if kind == "list" else _TYPES.get(kind, str | None)
+        option = typer.Option(default, *names, help=text)
+        params.append(inspect.Parameter(f.name, keyword, annotation=annotation, default=option))
+    return params
+
+
+_signature = inspect.Signature(_search_parameters())
+search.__signature__ = _signature  # type: ignore[attr-defined]
+search.__annotations__ = {p.name: p.annotation for p in _signature.parameters.values()}
+app.command(name="search")(search)
 
 
 @app.command()

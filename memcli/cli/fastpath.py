@@ -17,34 +17,22 @@ from typing import Any
 
 GLOBAL_FLAGS = {"-q": "quiet", "--quiet": "quiet", "--no-color": "no_color", "--debug": "debug"}
 GLOBAL_VALUES = {"-w": "workspace", "--workspace": "workspace"}
-#: Every option of ``search``: (parameter of searching.run, kind). ``flag``: True when given;
-#: ``on``/``off``: the two names of a boolean; ``int``/``float``/``str``: one value; ``list``:
-#: repeatable. tests/test_fastpath.py checks each against the Click command.
-SEARCH_OPTIONS: dict[str, tuple[str, str]] = {
-    "--json": ("as_json", "flag"),
-    "--jsonl": ("jsonl", "flag"),
-    "--files": ("files_only", "flag"),
-    "--batch": ("batch", "flag"),
-    "--explain": ("explain", "flag"),
-    "--decay": ("decay", "on"),
-    "--no-decay": ("decay", "off"),
-    "--mmr": ("mmr", "on"),
-    "--no-mmr": ("mmr", "off"),
-    "-n": ("limit", "int"),
-    "--limit": ("limit", "int"),
-    "--max-tokens": ("max_tokens", "int"),
-    "--min-score": ("min_score", "float"),
-    "--mmr-lambda": ("mmr_lambda", "float"),
-    "--since": ("since", "str"),
-    "--until": ("until", "str"),
-    "--path": ("path", "str"),
-    "--strategy": ("strategy", "str"),
-    "--format": ("fmt", "str"),
-    "--source": ("source", "list"),
-    "--type": ("type_", "list"),
-    "--tag": ("tag", "list"),
-}
 _FLAG_VALUES = {"flag": True, "on": True, "off": False}
+
+
+def search_options() -> dict[str, tuple[str, str]]:
+    """Every option name of ``search``: (field of SearchArgs, kind), from its one declaration
+    (:mod:`memcli.cli.search_args`). ``on``/``off``: the two names of a switch."""
+    from memcli.cli.search_args import options  # only once the command is known to be search
+
+    table: dict[str, tuple[str, str]] = {}
+    for f in options():
+        kind, names = f.metadata["kind"], f.metadata["names"]
+        if kind == "switch":
+            table[names[0]], table[names[1]] = (f.name, "on"), (f.name, "off")
+        else:
+            table.update((name, (f.name, kind)) for name in names)
+    return table
 
 
 def _convert(kind: str, value: str) -> Any:
@@ -82,6 +70,7 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] 
         i += 1
     query: str | None = None
     options: dict[str, Any] = {}
+    known = search_options()
     rest = args[i + 1 :]
     j = 0
     while j < len(rest):
@@ -93,9 +82,9 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] 
             query = arg
             continue
         name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name not in SEARCH_OPTIONS:
+        if name not in known:
             return None  # help, "--", a short option with its value attached, a typo...
-        dest, kind = SEARCH_OPTIONS[name]
+        dest, kind = known[name]
         if kind in _FLAG_VALUES:
             if eq:
                 return None  # a flag given a value: Click's error
@@ -122,10 +111,11 @@ def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
     """Run a search :func:`parse` accepted; returns its exit code."""
     from memcli.cli import searching
     from memcli.cli.runtime import State, exit_code_for
+    from memcli.cli.search_args import SearchArgs
 
     flags, query, options = plain
     state = State(**flags)
     try:
-        return searching.run(state, query, **options)
+        return searching.run(state, query, SearchArgs(**options))
     except (KeyboardInterrupt, Exception) as exc:
         return exit_code_for(exc, state)

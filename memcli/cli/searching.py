@@ -9,62 +9,40 @@ from typing import Any
 import memcli.memory  # noqa: F401  (State.memory's import, done here with the rest)
 from memcli.cli import render
 from memcli.cli.runtime import State
+from memcli.cli.search_args import SearchArgs
 from memcli.errors import BadInput, ExitCode
 from memcli.search.pipeline import Filters, check_date, settings_options
 
 
-def run(
-    st: State,
-    query: str | None,
-    *,
-    limit: int | None = None,
-    min_score: float | None = None,
-    source: list[str] | tuple[str, ...] = (),
-    type_: list[str] | tuple[str, ...] = (),
-    tag: list[str] | tuple[str, ...] = (),
-    since: str | None = None,
-    until: str | None = None,
-    path: str | None = None,
-    decay: bool | None = None,
-    strategy: str | None = None,
-    mmr: bool | None = None,
-    mmr_lambda: float | None = None,
-    explain: bool = False,
-    fmt: str | None = None,
-    max_tokens: int | None = None,
-    as_json: bool = False,
-    jsonl: bool = False,
-    files_only: bool = False,
-    batch: bool = False,
-) -> int:
+def run(st: State, query: str | None, args: SearchArgs) -> int:
     """Run a search with the command's options; returns the exit code (1: nothing found)."""
-    fmt = _search_format(fmt, as_json, jsonl, files_only, batch, max_tokens)
+    fmt = _search_format(args)
     filters = Filters(
-        sources=tuple(source),
-        types=tuple(type_),
-        tags=tuple(tag),
-        since=check_date(since, "--since"),
-        until=check_date(until, "--until"),
-        path_glob=path,
+        sources=tuple(args.source),
+        types=tuple(args.type_),
+        tags=tuple(args.tag),
+        since=check_date(args.since, "--since"),
+        until=check_date(args.until, "--until"),
+        path_glob=args.path,
     )
     with st.memory() as mem:
         flags = settings_options(mem.settings)
-        if mmr is not None:
-            flags["mmr"] = mmr
-        if mmr_lambda is not None:
-            flags["mmr_lambda"] = mmr_lambda
-            flags["mmr"] = mmr is not False  # --mmr-lambda implies --mmr
-        flags["explain"] = explain
+        if args.mmr is not None:
+            flags["mmr"] = args.mmr
+        if args.mmr_lambda is not None:
+            flags["mmr_lambda"] = args.mmr_lambda
+            flags["mmr"] = args.mmr is not False  # --mmr-lambda implies --mmr
+        flags["explain"] = args.explain
         opts = mem.search_options(
-            limit=limit,
-            min_score=min_score,
-            decay=decay,
+            limit=args.limit,
+            min_score=args.min_score,
+            decay=args.decay,
             filters=filters,
-            strategy=strategy,
+            strategy=args.strategy,
             **flags,
         )
-        budget = max_tokens if max_tokens is not None else mem.settings.get("search.max_tokens")
-        if batch:
+        budget = args.max_tokens or mem.settings.get("search.max_tokens")
+        if args.batch:
             if query is not None:
                 raise BadInput("--batch reads queries from stdin; do not also give a QUERY")
             _batch(st, mem, opts)
@@ -85,10 +63,10 @@ def run(
             out.warn(f"no result fits in {budget} tokens; raise --max-tokens")
             return int(ExitCode.NOT_FOUND)
         sys.stdout.write(block.text)
-    elif jsonl:
+    elif args.jsonl:
         for hit in result.as_dict()["results"]:
             out.json(hit)
-    elif files_only:
+    elif args.files_only:
         for p in dict.fromkeys(h.path for h in result.hits):
             out.line(p)
     else:
@@ -96,21 +74,15 @@ def run(
     return 0 if result.hits else int(ExitCode.NOT_FOUND)
 
 
-def _search_format(
-    fmt: str | None,
-    as_json: bool,
-    jsonl: bool,
-    files_only: bool,
-    batch: bool,
-    max_tokens: int | None,
-) -> str:
+def _search_format(args: SearchArgs) -> str:
     """Resolve --format with --json/--jsonl/--files/--batch; refuse contradictions."""
+    fmt, max_tokens = args.fmt, args.max_tokens
     if fmt is not None and fmt not in ("text", "json", "context"):
         raise BadInput(f"--format must be text, json or context, got {fmt!r}")
-    if as_json and fmt not in (None, "json"):
+    if args.as_json and fmt not in (None, "json"):
         raise BadInput(f"--json contradicts --format {fmt}")
-    chosen = fmt or ("json" if as_json else "text")
-    if chosen == "context" and (jsonl or files_only or batch):
+    chosen = fmt or ("json" if args.as_json else "text")
+    if chosen == "context" and (args.jsonl or args.files_only or args.batch):
         raise BadInput("--format context cannot be combined with --jsonl, --files or --batch")
     if max_tokens is not None:
         if chosen != "context":
