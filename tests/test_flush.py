@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from memcli.errors import BadInput
 from memcli.flush import conversation
 from memcli.flush.conversation import Message, split_for_context
-from memcli.flush.pipeline import BadReply, parse_reply, similarity
+from memcli.flush.dedupe import similarity
+from memcli.flush.extract import BadReply, parse_reply
 from memcli.notes.entries import parse_entries
 from memcli.providers import remote
 from tests.conftest import Cli
@@ -910,3 +911,60 @@ def test_split_for_context_fits_and_keeps_everything(contents: list[str], max_ch
     assert [r for i, r in enumerate(roles) if i == 0 or r != roles[i - 1]] == [
         r for i, r in enumerate([m.role for m in messages]) if i == 0 or r != messages[i - 1].role
     ]
+
+
+# --- the service method, called as a library (an MCP tool, say) would ---------------------------
+
+
+def test_service_flush_takes_a_path_or_the_text(
+    workspace: Path, tmp_path: Path, stub: StubOpenAI
+) -> None:
+    from datetime import datetime
+
+    from memcli.memory import Memory
+    from memcli.service.flush import FlushOptions
+
+    conv = tmp_path / "conversation.json"
+    conv.write_text(CONV)
+    now = datetime(2031, 5, 6, 7, 8)
+    stub.chat_replies = [reply({"text": "Use Valkey instead of Redis for the cache."})]
+    with Memory.open(workspace) as mem:
+        first = mem.flush(FlushOptions(path=str(conv), now=now))
+        again = mem.flush(FlushOptions(text=CONV, now=now))  # the same conversation, as text
+        with pytest.raises(BadInput):
+            mem.flush(FlushOptions(text=CONV, path=str(conv)))
+        with pytest.raises(BadInput):
+            mem.flush(FlushOptions())
+    assert first.path == "memory/2031-05-06.md" and first.requests == 1
+    assert [o.fact.text for o in first.written] == ["Use Valkey instead of Redis for the cache."]
+    text = (workspace / first.path).read_text()
+    assert text.splitlines()[first.written[0].line - 1] == (
+        "- 07:08 Use Valkey instead of Redis for the cache."
+    )
+    assert text.startswith(f"# 2031-05-06\n\n{first.heading}\n\n")
+    assert again.already_flushed == f"{first.path}:3" and again.requests == 0
+    assert again.as_dict()["written"] == [] and len(chats(stub)) == 1
+
+
+def test_service_flush_appends_after_added_facts_with_one_blank_line(
+    workspace: Path, stub: StubOpenAI
+) -> None:
+    from datetime import datetime
+
+    from memcli.memory import Memory
+    from memcli.service.flush import FlushOptions
+
+    now = datetime(2031, 5, 6, 9, 30)
+    stub.chat_replies = [reply("Deploys run from the release branch.")]
+    with Memory.open(workspace) as mem:
+        added = mem.add("The staging database is pg-stage-2.", now=now)
+        result = mem.flush(FlushOptions(text=CONV, now=now))
+    assert added.path == result.path == "memory/2031-05-06.md"
+    assert (workspace / result.path).read_text() == (
+        "# 2031-05-06\n\n"
+        "- 09:30 The staging database is pg-stage-2.\n"
+        "\n"
+        f"{result.heading}\n\n"
+        "- 09:30 Deploys run from the release branch.\n"
+    )
+    assert result.written[0].line == 7

@@ -26,7 +26,8 @@ import pytest
 
 from memcli.index import db
 from memcli.index.indexer import writer_lock
-from memcli.index.watch import ChangeFilter, watch_lock
+from memcli.index.watching.filtering import ChangeFilter
+from memcli.index.watching.locks import watch_lock
 from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
@@ -684,3 +685,48 @@ def test_damage_met_by_a_sync_is_repaired(workspace: Path, cli: Cli, watchers: A
     conn = db.connect(workspace / ".memcli" / "index.db")
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn.close()
+
+
+def test_service_watch_called_as_a_library(workspace: Path) -> None:
+    """Memory.watch in a thread: events through the callback, one watcher, stop by event."""
+    from memcli.errors import AlreadyRunning, BadInput
+    from memcli.memory import Memory
+    from memcli.service.watch import WatchOptions
+
+    with pytest.raises(BadInput):
+        WatchOptions(debounce_ms=-1)
+    events: queue.Queue[Event] = queue.Queue()
+    seen: list[Event] = []
+    stop = threading.Event()
+
+    def next_event(kind: str) -> Event:
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            try:
+                ev = events.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            seen.append(ev)
+            if ev["event"] == kind:
+                return ev
+        raise AssertionError(f"no {kind} event within {TIMEOUT}s; seen: {seen}")
+
+    with Memory.open(workspace) as mem, ThreadPoolExecutor(1) as pool:
+        running = pool.submit(mem.watch, WatchOptions(debounce_ms=50), events.put, stop)
+        try:
+            ready = next_event("ready")
+            assert ready["debounce_ms"] == 50 and ready["watching"] == ["memory"]
+            with Memory.open(workspace) as other, pytest.raises(AlreadyRunning):
+                other.watch(WatchOptions(), events.put, threading.Event())
+            (workspace / "memory" / "svc.md").write_text("- a fact the watcher indexes\n")
+            while "memory/svc.md" not in next_event("sync")["paths"]:
+                pass
+        finally:
+            stop.set()
+        summary = running.result(timeout=TIMEOUT)
+    stopped = next_event("stopped")
+    assert summary.as_dict() == {"syncs": stopped["syncs"], "reason": "stopped"}
+    assert summary.syncs >= 1 and stopped["reason"] == "stopped"
+    lock = watch_lock(Workspace(workspace))  # released
+    assert lock.try_acquire()
+    lock.release()

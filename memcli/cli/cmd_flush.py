@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from memcli.cli.app import app, state
 from memcli.cli.cmd_core import JSON
 from memcli.cli.output import Output
+from memcli.errors import BadInput
+
+if TYPE_CHECKING:
+    from memcli.flush.facts import FlushResult
 
 
 @app.command()
@@ -33,20 +38,25 @@ def flush(
     as_json: bool = JSON,
 ) -> None:
     """Extract durable facts from a conversation (LLM), skip known ones, append the rest."""
-    from memcli.flush.pipeline import flush as run_flush
-    from memcli.flush.pipeline import read_input
+    # imported when the command runs: --help and the other commands do not load the service
+    from memcli.flush.source import read_conversation
+    from memcli.service.flush import FlushOptions
 
     st = state(ctx)
-    text = read_input(file, sys.stdin)
+    # read before the workspace is opened: a missing file is reported first, as always
+    if file is None or file == "-":
+        text = _read_stdin(tty_is_error=file is None)
+    else:
+        text = read_conversation(file)
+    opts = FlushOptions(
+        text=text,
+        namespace=ns,
+        dry_run=dry_run,
+        commit=commit,
+        prompt_file=prompt_file.resolve() if prompt_file else None,  # relative to cwd
+    )
     with st.memory() as mem:
-        result = run_flush(
-            mem,
-            text,
-            namespace=ns,
-            dry_run=dry_run,
-            commit=commit,
-            prompt_file=prompt_file.resolve() if prompt_file else None,  # relative to cwd
-        )
+        result = mem.flush(opts)
     st.out.warnings(result.warnings)
     if as_json:
         st.out.json(result.as_dict())
@@ -54,8 +64,20 @@ def flush(
         _render(st.out, result)
 
 
-def _render(out: Output, result: object) -> None:
-    r = result  # FlushResult
+def _read_stdin(*, tty_is_error: bool) -> str:
+    """The conversation piped to standard input (a terminal there is no conversation)."""
+    if tty_is_error and getattr(sys.stdin, "isatty", lambda: False)():
+        raise BadInput(
+            "no conversation given",
+            hint="memcli flush FILE, or pipe it: memcli flush - < conversation.json",
+        )
+    try:
+        return str(sys.stdin.read())
+    except UnicodeDecodeError:
+        raise BadInput("standard input is not valid UTF-8 text") from None
+
+
+def _render(out: Output, r: FlushResult) -> None:
     rows = [
         [
             "would write" if r.dry_run else "written",

@@ -9,7 +9,6 @@ import typer
 
 from memcli.cli.app import app, state
 from memcli.cli.output import Output
-from memcli.errors import BadInput
 
 SHOWN_PATHS = 5  # a human sync line names at most this many files
 
@@ -30,14 +29,15 @@ def watch(
     ),
 ) -> None:
     """Re-index memory files as they change, until Ctrl-C (one watcher per workspace)."""
-    from memcli.index.watch import run_watch
+    # imported when the command runs: --help and the other commands do not load the service
+    from memcli.service.watch import WatchOptions
 
     st = state(ctx)
-    if debounce is not None and debounce < 0:
-        raise BadInput("--debounce must be 0 or more milliseconds")
+    opts = WatchOptions(debounce_ms=debounce)
     out = Output(quiet=st.quiet or quiet, no_color=st.no_color)
     emit = out.json if as_json else (lambda event: _human(out, event))
-    run_watch(st.workspace, emit, overrides={"watch.debounce_ms": debounce})
+    with st.memory() as mem:
+        mem.watch(opts, emit)
 
 
 def _human(out: Output, event: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from memcli.errors import BadInput
@@ -179,3 +180,39 @@ def append_text(fd: int, path: Path, block: str) -> None:
     if written != len(data):  # pragma: no cover - disk full
         raise OSError(f"short write to {path}")
     os.fsync(fd)
+
+
+def day_title(day: date) -> str:
+    """The title a new daily file starts with, a blank line after it."""
+    return f"# {day.isoformat()}\n\n"
+
+
+@dataclass
+class Appender:
+    """A memory file locked for appending, with the text it held when the lock was taken."""
+
+    path: Path
+    fd: int
+    text: str
+
+    @property
+    def next_line(self) -> int:
+        """The line number an appended block starts on (a missing final newline is added)."""
+        text = self.text
+        return text.count("\n") + (1 if text and not text.endswith("\n") else 0) + 1
+
+    def write(self, block: str) -> None:
+        """Append ``block`` with one write (see :func:`append_text`)."""
+        append_text(self.fd, self.path, block)
+
+
+@contextmanager
+def appending(path: Path) -> Iterator[Appender]:
+    """Lock ``path`` for appending and read it: the one way memcli adds to a memory file.
+
+    The caller checks the current text (a duplicate, a heading a racing writer added) and
+    appends, all under the same lock, so checks and write cannot interleave with another
+    memcli process writing the same file.
+    """
+    with locked_append(path) as fd:
+        yield Appender(path, fd, path.read_text(encoding="utf-8", errors="replace"))

@@ -82,17 +82,16 @@ class NotesService(IndexService):
             block, redactions = red.text, [*redactions, *red.kinds]
         key = entries.fact_key(entries.parse_entries(block)[0].text)
         rel = self.ws.rel(target)
-        with entries.locked_append(target) as fd:
-            existing = target.read_text(encoding="utf-8", errors="replace")
-            for e in entries.parse_entries(existing):
+        with entries.appending(target) as file:
+            for e in entries.parse_entries(file.text):
                 if entries.fact_key(e.text) == key:
                     return AddResult(rel, e.line, block, False, f"{rel}:{e.line}", redactions)
             dup = self._indexed_duplicate(key, rel)
             if dup:
                 return AddResult(rel, 0, block, False, dup, redactions)
-            header = f"# {now.date().isoformat()}\n\n" if not existing and _is_daily(target) else ""
-            line = len(split_lines(existing)) + header.count("\n") + 1
-            entries.append_text(fd, target, header + block)
+            header = entries.day_title(now.date()) if not file.text and _is_daily(target) else ""
+            line = file.next_line + header.count("\n")
+            file.write(header + block)
         result = AddResult(rel, line, block, True, None, redactions)
         if index:
             try:

@@ -1,0 +1,123 @@
+"""Asking the model for facts: the ``[llm]`` provider settings, the call, and strict validation
+of its JSON reply (a bad reply is asked for once more, then it is a provider failure)."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from memcli.config import Settings
+from memcli.errors import ConfigError, ProviderError
+from memcli.flush.facts import Fact
+from memcli.providers.remote import ProviderConfig
+
+#: Longest fact text accepted from the model (characters, after whitespace is collapsed).
+MAX_FACT_CHARS = 1000
+#: Most facts accepted in one reply.
+MAX_FACTS_PER_REPLY = 100
+
+_WORD = re.compile(r"^[\w][\w\-/]*$")
+_FENCE = re.compile(r"^```[A-Za-z]*[ \t]*\n(.*)\n```$", re.DOTALL)
+
+#: The chat call: ``complete(messages, cfg, json_mode=True) -> reply text``
+#: (:func:`memcli.providers.remote.complete`).
+Complete = Callable[..., str]
+
+
+class BadReply(ValueError):
+    """The model's answer is not a valid facts object."""
+
+
+def llm_config(settings: Settings) -> ProviderConfig:
+    """ProviderConfig for ``[llm]``; a ConfigError when no model is set."""
+    model = str(settings.get("llm.model") or "").strip()
+    if not model:
+        raise ConfigError(
+            "no LLM model configured for flush",
+            hint="set [llm] model in memcli.toml, or MEMCLI_LLM_MODEL (e.g. openai/gpt-4o-mini)",
+        )
+    return ProviderConfig(
+        model=model,
+        api_base=settings.get("llm.api_base") or None,
+        api_key_env=settings.get("llm.api_key_env") or None,
+        timeout=float(settings.get("llm.timeout")),
+        max_retries=int(settings.get("llm.max_retries")),
+    )
+
+
+def parse_reply(text: str) -> list[Fact]:
+    """Validate a model reply strictly and return its facts.
+
+    Accepted: one JSON object (optionally wrapped in a single Markdown code fence) with a
+    ``facts`` list; each fact an object with a non-empty string ``text``, an optional one-word
+    ``type`` and an optional list of one-word ``tags``. Other keys are ignored. Anything else
+    raises :class:`BadReply`.
+    """
+    body = text.strip()
+    fenced = _FENCE.match(body)
+    if fenced:
+        body = fenced.group(1).strip()
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise BadReply("not JSON") from None
+    if not isinstance(data, dict):
+        raise BadReply("not a JSON object")
+    items = data.get("facts")
+    if not isinstance(items, list):
+        raise BadReply('no "facts" list')
+    if len(items) > MAX_FACTS_PER_REPLY:
+        raise BadReply(f"more than {MAX_FACTS_PER_REPLY} facts")
+    return [_parse_fact(item, n) for n, item in enumerate(items, 1)]
+
+
+def _parse_fact(item: object, n: int) -> Fact:
+    if not isinstance(item, dict):
+        raise BadReply(f"fact {n} is not an object")
+    raw = item.get("text")
+    if not isinstance(raw, str) or not raw.strip():
+        raise BadReply(f"fact {n} has no text")
+    text = " ".join(raw.split())  # one line: a fact cannot add headings or list items
+    if len(text) > MAX_FACT_CHARS:
+        raise BadReply(f"fact {n} is longer than {MAX_FACT_CHARS} characters")
+    kind = item.get("type")
+    if kind is not None and not isinstance(kind, str):
+        raise BadReply(f"fact {n} has a type that is not a string")
+    kind = (kind or "").strip().strip("[]").lower() or None
+    if kind is not None and not _WORD.match(kind):
+        raise BadReply(f"fact {n} has a type that is not one word")
+    raw_tags = item.get("tags")
+    if raw_tags is None:
+        raw_tags = []
+    if not isinstance(raw_tags, list) or not all(isinstance(t, str) for t in raw_tags):
+        raise BadReply(f"fact {n} has tags that are not a list of strings")
+    tags: list[str] = []
+    for tag in raw_tags:
+        name = tag.strip().lstrip("#").lower()
+        if not _WORD.match(name):
+            raise BadReply(f"fact {n} has a tag that is not one word")
+        if name not in tags:
+            tags.append(name)
+    return Fact(text, kind, tuple(tags))
+
+
+def ask(
+    messages: list[dict[str, str]], cfg: ProviderConfig, complete: Complete, counter: list[int]
+) -> list[Fact]:
+    """One part: ask, validate, ask once more on a bad reply, then give up (exit 4).
+
+    ``counter[0]`` counts the requests sent, failed ones included.
+    """
+    reason = ""
+    for _attempt in range(2):
+        counter[0] += 1
+        reply = complete(messages, cfg, json_mode=True)
+        try:
+            return parse_reply(reply)
+        except BadReply as exc:
+            reason = str(exc)
+    raise ProviderError(
+        f"LLM {cfg.model} did not answer with valid facts JSON after 2 attempts ({reason})",
+        hint="try again, another [llm] model, or a clearer --prompt-file",
+    )

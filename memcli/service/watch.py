@@ -1,0 +1,47 @@
+"""Watch: keep the index in step with the Markdown while files change, until stopped."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+from memcli.errors import BadInput
+from memcli.index.watching.events import Emit, WatchSummary
+from memcli.service.core import MemoryCore
+
+__all__ = ["WatchOptions", "WatchService", "WatchSummary"]
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """How to watch."""
+
+    debounce_ms: int | None = None  # quiet time before a batch is indexed (None: the setting)
+    handle_signals: bool = True  # SIGINT/SIGTERM/SIGHUP stop it (in the main thread only)
+
+    def __post_init__(self) -> None:
+        if self.debounce_ms is not None and self.debounce_ms < 0:
+            raise BadInput("--debounce must be 0 or more milliseconds")
+
+
+class WatchService(MemoryCore):
+    def watch(
+        self,
+        opts: WatchOptions,
+        emit: Emit,
+        stop: threading.Event | None = None,
+    ) -> WatchSummary:
+        """Re-index memory files as they change until ``stop`` is set or a signal arrives,
+        reporting through ``emit`` (see :mod:`memcli.index.watching.events`); one watcher
+        per workspace (AlreadyRunning otherwise)."""
+        # imported on use: every search imports this module, only a watch needs the loop
+        from memcli.index.watching.session import run_watch
+
+        return run_watch(
+            self.ws,
+            self.settings,
+            emit,
+            debounce_ms=opts.debounce_ms,
+            stop_event=stop,
+            handle_signals=opts.handle_signals,
+        )
