@@ -36,7 +36,10 @@ sys.path[:0] = [str(HERE), str(HERE.parent)]
 
 from corpus import generate  # noqa: E402
 
+from tests import stub_openai  # noqa: E402
 from tests.stub_openai import StubOpenAI  # noqa: E402
+
+_stub_vector = stub_openai.stub_vector
 
 CONVERSATION = [
     {"role": "user", "content": "Where do staging deploys run from?"},
@@ -104,12 +107,13 @@ STDIN = {
 }
 
 
-def normalise(text: str, base: Path) -> str:
+def normalise(text: str, base: Path, stub_url: str) -> str:
     """What differs between two runs of one build, replaced by placeholders."""
     text = text.replace(str(base.resolve()), "<TMP>").replace(str(base), "<TMP>")
-    text = text.replace(date.today().isoformat(), "<TODAY>")
+    text = text.replace(stub_url, "<STUB>").replace(date.today().isoformat(), "<TODAY>")
     text = re.sub(r"\b[0-9a-f]{40}\b", "<SHA>", text)
-    text = re.sub(r"\b[0-9a-f]{7,12}\b(?=[^0-9a-f])", "<SHA>", text)
+    text = re.sub(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,12}\b", "<SHA>", text)
+    text = re.sub(r'"(indexed_at|last_indexed|bytes|mtime[a-z_]*)": [0-9.]+', r'"\1": <N>', text)
     text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?", "<TIME>", text)
     text = re.sub(r"\b\d\d:\d\d\b", "<HH:MM>", text)
     text = re.sub(r'"(seconds|elapsed|duration|took|age)[a-z_]*": [0-9.e-]+', r'"\1": <N>', text)
@@ -120,7 +124,14 @@ def git(root: Path, *args: str) -> None:
     subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
 
 
+def _clock_free_vector(text: str, dims: int) -> list[float]:
+    """The stub's vector of ``text`` without its HH:MM times: an entry added at 09:14 and the
+    same entry added at 09:15 get one vector, so scores do not depend on the clock."""
+    return _stub_vector(re.sub(r"\b\d\d:\d\d\b", "", text), dims)
+
+
 def record(memcli: str, files: int) -> dict[str, Any]:
+    stub_openai.stub_vector = _clock_free_vector
     out: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="memcli-parity-") as tmp, StubOpenAI() as stub:
         base = Path(tmp)
@@ -167,7 +178,10 @@ def record(memcli: str, files: int) -> dict[str, Any]:
                 cwd=root,
                 timeout=300,
             )
-            out[name] = {"exit": proc.returncode, "stdout": normalise(proc.stdout, base)}
+            out[name] = {
+                "exit": proc.returncode,
+                "stdout": normalise(proc.stdout, base, stub.base_url),
+            }
     return out
 
 

@@ -11,6 +11,9 @@ from memcli.index.indexer import IndexReport, rel_paths, writer_lock
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
 
+#: Seconds a search waits for another writer before it answers from the index as it is.
+SEARCH_LOCK_WAIT = 2.0
+
 
 class IndexService(MemoryCore):
     def index(
@@ -57,11 +60,10 @@ class IndexService(MemoryCore):
         ):
             return False, []
         lock = writer_lock(self.ws)
-        if not lock.try_acquire():
-            try:
-                lock.acquire(timeout=2.0)
-            except LockTimeout:
-                return True, ["index is being written by another process; results may be stale"]
+        try:
+            lock.acquire(timeout=SEARCH_LOCK_WAIT)
+        except LockTimeout:
+            return True, ["index is being written by another process; results may be stale"]
         try:
             report = indexer.sync(embed_limit=SEARCH_EMBED_LIMIT)
         finally:
