@@ -13,12 +13,6 @@ from memcli.errors import ExitCode
 JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
 
 
-def _workspace(ctx: typer.Context) -> Any:
-    from memcli.notes.workspace import find_workspace
-
-    return find_workspace(state(ctx).workspace)
-
-
 # -- diff -----------------------------------------------------------------------------
 @app.command()
 def diff(
@@ -36,10 +30,11 @@ def diff(
     as_json: bool = JSON,
 ) -> None:
     """Facts added and removed under memory/ (exit 1 when nothing changed)."""
-    from memcli.git import gitops
+    from memcli.service.git import DiffOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
-    result = gitops.diff(_workspace(ctx).root, rev_range, since=since)
+    with st.memory() as mem:
+        result = mem.diff(DiffOptions(rev_range, since))
     if as_json:
         st.out.json(result.as_dict())
     elif stat:
@@ -123,10 +118,11 @@ def log(
     as_json: bool = JSON,
 ) -> None:
     """Commits that touched memory/, with the number of facts each added and removed."""
-    from memcli.git import gitops
+    from memcli.service.git import LogOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
-    commits = gitops.log(_workspace(ctx).root, rev, limit=limit, since=since)
+    with st.memory() as mem:
+        commits = mem.log(LogOptions(rev, limit, since))
     if as_json:
         st.out.json({"commits": [c.as_dict() for c in commits]})
         return
@@ -163,28 +159,28 @@ app.add_typer(hooks_app, name="hooks")
 @hooks_app.command("install")
 def hooks_install(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Install the hooks (chaining any hook already there); safe to run again."""
-    from memcli.git import hooks
-
     st = state(ctx)
-    _render_hooks(st, hooks.install(_workspace(ctx).root), as_json)
+    with st.memory() as mem:
+        report = mem.hooks_install()
+    _render_hooks(st, report, as_json)
 
 
 @hooks_app.command("uninstall")
 def hooks_uninstall(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Remove the hooks and restore the hooks they chained."""
-    from memcli.git import hooks
-
     st = state(ctx)
-    _render_hooks(st, hooks.uninstall(_workspace(ctx).root), as_json)
+    with st.memory() as mem:
+        report = mem.hooks_uninstall()
+    _render_hooks(st, report, as_json)
 
 
 @hooks_app.command("status")
 def hooks_status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Which hooks are installed, chained, missing or someone else's."""
-    from memcli.git import hooks
-
     st = state(ctx)
-    _render_hooks(st, hooks.status(_workspace(ctx).root), as_json)
+    with st.memory() as mem:
+        report = mem.hooks_status()
+    _render_hooks(st, report, as_json)
 
 
 def _render_hooks(st: Any, report: Any, as_json: bool) -> None:
@@ -211,17 +207,15 @@ def sync(
     as_json: bool = JSON,
 ) -> None:
     """Share memory through the upstream remote: commit memory, pull, re-index, push."""
-    from memcli.git import gitops
+    from memcli.service.git import SyncOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
     with st.memory() as mem:
-        chosen = strategy or mem.settings.get("git.sync_strategy")
-        result = gitops.sync(mem.ws.root, strategy=chosen, commit=not no_commit, push=not no_push)
-        report = mem.index()
-    payload = {**result.as_dict(), "index": report.as_dict()}
-    st.out.warnings(report.warnings)
+        synced = mem.sync(SyncOptions(strategy, commit=not no_commit, push=not no_push))
+    result, report = synced.sync, synced.index
+    st.out.warnings(synced.warnings)
     if as_json:
-        st.out.json(payload)
+        st.out.json(synced.as_dict())
         return
     out = st.out
     if result.committed:

@@ -715,7 +715,7 @@ def _summary(n_written: int, n_skipped: int, rel: str, *, dry_run: bool) -> str:
 
 
 def _check_git(root: Path) -> None:
-    from memcli.git.gitops import find_git_root
+    from memcli.notes.workspace import find_git_root
 
     if find_git_root(root) is None:
         raise GitError(
@@ -735,6 +735,6 @@ def commit_message(hash8: str, facts: list[Fact]) -> str:
 
 
 def _commit(root: Path, target: Path, hash8: str, facts: list[Fact]) -> str:
-    from memcli.git.gitops import commit_paths
+    from memcli.git.commit import commit_paths
 
     return commit_paths(root, [target], commit_message(hash8, facts))
