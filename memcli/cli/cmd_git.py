@@ -1,14 +1,23 @@
-"""Git commands: diff (what was learned), log, hooks install|uninstall|status, sync."""
+"""Git commands: diff (what was learned), log, hooks install|uninstall|status, sync.
+
+Each parses its arguments, calls one method of the git service (memcli.service.git) and
+renders the result.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from memcli.cli.app import MemcliTyper, app, state
 from memcli.cli.output import Output
 from memcli.errors import ExitCode
+
+if TYPE_CHECKING:
+    from memcli.cli.runtime import State
+    from memcli.git.diff import DiffResult, FactLine
+    from memcli.git.hooks import HooksReport
 
 JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
 
@@ -45,14 +54,14 @@ def diff(
         raise typer.Exit(int(ExitCode.NOT_FOUND))
 
 
-def _label(result: Any) -> str:
+def _label(result: DiffResult) -> str:
     old = result.old[:10] if result.old else "(nothing)"
     new = result.new if result.new == "worktree" else result.new[:10]
     return f"{old}..{new}"
 
 
-def _render_stat(out: Output, result: Any) -> None:
-    def n(items: list[Any], kind: str) -> int:
+def _render_stat(out: Output, result: DiffResult) -> None:
+    def n(items: list[FactLine], kind: str) -> int:
         return sum(1 for x in items if x.kind == kind)
 
     rows = [
@@ -74,7 +83,7 @@ def _render_stat(out: Output, result: Any) -> None:
     _render_totals(out, result)
 
 
-def _render_diff(out: Output, result: Any) -> None:
+def _render_diff(out: Output, result: DiffResult) -> None:
     for f in result.files:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         out.styled(f"{name} ({f.status})  +{len(f.added)} -{len(f.removed)}", "bold")
@@ -88,12 +97,12 @@ def _render_diff(out: Output, result: Any) -> None:
     _render_totals(out, result)
 
 
-def _fact_row(sign: str, fact: Any) -> list[Any]:
+def _fact_row(sign: str, fact: FactLine) -> list[Any]:
     kind = fact.type or ("" if fact.kind == "fact" else "(line)")
     return [sign, fact.line, kind, fact.text, " ".join(f"#{t}" for t in fact.tags)]
 
 
-def _render_totals(out: Output, result: Any) -> None:
+def _render_totals(out: Output, result: DiffResult) -> None:
     t = result.totals
     if not t["files"]:
         out.info(f"no memory changes in {_label(result)}")
@@ -183,7 +192,7 @@ def hooks_status(ctx: typer.Context, as_json: bool = JSON) -> None:
     _render_hooks(st, report, as_json)
 
 
-def _render_hooks(st: Any, report: Any, as_json: bool) -> None:
+def _render_hooks(st: State, report: HooksReport, as_json: bool) -> None:
     st.out.warnings(report.warnings)
     if as_json:
         st.out.json(report.as_dict())

@@ -620,7 +620,7 @@ def flush(
         except MemcliError as exc:  # the facts are safe in the file; 'memcli index' catches up
             result.warnings.append(f"{rel} was written but not indexed: {exc.message}")
         if commit:
-            result.commit = _commit(ws.root, target, hash8, [o.fact for o in written]) or None
+            result.commit = mem.commit([target], commit_message(hash8, [o.fact for o in written]))
     return result
 
 
@@ -732,9 +732,3 @@ def commit_message(hash8: str, facts: list[Fact]) -> str:
     more = f" (+{len(facts) - 1} more)" if len(facts) > 1 else ""
     body = "\n".join(f"- {'[' + f.type + '] ' if f.type else ''}{f.text}" for f in facts)
     return f"memory: {first}{more}\n\nFlushed from conversation {hash8}:\n\n{body}\n"
-
-
-def _commit(root: Path, target: Path, hash8: str, facts: list[Fact]) -> str:
-    from memcli.git.commit import commit_paths
-
-    return commit_paths(root, [target], commit_message(hash8, facts))

@@ -11,23 +11,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from memcli.git import diff as git_diff
-from memcli.git import hooks
-from memcli.git import log as git_log
-from memcli.git import sync as git_sync
-from memcli.git.commit import commit_paths, facts_message
-from memcli.git.diff import DiffResult
-from memcli.git.hooks import HooksReport
-from memcli.git.log import LogEntry
-from memcli.git.repo import require_repo
-from memcli.git.sync import SyncResult
-from memcli.index.indexer import IndexReport
-from memcli.notes.entries import parse_entries
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.indexing import IndexService
-from memcli.service.notes import AddResult
+
+if TYPE_CHECKING:
+    from memcli.git.diff import DiffResult
+    from memcli.git.hooks import HooksReport
+    from memcli.git.log import LogEntry
+    from memcli.git.sync import SyncResult
+    from memcli.index.indexer import IndexReport
+    from memcli.service.notes import AddResult
+
+# The git room is imported inside the methods: keyword search and status open a Memory too,
+# and must not load the diff, sync and hook code (with difflib and tempfile) they never use.
 
 
 @dataclass(frozen=True)
@@ -77,15 +75,22 @@ class GitService(IndexService):
     def require_repo(self) -> Path:
         """The top of the workspace's repository; GitError (before anything is written)
         when the workspace is not in one. Cheap: no git process."""
+        from memcli.git.repo import require_repo  # git code on git operations only (above)
+
         return require_repo(self.ws.root)
 
     def commit(self, paths: list[Path], message: str) -> str | None:
         """Commit exactly ``paths`` (and nothing else staged); the sha, None when unchanged."""
+        from memcli.git.commit import commit_paths  # git code on git operations only (above)
+
         return commit_paths(self.ws.root, paths, message) or None
 
     def commit_added(self, result: AddResult) -> str | None:
         """Commit the file an :meth:`add` wrote, with a message naming the fact as written
         (redacted); None when nothing was added or nothing changed."""
+        from memcli.git.commit import facts_message  # git code on git operations only (above)
+        from memcli.notes.entries import parse_entries  # as NotesService.add loads it: lazily
+
         if not result.added:
             return None
         fact = parse_entries(result.entry)[0].text
@@ -93,21 +98,27 @@ class GitService(IndexService):
 
     def diff(self, opts: DiffOptions | None = None) -> DiffResult:
         """Facts added and removed under ``memory/``."""
+        from memcli.git.diff import diff  # git code on git operations only (above)
+
         opts = opts or DiffOptions()
-        return git_diff.diff(self.ws.root, opts.rev_range, since=opts.since, memory_dir=MEMORY_DIR)
+        return diff(self.ws.root, opts.rev_range, since=opts.since, memory_dir=MEMORY_DIR)
 
     def log(self, opts: LogOptions | None = None) -> list[LogEntry]:
         """Commits that touched ``memory/``, newest first, with the facts each changed."""
+        from memcli.git.log import log  # git code on git operations only (above)
+
         opts = opts or LogOptions()
-        return git_log.log(
+        return log(
             self.ws.root, opts.rev, limit=opts.limit, since=opts.since, memory_dir=MEMORY_DIR
         )
 
     def sync(self, opts: SyncOptions | None = None) -> SyncReport:
         """Commit pending memory, pull (rebase or merge), push; then re-index."""
+        from memcli.git.sync import sync  # git code on git operations only (above)
+
         opts = opts or SyncOptions()
         strategy = opts.strategy or self.settings.get("git.sync_strategy")
-        result = git_sync.sync(
+        result = sync(
             self.ws.root,
             strategy=strategy,
             commit=opts.commit,
@@ -118,12 +129,18 @@ class GitService(IndexService):
 
     def hooks_install(self, *, python: str | None = None) -> HooksReport:
         """Install (or update) the re-indexing git hooks, chaining any hook already there."""
-        return hooks.install(self.ws.root, python=python)
+        from memcli.git.hooks import install  # git code on git operations only (above)
+
+        return install(self.ws.root, python=python)
 
     def hooks_uninstall(self) -> HooksReport:
         """Remove the hooks and restore the hooks they chained."""
-        return hooks.uninstall(self.ws.root)
+        from memcli.git.hooks import uninstall  # git code on git operations only (above)
+
+        return uninstall(self.ws.root)
 
     def hooks_status(self) -> HooksReport:
         """Each hook's state: installed, missing, foreign or modified."""
-        return hooks.status(self.ws.root)
+        from memcli.git.hooks import status  # git code on git operations only (above)
+
+        return status(self.ws.root)
