@@ -545,7 +545,7 @@ def _hooks(ctx: dict[str, Any]) -> Check:
     ws = ctx.get("ws")
     if ws is None:
         return Check("hooks", NOTE, "no workspace", details={"hooks": []})
-    from memcli.git.gitops import find_git_root
+    from memcli.notes.workspace import find_git_root
 
     if find_git_root(ws.root) is None:
         return Check(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.flush import FlushService
+from memcli.service.git import GitService
 from memcli.service.notes import AddResult, GetResult, NotesService, parse_get_spec
 from memcli.service.searching import SearchService
 from memcli.service.watch import WatchService
@@ -15,5 +16,5 @@ from memcli.service.watch import WatchService
 __all__ = ["SEARCH_EMBED_LIMIT", "AddResult", "GetResult", "Memory", "parse_get_spec"]
 
 
-class Memory(NotesService, SearchService, FlushService, WatchService):
+class Memory(NotesService, SearchService, FlushService, GitService, WatchService):
     """A workspace with its settings and (lazily) its index: every memcli operation."""

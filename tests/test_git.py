@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from memcli.errors import BadInput, GitError
-from memcli.git import gitops
+from memcli.git.commit import commit_paths
+from memcli.git.diff import diff
 from memcli.notes.workspace import init_workspace
 from tests.conftest import Cli
 
@@ -67,7 +68,7 @@ def test_commit_paths_commits_only_the_given_files(tmp_path: Path) -> None:
     git(root, "add", "notes.txt")
     append(root / "memory" / "MEMORY.md", "- unstaged evergreen edit\n")
 
-    sha = gitops.commit_paths(root, [fact], "memory: a fact")
+    sha = commit_paths(root, [fact], "memory: a fact")
 
     assert sha == head(root)
     assert committed_files(root) == ["memory/2026-11-22.md"]
@@ -80,8 +81,8 @@ def test_commit_paths_commits_only_the_given_files(tmp_path: Path) -> None:
 def test_commit_paths_nothing_to_commit_returns_empty(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     before = head(root)
-    assert gitops.commit_paths(root, [root / "memory" / "MEMORY.md"], "m") == ""
-    assert gitops.commit_paths(root, [root / "memory" / "never-existed.md"], "m") == ""
+    assert commit_paths(root, [root / "memory" / "MEMORY.md"], "m") == ""
+    assert commit_paths(root, [root / "memory" / "never-existed.md"], "m") == ""
     assert head(root) == before
 
 
@@ -91,10 +92,10 @@ def test_commit_paths_deletion_and_relative_paths_in_a_subfolder_workspace(
     top = make_repo(tmp_path / "mono")
     ws = top / "team" / "mem"
     init_workspace(ws)
-    sha1 = gitops.commit_paths(ws, [Path("memory/MEMORY.md")], "first")  # relative to ws
+    sha1 = commit_paths(ws, [Path("memory/MEMORY.md")], "first")  # relative to ws
     assert sha1 and committed_files(top) == ["team/mem/memory/MEMORY.md"]
     (ws / "memory" / "MEMORY.md").unlink()
-    sha2 = gitops.commit_paths(ws, [ws / "memory" / "MEMORY.md"], "drop")
+    sha2 = commit_paths(ws, [ws / "memory" / "MEMORY.md"], "drop")
     assert sha2 != sha1
     assert git(top, "ls-files").strip() == ""
 
@@ -103,10 +104,10 @@ def test_commit_paths_outside_git_or_outside_repo(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     init_workspace(plain)
     with pytest.raises(GitError, match="not in a git repository"):
-        gitops.commit_paths(plain, [plain / "memory" / "MEMORY.md"], "m")
+        commit_paths(plain, [plain / "memory" / "MEMORY.md"], "m")
     root = repo_workspace(tmp_path / "r")
     with pytest.raises(GitError, match="not inside the git repository"):
-        gitops.commit_paths(root, [plain / "memory" / "MEMORY.md"], "m")
+        commit_paths(root, [plain / "memory" / "MEMORY.md"], "m")
 
 
 # -- init --------------------------------------------------------------------------------------
@@ -359,7 +360,7 @@ def test_diff_rename_delete_and_binary(tmp_path: Path) -> None:
     git(root, "rm", "-q", "memory/gone.md")
     (root / "memory" / "blob.md").write_bytes(b"\x00\x02binary")
 
-    d = gitops.diff(root).as_dict()
+    d = diff(root).as_dict()
     files = {f["path"]: f for f in d["files"]}
     moved = files["memory/new-name.md"]
     assert moved["status"] == "renamed" and moved["old_path"] == "memory/old-name.md"
@@ -405,11 +406,11 @@ def test_diff_before_the_first_commit(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r")
     init_workspace(root)
     append(root / "memory" / "MEMORY.md", "- first fact\n")
-    d = gitops.diff(root)
+    d = diff(root)
     assert d.old is None
     assert [f.status for f in d.files] == ["untracked"]
     with pytest.raises(BadInput):
-        gitops.diff(root, "HEAD~1..HEAD")
+        diff(root, "HEAD~1..HEAD")
 
 
 # -- log ---------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.git import gitops
+from memcli.git.repo import open_repo, operation_in_progress
 from memcli.notes.workspace import init_workspace
 from tests.conftest import Cli
 from tests.test_git import append, git, head, make_repo, write
@@ -108,8 +108,8 @@ def test_real_conflict_stops_cleanly_with_exit_3(clones: tuple[Path, Path, Path]
     assert "Hint:" in r.stderr and "Traceback" not in r.stderr
     assert r.stdout == ""
     # the rebase was aborted: B is exactly as before, no markers, nothing pushed
-    repo = gitops.open_repo(b)
-    assert gitops.operation_in_progress(repo) is None
+    repo = open_repo(b)
+    assert operation_in_progress(repo) is None
     assert head(b) == b_head
     assert (b / ever).read_text() == "# Memory\n\nDeploys happen on Friday.\n"
     assert git(b, "status", "--porcelain").strip() == ""

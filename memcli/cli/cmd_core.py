@@ -40,12 +40,14 @@ def init(
     root.mkdir(parents=True, exist_ok=True)
     created: list[str] = []
     if git_init or hooks:
-        from memcli.git import gitops
+        from memcli.git.repo import git_init as run_git_init
+        from memcli.git.repo import require_repo
+        from memcli.notes.workspace import find_git_root
 
-        if git_init and gitops.find_git_root(root) is None:
-            gitops.git_init(root)
+        if git_init and find_git_root(root) is None:
+            run_git_init(root)
             created.append("git repository")
-        gitops.require_repo(root)
+        require_repo(root)
     created += init_workspace(root)
     payload: dict[str, Any] = {"workspace": str(root.resolve()), "created": created}
     if hooks:
@@ -87,9 +89,7 @@ def add(
     sha: str | None = None
     with st.memory() as mem:
         if commit:
-            from memcli.git import gitops
-
-            gitops.require_repo(mem.ws.root)  # refuse before writing anything
+            mem.require_repo()  # refuse before writing anything
         result = mem.add(
             text,
             to=to,
@@ -99,12 +99,8 @@ def add(
             tags=tag,
             redact=not no_redact,
         )
-        if commit and result.added:
-            from memcli.notes.entries import parse_entries
-
-            fact = parse_entries(result.entry)[0].text  # redacted, as written
-            message = gitops.facts_message([fact])
-            sha = gitops.commit_paths(mem.ws.root, [mem.ws.root / result.path], message) or None
+        if commit:
+            sha = mem.commit_added(result)
     st.out.warnings(result.warnings)
     if as_json:
         st.out.json({**result.as_dict(), **({"commit": sha} if commit else {})})

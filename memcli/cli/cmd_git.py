@@ -1,8 +1,12 @@
-"""Git commands: diff (what was learned), log, hooks install|uninstall|status, sync."""
+"""Git commands: diff (what was learned), log, hooks install|uninstall|status, sync.
+
+Each parses its arguments, calls one method of the git service (memcli.service.git) and
+renders the result.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -10,13 +14,12 @@ from memcli.cli.app import MemcliTyper, app, state
 from memcli.cli.output import Output
 from memcli.errors import ExitCode
 
+if TYPE_CHECKING:
+    from memcli.cli.runtime import State
+    from memcli.git.diff import DiffResult, FactLine
+    from memcli.git.hooks import HooksReport
+
 JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
-
-
-def _workspace(ctx: typer.Context) -> Any:
-    from memcli.notes.workspace import find_workspace
-
-    return find_workspace(state(ctx).workspace)
 
 
 # -- diff -----------------------------------------------------------------------------
@@ -36,10 +39,11 @@ def diff(
     as_json: bool = JSON,
 ) -> None:
     """Facts added and removed under memory/ (exit 1 when nothing changed)."""
-    from memcli.git import gitops
+    from memcli.service.git import DiffOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
-    result = gitops.diff(_workspace(ctx).root, rev_range, since=since)
+    with st.memory() as mem:
+        result = mem.diff(DiffOptions(rev_range, since))
     if as_json:
         st.out.json(result.as_dict())
     elif stat:
@@ -50,14 +54,14 @@ def diff(
         raise typer.Exit(int(ExitCode.NOT_FOUND))
 
 
-def _label(result: Any) -> str:
+def _label(result: DiffResult) -> str:
     old = result.old[:10] if result.old else "(nothing)"
     new = result.new if result.new == "worktree" else result.new[:10]
     return f"{old}..{new}"
 
 
-def _render_stat(out: Output, result: Any) -> None:
-    def n(items: list[Any], kind: str) -> int:
+def _render_stat(out: Output, result: DiffResult) -> None:
+    def n(items: list[FactLine], kind: str) -> int:
         return sum(1 for x in items if x.kind == kind)
 
     rows = [
@@ -79,7 +83,7 @@ def _render_stat(out: Output, result: Any) -> None:
     _render_totals(out, result)
 
 
-def _render_diff(out: Output, result: Any) -> None:
+def _render_diff(out: Output, result: DiffResult) -> None:
     for f in result.files:
         name = f"{f.old_path} -> {f.path}" if f.old_path else f.path
         out.styled(f"{name} ({f.status})  +{len(f.added)} -{len(f.removed)}", "bold")
@@ -93,12 +97,12 @@ def _render_diff(out: Output, result: Any) -> None:
     _render_totals(out, result)
 
 
-def _fact_row(sign: str, fact: Any) -> list[Any]:
+def _fact_row(sign: str, fact: FactLine) -> list[Any]:
     kind = fact.type or ("" if fact.kind == "fact" else "(line)")
     return [sign, fact.line, kind, fact.text, " ".join(f"#{t}" for t in fact.tags)]
 
 
-def _render_totals(out: Output, result: Any) -> None:
+def _render_totals(out: Output, result: DiffResult) -> None:
     t = result.totals
     if not t["files"]:
         out.info(f"no memory changes in {_label(result)}")
@@ -123,10 +127,11 @@ def log(
     as_json: bool = JSON,
 ) -> None:
     """Commits that touched memory/, with the number of facts each added and removed."""
-    from memcli.git import gitops
+    from memcli.service.git import LogOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
-    commits = gitops.log(_workspace(ctx).root, rev, limit=limit, since=since)
+    with st.memory() as mem:
+        commits = mem.log(LogOptions(rev, limit, since))
     if as_json:
         st.out.json({"commits": [c.as_dict() for c in commits]})
         return
@@ -163,31 +168,31 @@ app.add_typer(hooks_app, name="hooks")
 @hooks_app.command("install")
 def hooks_install(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Install the hooks (chaining any hook already there); safe to run again."""
-    from memcli.git import hooks
-
     st = state(ctx)
-    _render_hooks(st, hooks.install(_workspace(ctx).root), as_json)
+    with st.memory() as mem:
+        report = mem.hooks_install()
+    _render_hooks(st, report, as_json)
 
 
 @hooks_app.command("uninstall")
 def hooks_uninstall(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Remove the hooks and restore the hooks they chained."""
-    from memcli.git import hooks
-
     st = state(ctx)
-    _render_hooks(st, hooks.uninstall(_workspace(ctx).root), as_json)
+    with st.memory() as mem:
+        report = mem.hooks_uninstall()
+    _render_hooks(st, report, as_json)
 
 
 @hooks_app.command("status")
 def hooks_status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Which hooks are installed, chained, missing or someone else's."""
-    from memcli.git import hooks
-
     st = state(ctx)
-    _render_hooks(st, hooks.status(_workspace(ctx).root), as_json)
+    with st.memory() as mem:
+        report = mem.hooks_status()
+    _render_hooks(st, report, as_json)
 
 
-def _render_hooks(st: Any, report: Any, as_json: bool) -> None:
+def _render_hooks(st: State, report: HooksReport, as_json: bool) -> None:
     st.out.warnings(report.warnings)
     if as_json:
         st.out.json(report.as_dict())
@@ -211,17 +216,15 @@ def sync(
     as_json: bool = JSON,
 ) -> None:
     """Share memory through the upstream remote: commit memory, pull, re-index, push."""
-    from memcli.git import gitops
+    from memcli.service.git import SyncOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
     with st.memory() as mem:
-        chosen = strategy or mem.settings.get("git.sync_strategy")
-        result = gitops.sync(mem.ws.root, strategy=chosen, commit=not no_commit, push=not no_push)
-        report = mem.index()
-    payload = {**result.as_dict(), "index": report.as_dict()}
-    st.out.warnings(report.warnings)
+        synced = mem.sync(SyncOptions(strategy, commit=not no_commit, push=not no_push))
+    result, report = synced.sync, synced.index
+    st.out.warnings(synced.warnings)
     if as_json:
-        st.out.json(payload)
+        st.out.json(synced.as_dict())
         return
     out = st.out
     if result.committed:

@@ -159,7 +159,7 @@ def flush(
         except MemcliError as exc:  # the facts are safe in the file; 'memcli index' catches up
             result.warnings.append(f"{rel} was written but not indexed: {exc.message}")
         if commit:
-            result.commit = _commit(ws.root, target, hash8, [o.fact for o in written]) or None
+            result.commit = mem.commit([target], commit_message(hash8, [o.fact for o in written]))
     return result
 
 
@@ -181,7 +181,7 @@ def _redact_facts(facts: list[Fact], redactions: list[str]) -> list[Fact]:
 
 
 def _check_git(root: Path) -> None:
-    from memcli.git.gitops import find_git_root
+    from memcli.notes.workspace import find_git_root
 
     if find_git_root(root) is None:
         raise GitError(
@@ -198,9 +198,3 @@ def commit_message(hash8: str, facts: list[Fact]) -> str:
     more = f" (+{len(facts) - 1} more)" if len(facts) > 1 else ""
     body = "\n".join(f"- {'[' + f.type + '] ' if f.type else ''}{f.text}" for f in facts)
     return f"memory: {first}{more}\n\nFlushed from conversation {hash8}:\n\n{body}\n"
-
-
-def _commit(root: Path, target: Path, hash8: str, facts: list[Fact]) -> str:
-    from memcli.git.gitops import commit_paths
-
-    return commit_paths(root, [target], commit_message(hash8, facts))

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import GitError
-from memcli.git.gitops import open_repo, repo_top, run_git
+from memcli.git.repo import open_repo, run_git
 
 HOOK_NAMES = ("post-commit", "post-merge", "post-checkout", "post-rewrite")
 MARKER = "# memcli-hook"
@@ -181,7 +181,7 @@ class _Hooks:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
         self.repo = open_repo(self.root)
-        self.top = repo_top(self.repo)
+        self.top = self.repo.top
         rel = os.path.relpath(self.root, self.top)
         self.workspace = Path(rel).as_posix()
         self.dir = self._hooks_dir()
@@ -190,7 +190,7 @@ class _Hooks:
         _, out, _ = run_git(self.repo, "rev-parse", "--git-path", "hooks")
         path = Path(out.strip())
         if not path.is_absolute():
-            path = Path(self.repo.working_tree_dir) / path
+            path = self.repo.top / path
         return Path(os.path.abspath(path))
 
     def report(self) -> HooksReport:

@@ -125,6 +125,17 @@ def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) 
     )
 
 
+def find_git_root(path: Path) -> Path | None:
+    """The nearest folder at or above ``path`` holding ``.git`` (a folder, or a file in a
+    linked worktree or submodule); None outside git. No subprocess: the notes room finds
+    its repository without the git room."""
+    start = Path(path).resolve()
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
 def source_of(rel_path: str) -> str:
     """Source label: ``memory/x.md`` -> ``memory``; ``memory/ns/.../x.md`` -> ``ns``."""
     parts = rel_path.split("/")
@@ -166,8 +177,6 @@ def init_workspace(root: Path) -> list[str]:
         done.append(f"{MEMORY_DIR}/{EVERGREEN_FILE}")
     if ensure_line(root / ".gitignore", f"{STATE_DIR}/"):
         done.append(".gitignore")
-    from memcli.git.gitops import find_git_root
-
     if find_git_root(root) is not None and ensure_line(root / ".gitattributes", UNION_MERGE):
         done.append(".gitattributes")
     return done

@@ -118,6 +118,6 @@ class IndexService(MemoryCore):
 
 def _git_state(root: Path) -> dict[str, Any] | None:
     """Branch, dirty memory files, ahead/behind; None outside git (one subprocess, no GitPython)."""
-    from memcli.git.gitops import quick_status
+    from memcli.git.status import quick_status
 
     return quick_status(root, MEMORY_DIR)

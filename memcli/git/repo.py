@@ -1,0 +1,179 @@
+"""The git room's one layer: a repository holding a workspace, and running ``git`` in it.
+
+Every git operation in memcli runs the ``git`` executable through :func:`run_git` (or, for
+the two that stream bytes, :func:`git_process`): no GitPython. memcli only ever shells out
+to git, so a library wrapping those calls added nothing but its import time (a tenth of a
+second on every git command) and a second way to fail; ``status`` already had to bypass it
+to stay fast. Failures become :class:`~memcli.errors.GitError` with git's last line as the
+one-line message and a hint where one helps.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from memcli.errors import GitError
+from memcli.notes.workspace import find_git_root
+
+NOT_A_REPO_HINT = "run 'git init' there (or 'memcli init --git'), or use -w to pick a workspace"
+IDENTITY_HINT = "set your identity: git config user.name 'Name'; git config user.email 'you@host'"
+
+#: Variables git sets for hooks; a memcli started from a hook must not inherit them.
+GIT_LOCAL_ENV = frozenset(
+    {
+        "GIT_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_WORK_TREE",
+        "GIT_PREFIX",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_COMMON_DIR",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A non-bare repository: its work tree's top and its (absolute) git folder."""
+
+    top: Path
+    git_dir: Path
+
+
+def git_env() -> dict[str, str]:
+    """The environment for git: no hook variables, messages in English (they are parsed)."""
+    env = {k: v for k, v in os.environ.items() if k not in GIT_LOCAL_ENV}
+    env["LANGUAGE"] = "C"
+    env["LC_ALL"] = "C"
+    return env
+
+
+def git_process(
+    cwd: Path, args: list[str], *, input: bytes | None = None, timeout: float | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git args`` in ``cwd`` and capture its bytes; GitError when git cannot start."""
+    try:
+        return subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=git_env(),
+            timeout=timeout,
+        )
+    except OSError as exc:  # no git executable, or cwd vanished
+        raise GitError(f"git is not available: {exc}", hint="install git") from None
+
+
+def _text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
+
+
+def run_git(repo: Repo, *args: str, check: bool = True) -> tuple[int, str, str]:
+    """Run ``git args`` in the work tree; (status, stdout, stderr). Raises GitError if check."""
+    proc = git_process(repo.top, list(args))
+    status, out, err = proc.returncode, _text(proc.stdout), _text(proc.stderr).rstrip("\n")
+    if check and status != 0:
+        raise GitError(f"git {args[0]} failed: {last_line(err or out)}", hint=hint_for(err))
+    return status, out, err
+
+
+def last_line(text: str) -> str:
+    """The line of git's output that states the error."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    # "hint:" lines are advice; the error itself is the last non-hint line
+    errors = [ln for ln in lines if not ln.startswith("hint:")]
+    return (errors or lines or ["(no message)"])[-1]
+
+
+def hint_for(err: str) -> str | None:
+    """Advice for the git failures a user can fix (identity, remote access)."""
+    low = (err or "").lower()
+    if "tell me who you are" in low or "identity unknown" in low:
+        return IDENTITY_HINT
+    if "could not read from remote" in low or "unable to access" in low:
+        return "check the remote URL and your network or credentials"
+    return None
+
+
+# -- discovery -----------------------------------------------------------------
+def require_repo(root: Path) -> Path:
+    """The top of the repository holding ``root``; GitError when there is none (cheap)."""
+    top = find_git_root(root)
+    if top is None:
+        raise GitError(f"{Path(root).resolve()} is not in a git repository", hint=NOT_A_REPO_HINT)
+    return top
+
+
+def open_repo(root: Path) -> Repo:
+    """The repository holding ``root`` (the workspace may be a subfolder of it)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise GitError(f"{root} is not in a git repository", hint=NOT_A_REPO_HINT)
+    proc = git_process(
+        root, ["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--absolute-git-dir"]
+    )
+    if proc.returncode != 0:
+        raise GitError(f"{root} is not in a git repository", hint=NOT_A_REPO_HINT)
+    bare, inside, git_dir = (_text(proc.stdout).splitlines() + ["", "", ""])[:3]
+    top = ""
+    if bare != "true" and inside == "true":  # --show-toplevel fails outright in a bare one
+        top = _text(git_process(root, ["rev-parse", "--show-toplevel"]).stdout).strip()
+    if not top:
+        raise GitError(f"{root} is in a bare git repository (no work tree)", hint=NOT_A_REPO_HINT)
+    return Repo(Path(top).resolve(), Path(git_dir))
+
+
+def git_init(root: Path) -> Path:
+    """``git init`` in ``root``; returns the repository's top folder."""
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    proc = git_process(root, ["init", "--quiet"])
+    if proc.returncode != 0:
+        raise GitError(f"git init failed: {last_line(_text(proc.stderr))}")
+    return root.resolve()
+
+
+def operation_in_progress(repo: Repo) -> str | None:
+    """'merge', 'rebase', 'cherry-pick' or 'revert' when one is under way, else None."""
+    checks = [
+        ("rebase", repo.git_dir / "rebase-merge"),
+        ("rebase", repo.git_dir / "rebase-apply"),
+        ("merge", repo.git_dir / "MERGE_HEAD"),
+        ("cherry-pick", repo.git_dir / "CHERRY_PICK_HEAD"),
+        ("revert", repo.git_dir / "REVERT_HEAD"),
+    ]
+    for name, marker in checks:
+        if marker.exists():
+            return name
+    return None
+
+
+def has_head(repo: Repo) -> bool:
+    """True once the current branch has a commit."""
+    status, _, _ = run_git(repo, "rev-parse", "--verify", "--quiet", "HEAD", check=False)
+    return status == 0
+
+
+def rel_to_top(top: Path, root: Path, path: Path | str) -> str:
+    """``path`` (absolute, or relative to the workspace ``root``) relative to the work tree."""
+    p = Path(path)
+    if not p.is_absolute():
+        p = root / p
+    resolved = Path(os.path.abspath(p))
+    real = resolved.parent.resolve() / resolved.name  # resolve folders, keep a symlinked file
+    for candidate in (resolved, real):
+        try:
+            return candidate.relative_to(top).as_posix()
+        except ValueError:
+            continue
+    raise GitError(f"{path} is not inside the git repository {top}")
+
+
+def prefix_of(top: Path, root: Path) -> str:
+    """The workspace folder as a pathspec prefix in the repository ('' at its top)."""
+    rel = root.relative_to(top.resolve()).as_posix() if root != top.resolve() else ""
+    return "" if rel in ("", ".") else rel + "/"

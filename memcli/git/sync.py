@@ -1,0 +1,214 @@
+"""Sharing memory through the upstream remote: commit pending memory, fetch, integrate, push."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memcli.errors import BadInput, GitError
+from memcli.git.commit import commit_paths, facts_message
+from memcli.git.diff import DiffResult, diff_states
+from memcli.git.repo import Repo, hint_for, last_line, operation_in_progress, run_git
+from memcli.git.scope import WORKTREE, Scope
+
+SYNC_STRATEGIES = ("rebase", "merge")
+PUSH_ATTEMPTS = 3
+
+
+class SyncConflict(GitError):
+    """Integrating the upstream needs a human: the same lines changed on both sides."""
+
+
+@dataclass
+class SyncResult:
+    """What a sync did: the commit of pending memory, commits pulled and pushed, files changed."""
+
+    branch: str
+    upstream: str
+    strategy: str
+    committed: str | None = None  # sha of the commit of pending memory files
+    before: str | None = None
+    after: str | None = None
+    pulled: int = 0  # upstream commits brought in
+    pushed: int = 0  # local commits sent
+    changed: list[str] = field(default_factory=list)  # memory files the pull changed
+    attempts: int = 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "branch": self.branch,
+            "upstream": self.upstream,
+            "strategy": self.strategy,
+            "committed": self.committed,
+            "before": self.before,
+            "after": self.after,
+            "pulled": self.pulled,
+            "pushed": self.pushed,
+            "changed": self.changed,
+        }
+
+
+def sync(
+    root: Path,
+    *,
+    strategy: str = "rebase",
+    commit: bool = True,
+    push: bool = True,
+    memory_dir: str = "memory",
+) -> SyncResult:
+    """Fetch, integrate the upstream (rebase or merge), push; commit pending memory first.
+
+    Daily files merge with git's union driver (see ``.gitattributes``), so two
+    clones appending to the same day keep both. A real conflict aborts the
+    rebase/merge (the repository is as before the pull) and raises
+    :class:`SyncConflict` naming the files. The caller re-indexes ``changed``.
+    """
+    if strategy not in SYNC_STRATEGIES:
+        raise BadInput(f"unknown sync strategy {strategy!r}", hint="use rebase or merge")
+    scope = Scope(root, memory_dir)
+    repo = scope.repo
+    busy = operation_in_progress(repo)
+    if busy:
+        raise GitError(
+            f"a {busy} is in progress in {scope.top}",
+            hint=f"finish it or run 'git {busy} --abort' (git status explains), then sync again",
+        )
+    status, out, _ = run_git(repo, "symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+    if status != 0:
+        raise GitError("HEAD is detached: sync needs a branch", hint="git switch <branch>")
+    branch = out.strip()
+    remote, merge_ref, upstream = _upstream(repo, branch)
+    result = SyncResult(branch, upstream, strategy)
+    dirty = _dirty_memory(scope)
+    if dirty:
+        if not commit:
+            raise GitError(
+                f"{len(dirty)} memory file(s) have uncommitted changes",
+                hint="commit them, or run sync without --no-commit",
+            )
+        message = sync_message(diff_states(scope, scope.head(), WORKTREE))
+        result.committed = commit_paths(root, [scope.top / p for p in dirty], message) or None
+    result.before = scope.head()
+    for attempt in range(1, PUSH_ATTEMPTS + 1):
+        result.attempts = attempt
+        if remote != ".":
+            run_git(repo, "fetch", "--quiet", remote)
+        ahead, behind = _ahead_behind(repo)
+        if behind:
+            _integrate(scope, strategy, fast_forward=ahead == 0, upstream=upstream)
+            result.pulled += behind
+        ahead, _ = _ahead_behind(repo)
+        if not push or not ahead:
+            break
+        status, _, err = run_git(repo, "push", "--quiet", remote, f"HEAD:{merge_ref}", check=False)
+        if status == 0:
+            result.pushed = ahead
+            break
+        if attempt == PUSH_ATTEMPTS or not _rejected(err):
+            raise GitError(f"push to {remote} failed: {last_line(err)}", hint=hint_for(err))
+    result.after = scope.head()
+    if result.before != result.after:
+        result.changed = [
+            scope.ws_rel(c.path) for c in scope.changes(result.before, result.after or "HEAD")
+        ]
+    return result
+
+
+def _upstream(repo: Repo, branch: str) -> tuple[str, str, str]:
+    """(remote, merge ref, short upstream name) of ``branch``; GitError when it has none."""
+    _, remote, _ = run_git(repo, "config", "--get", f"branch.{branch}.remote", check=False)
+    _, merge, _ = run_git(repo, "config", "--get", f"branch.{branch}.merge", check=False)
+    status, short, _ = run_git(
+        repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", check=False
+    )
+    if not remote.strip() or not merge.strip():
+        raise GitError(
+            f"branch {branch!r} has no upstream to sync with",
+            hint=f"set one: git push -u origin {branch}  (or git branch -u origin/{branch})",
+        )
+    if status != 0:
+        if remote.strip() != ".":
+            run_git(repo, "fetch", "--quiet", remote.strip())
+        status, short, err = run_git(
+            repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", check=False
+        )
+        if status != 0:
+            raise GitError(
+                f"the upstream of {branch!r} ({remote.strip()} {merge.strip()}) does not exist",
+                hint=f"push it first: git push -u {remote.strip()} {branch}",
+            )
+    return remote.strip(), merge.strip(), short.strip()
+
+
+def _dirty_memory(scope: Scope) -> list[str]:
+    _, out, _ = run_git(
+        scope.repo, "status", "--porcelain", "-z", "--untracked-files=all", "--", scope.pathspec
+    )
+    paths: list[str] = []
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        rec = fields[i]
+        i += 1
+        if len(rec) < 4:
+            continue
+        paths.append(rec[3:])
+        if rec[0] in "RC":
+            paths.append(fields[i])
+            i += 1
+    return sorted(set(paths))
+
+
+def _ahead_behind(repo: Repo) -> tuple[int, int]:
+    _, out, _ = run_git(repo, "rev-list", "--left-right", "--count", "HEAD...@{u}")
+    ahead, behind = out.split()
+    return int(ahead), int(behind)
+
+
+def _rejected(err: str) -> bool:
+    low = err.lower()
+    return "rejected" in low or "fetch first" in low or "non-fast-forward" in low
+
+
+def _integrate(scope: Scope, strategy: str, *, fast_forward: bool, upstream: str) -> None:
+    repo = scope.repo
+    if fast_forward:
+        args = ["merge", "--ff-only", "--autostash", "--quiet", "@{u}"]
+    elif strategy == "rebase":
+        args = ["rebase", "--autostash", "--quiet", "@{u}"]
+    else:
+        args = ["merge", "--autostash", "--no-edit", "--quiet", "@{u}"]
+    status, out, err = run_git(repo, *args, check=False)
+    if status == 0:
+        return
+    op = "rebase" if args[0] == "rebase" else "merge"
+    _, unmerged, _ = run_git(repo, "diff", "--name-only", "-z", "--diff-filter=U", check=False)
+    files = [scope.ws_rel(p) for p in unmerged.split("\0") if p]
+    if not files:
+        if operation_in_progress(repo):
+            run_git(repo, op, "--abort", check=False)
+        raise GitError(
+            f"{op} onto {upstream} failed: {last_line(err or out)}",
+            hint="run 'git status' to see why",
+        )
+    aborted, _, _ = run_git(repo, op, "--abort", check=False)
+    names = ", ".join(files)
+    if aborted == 0:
+        raise SyncConflict(
+            f"sync stopped: {names} changed on both sides; nothing was changed here ({op} aborted)",
+            hint=f"resolve by hand: git pull {'--rebase' if op == 'rebase' else '--no-rebase'}"
+            ", fix and 'git add' the files, "
+            f"git {op} --continue, then memcli sync",
+        )
+    raise SyncConflict(
+        f"sync stopped: {names} changed on both sides and the {op} is still in progress",
+        hint=f"fix the files and run 'git {op} --continue', or 'git {op} --abort' (see git status)",
+    )
+
+
+def sync_message(d: DiffResult) -> str:
+    """A commit message for pending memory changes that names the facts."""
+    added = [f.text for fd in d.files for f in fd.added if f.kind == "fact"]
+    t = d.totals
+    return facts_message(added, removed=t["removed"], files=t["files"])
