@@ -11,10 +11,18 @@ from memcli.service.flush import FlushService
 from memcli.service.git import GitService
 from memcli.service.notes import AddResult, GetResult, NotesService, parse_get_spec
 from memcli.service.searching import SearchService
+from memcli.service.setup import InitResult, SetupService
 from memcli.service.watch import WatchService
 
-__all__ = ["SEARCH_EMBED_LIMIT", "AddResult", "GetResult", "Memory", "parse_get_spec"]
+__all__ = [
+    "SEARCH_EMBED_LIMIT",
+    "AddResult",
+    "GetResult",
+    "InitResult",
+    "Memory",
+    "parse_get_spec",
+]
 
 
-class Memory(NotesService, SearchService, FlushService, GitService, WatchService):
+class Memory(SetupService, NotesService, SearchService, FlushService, GitService, WatchService):
     """A workspace with its settings and (lazily) its index: every memcli operation."""

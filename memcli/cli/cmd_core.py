@@ -33,36 +33,16 @@ def init(
     as_json: bool = JSON,
 ) -> None:
     """Create memory/, MEMORY.md, .gitignore and (in git) .gitattributes; idempotent."""
-    from memcli.notes.workspace import init_workspace
+    from memcli.memory import Memory
 
     st = state(ctx)
     root = path or Path(st.workspace or os.environ.get("MEMCLI_WORKSPACE") or ".")
-    root.mkdir(parents=True, exist_ok=True)
-    created: list[str] = []
-    if git_init or hooks:
-        from memcli.git.repo import git_init as run_git_init
-        from memcli.git.repo import require_repo
-        from memcli.notes.workspace import find_git_root
-
-        if git_init and find_git_root(root) is None:
-            run_git_init(root)
-            created.append("git repository")
-        require_repo(root)
-    created += init_workspace(root)
-    payload: dict[str, Any] = {"workspace": str(root.resolve()), "created": created}
-    if hooks:
-        from memcli.git.hooks import install
-
-        report = install(root)
-        st.out.warnings(report.warnings)
-        payload["hooks"] = [h.as_dict() for h in report.hooks]
-        fresh = [h.name for h in report.hooks if h.action.startswith(("installed", "updated"))]
-        if fresh:
-            created.append(f"git hooks ({', '.join(fresh)})")
+    result = Memory.init(root, git=git_init, hooks=hooks)
+    st.out.warnings(result.warnings)
     if as_json:
-        st.out.json(payload)
+        st.out.json(result.as_dict())
     else:
-        render.init_result(st.out, payload)
+        render.init_result(st.out, result.as_dict())
 
 
 @app.command()

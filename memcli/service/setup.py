@@ -1,0 +1,53 @@
+"""Setting a workspace up: ``memcli init`` as a library call (the workspace need not exist yet)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memcli.notes.workspace import find_git_root, init_workspace
+from memcli.service.core import MemoryCore
+
+
+@dataclass
+class InitResult:
+    workspace: Path
+    created: list[str] = field(default_factory=list)
+    hooks: list[dict[str, Any]] | None = None  # set when hooks were asked for
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"workspace": str(self.workspace), "created": self.created}
+        if self.hooks is not None:
+            out["hooks"] = self.hooks
+        return out
+
+
+class SetupService(MemoryCore):
+    @classmethod
+    def init(cls, root: Path, *, git: bool = False, hooks: bool = False) -> InitResult:
+        """Create ``memory/``, ``MEMORY.md``, the ``.gitignore`` entry and (in git) the union
+        merge in ``.gitattributes``; with ``git``, ``git init`` first unless already in a
+        repository; with ``hooks``, install the git hooks. Idempotent."""
+        root.mkdir(parents=True, exist_ok=True)
+        result = InitResult(root.resolve())
+        if git or hooks:
+            # the git room is loaded only when asked for: init is also the first command of all
+            from memcli.git.repo import git_init, require_repo
+
+            if git and find_git_root(root) is None:
+                git_init(root)
+                result.created.append("git repository")
+            require_repo(root)
+        result.created += init_workspace(root)
+        if hooks:
+            from memcli.git.hooks import install
+
+            report = install(root)
+            result.warnings.extend(report.warnings)
+            result.hooks = [h.as_dict() for h in report.hooks]
+            fresh = [h.name for h in report.hooks if h.action.startswith(("installed", "updated"))]
+            if fresh:
+                result.created.append(f"git hooks ({', '.join(fresh)})")
+        return result
