@@ -9,9 +9,10 @@ from __future__ import annotations
 from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.notes import AddResult, GetResult, NotesService, parse_get_spec
 from memcli.service.searching import SearchService
+from memcli.service.settings import SettingsService
 
 __all__ = ["SEARCH_EMBED_LIMIT", "AddResult", "GetResult", "Memory", "parse_get_spec"]
 
 
-class Memory(NotesService, SearchService):
+class Memory(NotesService, SearchService, SettingsService):
     """A workspace with its settings and (lazily) its index: every memcli operation."""
