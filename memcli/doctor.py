@@ -235,7 +235,7 @@ def _workspace(ctx: dict[str, Any], explicit: str | Path | None) -> Check:
 
 
 def _config(ctx: dict[str, Any]) -> Check:
-    from memcli.config import Settings, load_settings, user_config_path
+    from memcli.config import ENV_PREFIX, Settings, load_settings, user_config_path
     from memcli.errors import ConfigError
 
     ws = ctx.get("ws")
@@ -262,7 +262,13 @@ def _config(ctx: dict[str, Any]) -> Check:
             "config",
             PROBLEM,
             first.message + more,
-            first.hint or "fix the file; 'memcli config path' shows where it is",
+            first.hint
+            or (
+                "fix or unset the variable"
+                if first.message.startswith(ENV_PREFIX)
+                else "fix the file ('memcli config set' checks a value; 'memcli config path' "
+                "shows where the files are)"
+            ),
             details,
         )
     changed = sorted(k for k, _, origin in settings.items() if origin != "default")

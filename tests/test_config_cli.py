@@ -299,6 +299,7 @@ def test_a_hand_edited_bad_value_stops_the_first_command(cli: Cli, workspace: Pa
     check = {c["name"]: c for c in d.json()["checks"]}["config"]
     assert check["status"] == "problem"
     assert check["summary"] == f"{toml}: search.limit must be from 1 to 1000, got 0"
+    assert "memcli config set" in check["hint"]
     assert cli("config", "path", "--workspace").stdout == f"{toml}\n"
     assert cli("config", "set", "search.limit", "5").exit_code == 0
     assert "limit = 5   # agents want few results" in toml.read_text()
@@ -332,3 +333,4 @@ def test_a_bad_variable_is_named_by_the_first_command(
     ]
     check = {c["name"]: c for c in cli("doctor", "--json").json()["checks"]}["config"]
     assert check["status"] == "problem" and "MEMCLI_SEARCH_STRATEGY" in check["summary"]
+    assert check["hint"] == "fix or unset the variable"
