@@ -235,12 +235,18 @@ def _workspace(ctx: dict[str, Any], explicit: str | Path | None) -> Check:
 
 
 def _config(ctx: dict[str, Any]) -> Check:
-    from memcli.config import ENV_PREFIX, Settings, load_settings, user_config_path
+    from memcli.config import (
+        ENV_PREFIX,
+        Settings,
+        load_settings,
+        user_config_path,
+        workspace_config_path,
+    )
     from memcli.errors import ConfigError
 
     ws = ctx.get("ws")
     user = user_config_path()
-    wsfile = ws.root / "memcli.toml" if ws else None
+    wsfile = workspace_config_path(ws.root) if ws else None
     details: dict[str, Any] = {
         "user_file": str(user),
         "user_file_exists": user.is_file(),

@@ -5,7 +5,6 @@ needs tomlkit and the secret scanner, which start-up does not)."""
 from __future__ import annotations
 
 from memcli.config.layers import (
-    LAYERS,
     Settings,
     cache_dir,
     load_settings,
@@ -29,7 +28,6 @@ from memcli.config.registry import (
 __all__ = [
     "DEFAULTS",
     "ENV_PREFIX",
-    "LAYERS",
     "REGISTRY",
     "SETTINGS",
     "Setting",

@@ -16,9 +16,6 @@ from typing import Any
 from memcli.config.registry import REGISTRY, SETTINGS, coerce, default, lookup
 from memcli.errors import ConfigError
 
-#: Where a value can come from, lowest layer first.
-LAYERS = ("default", "user", "workspace", "env", "flag")
-
 
 @dataclass
 class Settings:
