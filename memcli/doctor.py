@@ -235,33 +235,48 @@ def _workspace(ctx: dict[str, Any], explicit: str | Path | None) -> Check:
 
 
 def _config(ctx: dict[str, Any]) -> Check:
-    from memcli.config import DEFAULTS, Settings, load_settings, user_config_path
+    from memcli.config import (
+        ENV_PREFIX,
+        Settings,
+        load_settings,
+        user_config_path,
+        workspace_config_path,
+    )
     from memcli.errors import ConfigError
 
     ws = ctx.get("ws")
     user = user_config_path()
-    wsfile = ws.root / "memcli.toml" if ws else None
+    wsfile = workspace_config_path(ws.root) if ws else None
     details: dict[str, Any] = {
         "user_file": str(user),
         "user_file_exists": user.is_file(),
         "workspace_file": str(wsfile) if wsfile else None,
         "workspace_file_exists": bool(wsfile and wsfile.is_file()),
     }
-    try:
-        settings = load_settings(ws.root if ws else None)
-    except ConfigError as exc:
-        ctx["settings"] = Settings(
-            values={s: dict(v) for s, v in DEFAULTS.items()},
-            origins={f"{s}.{n}": "default" for s, names in DEFAULTS.items() for n in names},
-        )
+    problems: list[ConfigError] = []
+    try:  # every bad value or file is collected; the checks below use the rest
+        settings = load_settings(ws.root if ws else None, problems=problems)
+    except ConfigError as exc:  # a bad command-line value (none are passed here)
+        problems.append(exc)
+        settings = Settings.defaults()
+    ctx["settings"] = settings
+    if problems:
+        details["problems"] = [p.message for p in problems]
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         return Check(
             "config",
             PROBLEM,
-            exc.message,
-            exc.hint or "fix the file; 'memcli config path' shows where it is",
+            first.message + more,
+            first.hint
+            or (
+                "fix or unset the variable"
+                if first.message.startswith(ENV_PREFIX)
+                else "fix the file ('memcli config set' checks a value; 'memcli config path' "
+                "shows where the files are)"
+            ),
             details,
         )
-    ctx["settings"] = settings
     changed = sorted(k for k, _, origin in settings.items() if origin != "default")
     details["changed"] = changed
     return Check(

@@ -11,6 +11,7 @@ from memcli.service.flush import FlushService
 from memcli.service.git import GitService
 from memcli.service.notes import AddResult, GetResult, NotesService, parse_get_spec
 from memcli.service.searching import SearchService
+from memcli.service.settings import SettingsService
 from memcli.service.setup import InitResult, SetupService
 from memcli.service.watch import WatchService
 
@@ -24,5 +25,13 @@ __all__ = [
 ]
 
 
-class Memory(SetupService, NotesService, SearchService, FlushService, GitService, WatchService):
+class Memory(
+    SetupService,
+    NotesService,
+    SearchService,
+    FlushService,
+    GitService,
+    WatchService,
+    SettingsService,
+):
     """A workspace with its settings and (lazily) its index: every memcli operation."""

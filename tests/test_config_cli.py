@@ -254,3 +254,83 @@ def test_path(cli: Cli, workspace: Path) -> None:
     assert cli("config", "path", "--workspace").stdout == f"{workspace / 'memcli.toml'}\n"
     lines = cli("config", "path").stdout.splitlines()
     assert lines == [f"user: {user_config_path()}", f"workspace: {workspace / 'memcli.toml'}"]
+
+
+# -- allowed values -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("search.limit", "0", "search.limit must be from 1 to 1000, got 0"),
+        ("search.strategy", "fuzzy", 'must be one of auto, keyword, vector, hybrid, got "fuzzy"'),
+        ("search.fusion", "borda", "search.fusion must be one of rrf, weighted"),
+        ("git.sync_strategy", "squash", "git.sync_strategy must be one of rebase, merge"),
+        ("search.keyword_weight", "-1", "search.keyword_weight must be from 0 to 100, got -1"),
+        ("index.lock_timeout", "-1", "index.lock_timeout must be from 0 to 86400"),
+        ("embedding.timeout", "0", "embedding.timeout must be above 0 and at most 3600, got 0"),
+    ],
+)
+def test_set_refuses_values_outside_the_allowed_ones(
+    cli: Cli, workspace: Path, key: str, value: str, message: str
+) -> None:
+    toml = workspace / "memcli.toml"
+    toml.write_text(TEAM_TOML)
+    for args in (
+        ("config", "set", "--", key, value),
+        ("config", "set", "--user", "--", key, value),
+    ):
+        r = cli(*args)
+        lines = r.stderr.splitlines()
+        assert r.exit_code == 2 and len(lines) == 1, r.stderr
+        assert lines[0].startswith("Error: ") and message in lines[0]
+    assert toml.read_text() == TEAM_TOML and not user_config_path().exists()
+
+
+def test_a_hand_edited_bad_value_stops_the_first_command(cli: Cli, workspace: Path) -> None:
+    toml = workspace / "memcli.toml"
+    toml.write_text(TEAM_TOML.replace("limit = 6", "limit = 0"))
+    r = cli("search", "anything")
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [
+        f"Error: {toml}: search.limit must be from 1 to 1000, got 0"
+    ]
+    # doctor names the key and the file; config path still answers; config set repairs it
+    d = cli("doctor", "--json")
+    assert d.exit_code == 1
+    check = {c["name"]: c for c in d.json()["checks"]}["config"]
+    assert check["status"] == "problem"
+    assert check["summary"] == f"{toml}: search.limit must be from 1 to 1000, got 0"
+    assert "memcli config set" in check["hint"]
+    assert cli("config", "path", "--workspace").stdout == f"{toml}\n"
+    assert cli("config", "set", "search.limit", "5").exit_code == 0
+    assert "limit = 5   # agents want few results" in toml.read_text()
+    assert cli("search", "anything").exit_code == 1  # runs again (nothing found)
+
+
+def test_doctor_reports_every_bad_value_of_both_files(cli: Cli, workspace: Path) -> None:
+    user = user_config_path()
+    user.parent.mkdir(parents=True, exist_ok=True)
+    user.write_text('[search]\nfusion = "borda"\n')
+    (workspace / "memcli.toml").write_text("[decay]\nhalf_life_days = 0\n")
+    r = cli("doctor", "--json")
+    check = {c["name"]: c for c in r.json()["checks"]}["config"]
+    assert check["status"] == "problem" and "(and 1 more)" in check["summary"]
+    assert check["details"]["problems"] == [
+        f'{user}: search.fusion must be one of rrf, weighted, got "borda"',
+        f"{workspace / 'memcli.toml'}: decay.half_life_days must be above 0 and at most 36500,"
+        " got 0",
+    ]
+
+
+def test_a_bad_variable_is_named_by_the_first_command(
+    cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_SEARCH_STRATEGY", "fuzzy")
+    r = cli("status")
+    assert r.exit_code == 2
+    assert r.stderr.strip().splitlines() == [
+        "Error: MEMCLI_SEARCH_STRATEGY: search.strategy must be one of auto, keyword, vector,"
+        ' hybrid, got "fuzzy"'
+    ]
+    check = {c["name"]: c for c in cli("doctor", "--json").json()["checks"]}["config"]
+    assert check["status"] == "problem" and "MEMCLI_SEARCH_STRATEGY" in check["summary"]
+    assert check["hint"] == "fix or unset the variable"

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from memcli.cli.app import MemcliTyper, app, handle_errors, state
 from memcli.cli.cmd_core import JSON
-from memcli.errors import WorkspaceNotFound
+
+if TYPE_CHECKING:
+    from memcli.service.settings import SettingChange
 
 config_app = MemcliTyper(
     help="Show every setting with its value and origin (no subcommand), or get, set, unset "
@@ -29,10 +30,9 @@ USER = typer.Option(
 
 def _setting_names(ctx: Any, param: Any, incomplete: str) -> list[str]:
     """Shell completion of KEY: every setting name."""
-    from memcli.config import DEFAULTS
+    from memcli.config import SETTINGS
 
-    names = [f"{s}.{n}" for s, ns in DEFAULTS.items() for n in ns]
-    return [n for n in names if n.startswith(incomplete)]
+    return [s.key for s in SETTINGS if s.key.startswith(incomplete)]
 
 
 KEY = typer.Argument(
@@ -42,33 +42,6 @@ KEY = typer.Argument(
     shell_complete=_setting_names,
     show_default=False,
 )
-
-
-def _load(ctx: typer.Context, *, need_workspace: bool = False) -> tuple[Any, Any]:
-    """(workspace or None, settings). Outside a workspace: defaults, user config and env."""
-    from memcli.config import load_settings
-    from memcli.notes.workspace import find_workspace
-
-    try:
-        ws = find_workspace(state(ctx).workspace)
-    except WorkspaceNotFound as exc:
-        if need_workspace:
-            exc.hint = "run 'memcli init', pass -w DIR, or use --user"
-            raise
-        ws = None
-    return ws, load_settings(ws.root if ws else None)
-
-
-def _entry(settings: Any, key: str) -> dict[str, Any]:
-    from memcli.config import DEFAULTS, env_var, split_key
-
-    section, name = split_key(key)
-    return {
-        "value": settings.get(key),
-        "origin": settings.origin(key),
-        "default": DEFAULTS[section][name],
-        "env": env_var(key),
-    }
 
 
 def _show(value: Any) -> str:
@@ -93,33 +66,19 @@ def config_show(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Every setting with its value and origin (default, user, workspace, env, flag)."""
     if ctx.invoked_subcommand is not None:
         return
-    st = state(ctx)
-    ws, settings = _load(ctx)
-    from memcli.config import DEFAULTS, user_config_path
+    from memcli.service.settings import list_settings
 
-    keys = [f"{s}.{n}" for s, names in DEFAULTS.items() for n in names]
+    st = state(ctx)
+    listing = list_settings(st.workspace)
     if as_json:
-        user = user_config_path()
-        wsfile = ws.root / "memcli.toml" if ws else None
-        st.out.json(
-            {
-                "workspace": str(ws.root) if ws else None,
-                "files": {
-                    "user": {"path": str(user), "exists": user.is_file()},
-                    "workspace": (
-                        {"path": str(wsfile), "exists": wsfile.is_file()} if wsfile else None
-                    ),
-                },
-                "settings": {key: _entry(settings, key) for key in keys},
-            }
-        )
+        st.out.json(listing.as_dict())
         return
     st.out.table(
         ["setting", "value", "origin"],
-        [[key, _show(settings.get(key)), settings.origin(key)] for key in keys],
+        [[e.key, _show(e.value), e.origin] for e in listing.entries],
         title="memcli settings",
     )
-    if ws is None:
+    if listing.workspace is None:
         st.out.info("no workspace here: workspace settings (memcli.toml) are not shown")
 
 
@@ -130,15 +89,14 @@ def config_get(
     as_json: bool = JSON,
 ) -> None:
     """Print the value of one setting (JSON: with origin, default and variable)."""
-    from memcli.config import split_key
+    from memcli.service.settings import get_setting
 
     st = state(ctx)
-    split_key(key)
-    _, settings = _load(ctx)
+    entry = get_setting(key, st.workspace)
     if as_json:
-        st.out.json({"key": key, **_entry(settings, key)})
+        st.out.json({"key": key, **entry.as_dict()})
     else:
-        st.out.line(_raw(settings.get(key)))
+        st.out.line(_raw(entry.value))
 
 
 @config_app.command("set")
@@ -154,14 +112,9 @@ def config_set(
     as_json: bool = JSON,
 ) -> None:
     """Write one setting to memcli.toml (or --user config.toml), keeping comments. No secrets."""
-    from memcli.config import check_storable, parse_value, write_setting
+    from memcli.service.settings import set_setting
 
-    check_storable(key)  # a secret's name is refused before anything else is looked at
-    parsed = parse_value(key, value)
-    check_storable(key, parsed)
-    path, scope = _target(ctx, user)
-    changed = write_setting(path, key, parsed)
-    _report(ctx, key, path, scope, as_json, {"value": parsed, "changed": changed})
+    _report(ctx, set_setting(key, value, state(ctx).workspace, user=user), as_json)
 
 
 @config_app.command("unset")
@@ -172,50 +125,29 @@ def config_unset(
     as_json: bool = JSON,
 ) -> None:
     """Remove one setting from memcli.toml (or --user config.toml), keeping comments."""
-    from memcli.config import split_key, write_setting
+    from memcli.service.settings import unset_setting
 
-    split_key(key)
-    path, scope = _target(ctx, user)
-    changed = write_setting(path, key, remove=True)
-    _report(ctx, key, path, scope, as_json, {"changed": changed})
+    _report(ctx, unset_setting(key, state(ctx).workspace, user=user), as_json)
 
 
-def _target(ctx: typer.Context, user: bool) -> tuple[Path, str]:
-    from memcli.config import user_config_path
-
-    if user:
-        return user_config_path(), "user"
-    ws, _ = _load(ctx, need_workspace=True)
-    return ws.root / "memcli.toml", "workspace"
-
-
-def _report(
-    ctx: typer.Context, key: str, path: Path, scope: str, as_json: bool, extra: dict[str, Any]
-) -> None:
+def _report(ctx: typer.Context, change: SettingChange, as_json: bool) -> None:
     """What the file now says, and the value in effect (a layer above may still win)."""
     st = state(ctx)
-    _, settings = _load(ctx)
-    effective = _entry(settings, key)
-    if "value" in extra and effective["origin"] != scope:
-        where = effective["env"] if effective["origin"] == "env" else effective["origin"]
-        st.out.warn(f"{key} is {_show(effective['value'])} from {where}, which wins over {scope}")
-    if as_json:
-        st.out.json(
-            {
-                "key": key,
-                **extra,
-                "file": str(path),
-                "scope": scope,
-                "effective": {"value": effective["value"], "origin": effective["origin"]},
-            }
+    effective = change.effective
+    if change.shadowed:
+        where = effective.env if effective.origin == "env" else effective.origin
+        st.out.warn(
+            f"{change.key} is {_show(effective.value)} from {where}, which wins over {change.scope}"
         )
+    if as_json:
+        st.out.json(change.as_dict())
         return
-    if "value" in extra:
-        verb = "set" if extra["changed"] else "already set:"
-        st.out.line(f"{verb} {key} = {_show(extra['value'])} in {path}")
+    if change.is_set:
+        verb = "set" if change.changed else "already set:"
+        st.out.line(f"{verb} {change.key} = {_show(change.value)} in {change.file}")
     else:
-        verb = "removed" if extra["changed"] else "not set in"
-        st.out.line(f"{verb} {key} {'from ' if extra['changed'] else ''}{path}")
+        verb = "removed" if change.changed else "not set in"
+        st.out.line(f"{verb} {change.key} {'from ' if change.changed else ''}{change.file}")
 
 
 @config_app.command("path")
@@ -228,14 +160,10 @@ def config_path(
     as_json: bool = JSON,
 ) -> None:
     """The config files memcli reads (they need not exist)."""
-    from memcli.config import user_config_path
+    from memcli.service.settings import config_paths
 
     st = state(ctx)
-    ws, _ = _load(ctx, need_workspace=workspace)
-    paths = {
-        "user": str(user_config_path()),
-        "workspace": str(ws.root / "memcli.toml") if ws else None,
-    }
+    paths = config_paths(st.workspace, require_workspace=workspace).as_dict()
     if as_json:
         st.out.json(paths)
     elif user or workspace:

@@ -6,7 +6,7 @@
 
 Everything comes from the Typer/Click tree of :data:`memcli.cli.app.app` at generation time
 (commands, options, help, value completions), from :class:`memcli.errors.ExitCode` and from
-:data:`memcli.config.DEFAULTS`, so a new command or option appears after ``make docs``. The
+:data:`memcli.config.SETTINGS`, so a new command or option appears after ``make docs``. The
 output is deterministic: no dates, no paths of this machine, nothing from the environment.
 """
 
@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli import __version__
-from memcli.config import DEFAULTS, ENV_PREFIX, HELP
+from memcli.config import ENV_PREFIX, SETTINGS
 from memcli.errors import ExitCode
 
 PROG = "memcli"
@@ -812,15 +812,16 @@ def man(tree: Command) -> str:
             "and environment variables:"
         ),
     ]
-    for section, names in DEFAULTS.items():
-        for name, value in names.items():
-            env = f"{ENV_PREFIX}{section.upper()}_{name.upper()}"
-            text = HELP.get(f"{section}.{name}", "")
-            out += [
-                ".TP",
-                f"\\fB{roff(section)}.{roff(name)}\\fR = {roff(_toml(value))}",
-                roff(f"{text} " if text else "") + f"(\\fB{roff(env)}\\fR)",
-            ]
+    for setting in SETTINGS:
+        text = setting.help
+        if setting.bounded:
+            text += f" Allowed: {setting.allowed()}."
+        out += [
+            ".TP",
+            f"\\fB{roff(setting.section)}.{roff(setting.name)}\\fR = "
+            f"{roff(_toml(setting.default))}",
+            roff(f"{text} " if text else "") + f"(\\fB{roff(setting.env)}\\fR)",
+        ]
     out.append(".SH ENVIRONMENT")
     for name, text in ENVIRONMENT:
         out += [".TP", f"\\fB{roff(name)}\\fR", roff(text)]

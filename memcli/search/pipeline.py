@@ -15,18 +15,17 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Any
 
-from memcli.config import DEFAULTS
+from memcli.config.registry import default
 from memcli.errors import BadInput
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
-from memcli.search import ranking
+from memcli.search import fusion, ranking
+from memcli.search.fusion import FusionParams
 from memcli.search.query import ParsedQuery, parse_query
 from memcli.search.snippets import FileText, Passage, assemble, span_lines
 
 HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = "\x01", "\x02"
 KEYWORD_WEIGHTS = (1.0, 0.3)  # bm25 column weights of the candidate query: text, heading
-STRATEGIES = ("auto", "keyword", "vector", "hybrid")
-_S = DEFAULTS["search"]
 
 
 @dataclass
@@ -43,26 +42,30 @@ class Filters:
 
 @dataclass
 class SearchOptions:
-    limit: int = _S["limit"]
-    min_score: float = _S["min_score"]
-    strategy: str = "auto"
-    candidates: int = _S["candidates"]
-    decay: bool = False
-    half_life_days: float = 30.0
-    snippet_lines: int = _S["snippet_lines"]  # context passages after and before a match
+    limit: int = default("search.limit")
+    min_score: float = default("search.min_score")
+    strategy: str = default("search.strategy")
+    candidates: int = default("search.candidates")
+    decay: bool = default("decay.enabled")
+    half_life_days: float = default("decay.half_life_days")
+    snippet_lines: int = default("search.snippet_lines")  # context passages after/before a match
     filters: Filters = field(default_factory=Filters)
     today: date | None = None
     # fusion of keyword and vector candidates (memcli.search.fusion; settings search.fusion etc.)
-    fusion: str = _S["fusion"]
-    rrf_k: int = _S["rrf_k"]
-    keyword_weight: float = _S["keyword_weight"]
-    vector_weight: float = _S["vector_weight"]
+    fusion: str = default("search.fusion")
+    rrf_k: int = default("search.rrf_k")
+    keyword_weight: float = default("search.keyword_weight")
+    vector_weight: float = default("search.vector_weight")
     # passages, snippets, diversity (memcli.search.ranking, memcli.search.snippets)
-    snippet_chars: int = _S["snippet_chars"]
-    neighbour_weight: float = _S["neighbour_weight"]
-    heading_weight: float = _S["heading_weight"]
-    mmr: bool = _S["mmr"]
-    mmr_lambda: float = _S["mmr_lambda"]
+    snippet_chars: int = default("search.snippet_chars")
+    neighbour_weight: float = default("search.neighbour_weight")
+    heading_weight: float = default("search.heading_weight")
+    mmr: bool = default("search.mmr")
+    mmr_lambda: float = default("search.mmr_lambda")
+
+    def fusion_params(self) -> FusionParams:
+        return FusionParams(self.fusion, self.rrf_k, self.keyword_weight, self.vector_weight)
+
     explain: bool = False
 
 
@@ -239,18 +242,12 @@ def run_search(
     check_options(opts)
     result = SearchResult(query=query, mode=mode)
     pool = max(opts.candidates, opts.limit)
-    # -- vector candidates and fusion (memcli.index.vectors, memcli.search.fusion) -------
-    fused: dict[int, Any] | None = None
+    # -- candidate chunks: keyword (FTS5), or vector KNN with their similarity ----------
+    sims: dict[int, float | None] | None = None
     if mode in ("vector", "hybrid") and query_vector is not None:
-        from memcli.search import fusion
-
-        kw = {}
-        if mode == "hybrid":
-            kw = _hybrid_keyword(store, query, opts.filters, pool)
-        params = fusion.FusionParams(
-            opts.fusion, opts.rrf_k, opts.keyword_weight, opts.vector_weight
-        )
-        fused = fusion.hybrid_candidates(
+        params = opts.fusion_params().check()
+        kw = _hybrid_keyword(store, query, opts.filters, pool) if mode == "hybrid" else {}
+        sims = fusion.vector_candidates(
             store,
             {cid: keyword_score(raw) for cid, (raw, _) in kw.items()},
             query_vector,
@@ -261,10 +258,9 @@ def run_search(
         )
     else:
         kw = keyword_candidates(store, parse_query(query), opts.filters, pool)
-    # -- end of vector candidates and fusion ---------------------------------------------
-    chunks = load_hits(store, list(fused) if fused is not None else list(kw))
+    chunks = load_hits(store, list(sims) if sims is not None else list(kw))
     ft = FileText(store, opts.snippet_chars)
-    hits = _passage_hits(store, ft, query, chunks, fused, opts)
+    hits = _passage_hits(store, ft, query, chunks, sims, mode, opts)
     hits = [h for h in hits if _entry_filter(ft, h, opts.filters)]
     today = opts.today or date.today()
     for h in hits:
@@ -308,10 +304,13 @@ def _passage_hits(
     ft: FileText,
     query: str,
     chunks: dict[int, Hit],
-    fused: dict[int, Any] | None,
+    sims: dict[int, float | None] | None,
+    mode: str,
     opts: SearchOptions,
 ) -> list[Hit]:
-    """Score the passages of the candidate chunks; one hit per passage that qualifies."""
+    """Score the passages of the candidate chunks; one hit per passage that qualifies.
+
+    ``sims`` holds the candidates' vector similarity (None: a keyword search)."""
     ft.prepare((c.path, cid) for cid, c in chunks.items())
     cand: dict[tuple[str, int], tuple[Passage, Hit]] = {}
     first_of_chunk: dict[int, tuple[str, int]] = {}
@@ -333,7 +332,7 @@ def _passage_hits(
     try:
         parsed: ParsedQuery | None = parse_query(query)
     except BadInput:
-        if fused is None:
+        if sims is None:
             raise
         parsed = None
     if parsed is not None and keys:
@@ -364,7 +363,7 @@ def _passage_hits(
                     near += own[nk][0]
             signals[k] = ranking.KeywordSignal(bm, params.neighbour_weight * near, terms)
     hits: list[Hit] = []
-    if fused is None:
+    if sims is None:
         for k, sig in signals.items():
             p, c = cand[k]
             kw = ranking.normalise(sig.total, q.ideal if q else 1.0)
@@ -376,7 +375,7 @@ def _passage_hits(
             }
             hits.append(h)
         return hits
-    return _fused_passages(cand, signals, q, chunks, fused, first_of_chunk, opts)
+    return _fused_passages(cand, signals, q, sims, first_of_chunk, mode, opts)
 
 
 def _passage_hit(
@@ -408,9 +407,9 @@ def _fused_passages(
     cand: dict[tuple[str, int], tuple[Passage, Hit]],
     signals: dict[tuple[str, int], ranking.KeywordSignal],
     q: ranking.QueryTerms | None,
-    chunks: dict[int, Hit],
-    fused: dict[int, Any],
+    sims: dict[int, float | None],
     first_of_chunk: dict[int, tuple[str, int]],
+    mode: str,
     opts: SearchOptions,
 ) -> list[Hit]:
     """Fuse passage keyword scores with their chunk's vector similarity (memcli.search.fusion).
@@ -418,33 +417,21 @@ def _fused_passages(
     Passages that match the query carry their chunk's similarity; a chunk found only by
     vectors is represented by its first passage. In vector mode the similarity is the score.
     """
-    from memcli.search import fusion
-
     ideal = q.ideal if q else 1.0
     keyword = {k: ranking.normalise(s.total, ideal) for k, s in signals.items()}
     by_chunk: dict[int, list[tuple[str, int]]] = {}
     for k in signals:
         by_chunk.setdefault(cand[k][1].chunk_id, []).append(k)
     vector: dict[tuple[str, int], float] = {}
-    for cid, f in fused.items():
-        sim = f.signals.get("vector")
+    for cid, sim in sims.items():
+        if sim is None:
+            continue
         members = by_chunk.get(cid) or ([first_of_chunk[cid]] if cid in first_of_chunk else [])
         for k in members:
-            if sim is not None:
-                # equal similarities within a chunk: the better keyword passage ranks first
-                vector[k] = float(sim) + 1e-6 * keyword.get(k, 0.0)
-    params = fusion.FusionParams(
-        opts.fusion, opts.rrf_k, opts.keyword_weight, opts.vector_weight
-    ).check()
-    mode_vector = all(
-        "keyword_rank" not in f.signals and "fusion" not in f.signals for f in fused.values()
-    )
-    if mode_vector:
-        combined = dict(vector)
-    elif params.method == "weighted":
-        combined = fusion.weighted(keyword, vector, params)
-    else:
-        combined = fusion.rrf(keyword, vector, params)
+            # the similarity as results show it (4 places); equal similarities within a
+            # chunk: the better keyword passage ranks first
+            vector[k] = round(sim, 4) + 1e-6 * keyword.get(k, 0.0)
+    combined = fusion.fuse(keyword, vector, mode, opts.fusion_params())
     hits: list[Hit] = []
     for k, score in combined.items():
         p, c = cand[k]
@@ -459,7 +446,7 @@ def _fused_passages(
             )
         if k in vector:
             h.scores["vector"] = round(vector[k], 4)
-        if not mode_vector:
+        if mode != "vector":
             h.scores["fusion"] = round(score, 4)
         hits.append(h)
     return hits

@@ -1,0 +1,333 @@
+"""The settings registry: every setting declared once, with its type, default, bounds and help.
+
+Config loading, ``memcli config``, ``memcli doctor``, the search options, the fusion code and
+the docs generator all read :data:`SETTINGS`; nothing else holds a default.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memcli.errors import ConfigError
+
+ENV_PREFIX = "MEMCLI_"
+
+#: The value types a setting can have (the type of its default).
+Value = bool | int | float | str | list[str]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting: ``section.name``, its default (whose type is the setting's type), the
+    allowed values (a closed range ``low..high``, ``above`` for an open lower bound, or
+    ``choices``) and one line of help."""
+
+    key: str
+    default: Value
+    help: str
+    low: float | None = None
+    high: float | None = None
+    above: float | None = None  # the value must be greater than this
+    choices: tuple[str, ...] = ()
+
+    @property
+    def section(self) -> str:
+        return self.key.partition(".")[0]
+
+    @property
+    def name(self) -> str:
+        return self.key.partition(".")[2]
+
+    @property
+    def kind(self) -> str:
+        """The type's name as errors show it (bool, int, float, str, list)."""
+        return type(self.default).__name__
+
+    @property
+    def env(self) -> str:
+        """The environment variable that overrides this setting."""
+        return f"{ENV_PREFIX}{self.section.upper()}_{self.name.upper()}"
+
+    @property
+    def bounded(self) -> bool:
+        """Whether the setting's values are restricted beyond its type."""
+        return bool(self.choices) or any(b is not None for b in (self.low, self.high, self.above))
+
+    def allowed(self) -> str:
+        """The allowed values in words, e.g. ``from 1 to 1000`` or ``one of rrf, weighted``."""
+        if self.choices:
+            return "one of " + ", ".join(self.choices)
+        if self.low is not None:
+            if self.high is None:
+                return f"{_num(self.low)} or more"
+            return f"from {_num(self.low)} to {_num(self.high)}"
+        if self.above is not None:
+            if self.high is None:
+                return f"above {_num(self.above)}"
+            return f"above {_num(self.above)} and at most {_num(self.high)}"
+        if self.high is not None:
+            return f"at most {_num(self.high)}"
+        return f"any {self.kind}"
+
+    def admits(self, value: Any) -> bool:
+        """Whether ``value`` (already of the setting's type) is one of the allowed values."""
+        if self.choices:
+            return value in self.choices
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return True
+        if value != value:  # NaN is within no range
+            return False
+        if self.above is not None and not value > self.above:
+            return False
+        if self.low is not None and value < self.low:
+            return False
+        return not (self.high is not None and value > self.high)
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _s(key: str, default: Value, help: str, **bounds: Any) -> Setting:
+    return Setting(key, default, help, **bounds)
+
+
+#: Every setting, in the order ``memcli config`` and the man page list them.
+SETTINGS: tuple[Setting, ...] = (
+    _s("embedding.model", "", "LiteLLM model for embeddings (empty: keyword search only)."),
+    _s("embedding.api_base", "", "Base URL of an OpenAI-compatible server (Ollama, vLLM, ...)."),
+    _s("embedding.api_key_env", "", "Name of the environment variable holding the API key."),
+    _s(
+        "embedding.dimensions",
+        0,
+        "Vector size to ask the model for (0: the model's own).",
+        low=0,
+        high=65536,
+    ),
+    _s("embedding.batch_size", 64, "Texts per embedding request.", low=1, high=4096),
+    _s("embedding.timeout", 30.0, "Seconds per embedding request.", above=0, high=3600),
+    _s(
+        "embedding.max_retries",
+        3,
+        "Retries after a failed request (429, 5xx, timeout).",
+        low=0,
+        high=20,
+    ),
+    _s("llm.model", "", "LiteLLM chat model used by flush (empty: flush is unavailable)."),
+    _s("llm.api_base", "", "Base URL of an OpenAI-compatible server for the chat model."),
+    _s("llm.api_key_env", "", "Name of the environment variable holding the API key."),
+    _s("llm.timeout", 60.0, "Seconds per chat request.", above=0, high=3600),
+    _s("llm.max_retries", 2, "Retries after a failed chat request.", low=0, high=20),
+    _s("llm.prompt_file", "", "File with the fact-extraction instructions (empty: built in)."),
+    _s(
+        "llm.max_chars",
+        24000,
+        "Conversation characters sent per chat request (longer ones are split).",
+        low=100,
+        high=10_000_000,
+    ),
+    _s("search.limit", 8, "Number of results (search -n).", low=1, high=1000),
+    _s(
+        "search.strategy",
+        "auto",
+        "Which signals search uses (auto: hybrid when vectors exist).",
+        choices=("auto", "keyword", "vector", "hybrid"),
+    ),
+    _s("search.min_score", 0.0, "Drop results scoring below this.", low=0, high=1),
+    _s(
+        "search.fusion",
+        "rrf",
+        "How keyword and vector candidates combine (reciprocal rank or weighted).",
+        choices=("rrf", "weighted"),
+    ),
+    _s("search.rrf_k", 60, "Rank damping of reciprocal rank fusion.", low=0, high=10000),
+    # fusion weights chosen on the retrieval benchmark
+    _s(
+        "search.keyword_weight",
+        0.9,
+        "Weight of the keyword (BM25) score in fusion.",
+        low=0,
+        high=100,
+    ),
+    _s("search.vector_weight", 0.1, "Weight of the vector similarity in fusion.", low=0, high=100),
+    _s(
+        "search.candidates",
+        50,
+        "Candidates taken from each signal before fusion and filters.",
+        low=1,
+        high=10000,
+    ),
+    _s("search.mmr", False, "Diversify results with maximal marginal relevance."),
+    _s(
+        "search.mmr_lambda",
+        0.7,
+        "MMR trade-off: 1 = relevance only, lower = more diverse.",
+        low=0,
+        high=1,
+    ),
+    # context passages (list items, paragraphs) after/before a match
+    _s(
+        "search.snippet_lines",
+        1,
+        "Context passages shown before and after a match.",
+        low=0,
+        high=100,
+    ),
+    _s(
+        "search.snippet_chars",
+        600,
+        "Context is added to a snippet only while it stays within this.",
+        low=1,
+        high=1_000_000,
+    ),
+    _s(
+        "search.neighbour_weight",
+        0.3,
+        "Share of the neighbouring passages' BM25 a passage gains.",
+        low=0,
+        high=1,
+    ),
+    _s(
+        "search.heading_weight",
+        0.3,
+        "Weight of heading words in a passage's BM25.",
+        low=0,
+        high=10,
+    ),
+    _s(
+        "search.max_tokens",
+        1500,
+        "Token budget of search --format context.",
+        low=1,
+        high=10_000_000,
+    ),
+    _s("decay.enabled", False, "Lower the score of older dated files (evergreen files exempt)."),
+    _s(
+        "decay.half_life_days",
+        30.0,
+        "Age in days at which decay halves a score.",
+        above=0,
+        high=36500,
+    ),
+    _s("index.include", ["memory/**/*.md"], "Globs of files to index, relative to the workspace."),
+    _s(
+        "index.max_file_mb",
+        5.0,
+        "Files larger than this are skipped with a warning.",
+        above=0,
+        high=10240,
+    ),
+    _s(
+        "index.sync_on_search",
+        True,
+        "Check for changed files (a stat of each) and re-index them before each search;"
+        " off: the index is trusted as it is.",
+    ),
+    _s("index.chunk_chars", 320, "Target size of a chunk in characters.", low=50, high=100_000),
+    _s(
+        "index.lock_timeout",
+        60.0,
+        "Seconds a writer waits for another one.",
+        low=0,
+        high=86400,
+    ),
+    _s(
+        "cache.max_mb",
+        512.0,
+        "Size bound of the embedding cache (least recently used evicted).",
+        low=0,
+        high=1_048_576,
+    ),
+    _s(
+        "watch.debounce_ms",
+        300,
+        "watch waits until files are quiet this long before indexing.",
+        low=0,
+        high=600_000,
+    ),
+    _s(
+        "git.sync_strategy",
+        "rebase",
+        "How sync integrates remote changes.",
+        choices=("rebase", "merge"),
+    ),
+)
+
+#: Settings by key.
+REGISTRY: dict[str, Setting] = {s.key: s for s in SETTINGS}
+
+#: Defaults by section and name (a view of :data:`SETTINGS`, in the same order).
+DEFAULTS: dict[str, dict[str, Any]] = {}
+for _setting in SETTINGS:
+    DEFAULTS.setdefault(_setting.section, {})[_setting.name] = _setting.default
+del _setting
+
+
+def default(key: str) -> Any:
+    """The default of ``key`` (a fresh copy for a list)."""
+    value = lookup(key).default
+    return list(value) if isinstance(value, list) else value
+
+
+def lookup(key: str) -> Setting:
+    """The setting called ``key``; an unknown one is a ConfigError."""
+    try:
+        return REGISTRY[key]
+    except KeyError:
+        raise ConfigError(
+            f"unknown setting: {key!r}", hint="run 'memcli config' to list settings"
+        ) from None
+
+
+def split_key(key: str) -> tuple[str, str]:
+    """Split ``section.name`` and check that the setting exists."""
+    s = lookup(key)
+    return s.section, s.name
+
+
+def env_var(key: str) -> str:
+    """The environment variable that overrides ``section.name``."""
+    return lookup(key).env
+
+
+def coerce(key: str, value: Any, where: str = "") -> Any:
+    """Convert ``value`` (often a string from env or CLI) to the setting's type and check it
+    against the allowed values. ``where`` (a file or a variable) prefixes an error."""
+    setting = lookup(key)
+    prefix = f"{where}: " if where else ""
+    try:
+        out = _convert(setting.default, value)
+    except ValueError:
+        raise ConfigError(f"{prefix}setting {key} expects {setting.kind}, got {value!r}") from None
+    if setting.choices and isinstance(out, str):
+        out = out.lower()
+    if not setting.admits(out):
+        shown = f'"{out}"' if isinstance(out, str) else _num(out)
+        raise ConfigError(f"{prefix}{key} must be {setting.allowed()}, got {shown}")
+    return out
+
+
+def _convert(default: Value, value: Any) -> Any:
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on"):
+            return True
+        if text in ("0", "false", "no", "off", ""):
+            return False
+        raise ValueError(value)
+    if isinstance(default, int | float):
+        if isinstance(value, bool):
+            raise ValueError(value)
+        return type(default)(value)
+    if isinstance(default, list):
+        if isinstance(value, str):
+            return [p.strip() for p in value.split(",") if p.strip()]
+        if isinstance(value, list | tuple):
+            return [str(v) for v in value]
+        raise ValueError(value)
+    if not isinstance(value, str):
+        raise ValueError(value)
+    return value
