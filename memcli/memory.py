@@ -7,6 +7,7 @@ work, and :class:`Memory` is their union.
 from __future__ import annotations
 
 from memcli.service.core import SEARCH_EMBED_LIMIT
+from memcli.service.doctor import DoctorService
 from memcli.service.flush import FlushService
 from memcli.service.git import GitService
 from memcli.service.notes import AddResult, GetResult, NotesService, parse_get_spec
@@ -33,5 +34,6 @@ class Memory(
     GitService,
     WatchService,
     SettingsService,
+    DoctorService,
 ):
     """A workspace with its settings and (lazily) its index: every memcli operation."""

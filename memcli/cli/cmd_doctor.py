@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
+from memcli.cli import render
 from memcli.cli.app import app, state
 from memcli.cli.cmd_core import JSON
-from memcli.errors import BadInput
 
 #: doctor's exit status when a check found a problem (like grep's "no match": not an error).
 NEEDS_ATTENTION = 1
@@ -27,31 +27,13 @@ def doctor(
 
     Exits 1 when something needs attention; each problem comes with a hint.
     """
-    from memcli.doctor import run_doctor
+    from memcli.memory import Memory
 
     st = state(ctx)
-    if timeout <= 0:
-        raise BadInput("--timeout must be more than 0 seconds")
-    report = run_doctor(st.workspace, network=not offline, timeout=timeout)
+    report = Memory.doctor(st.workspace, network=not offline, timeout=timeout)
     if as_json:
         st.out.json(report.as_dict())
     else:
-        out = st.out
-        out.table(
-            ["check", "status", "summary"],
-            [[c.name, c.status, c.summary] for c in report.checks],
-            title="memcli doctor",
-        )
-        for c in report.checks:
-            if c.hint and c.status != "ok":
-                out.line(f"{c.name}: {c.hint}")
-        n = len(report.problems)
-        if n:
-            out.styled(
-                f"{n} problem{'s' if n != 1 else ''} need{'s' if n == 1 else ''} attention",
-                "bold red",
-            )
-        else:
-            out.styled("no problems found", "green")
+        render.doctor_report(st.out, report)
     if report.problems:
         raise typer.Exit(NEEDS_ATTENTION)

@@ -118,3 +118,21 @@ def _inline(value: Any) -> str:
     if isinstance(value, dict):
         return ", ".join(f"{k}={v}" for k, v in value.items())
     return str(value)
+
+
+def doctor_report(out: Output, report: Any) -> None:
+    out.table(
+        ["check", "status", "summary"],
+        [[c.name, c.status, c.summary] for c in report.checks],
+        title="memcli doctor",
+    )
+    for c in report.checks:
+        if c.hint and c.status != "ok":
+            out.line(f"{c.name}: {c.hint}")
+    n = len(report.problems)
+    if n:
+        out.styled(
+            f"{n} problem{'s' if n != 1 else ''} need{'s' if n == 1 else ''} attention", "bold red"
+        )
+    else:
+        out.styled("no problems found", "green")

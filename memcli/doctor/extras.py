@@ -1,0 +1,70 @@
+"""Checks of the git hooks and the global embedding cache."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from memcli.doctor.report import NOTE, OK, PROBLEM, Check
+
+
+def check_hooks(ctx: dict[str, Any]) -> Check:
+    ws = ctx.get("ws")
+    if ws is None:
+        return Check("hooks", NOTE, "no workspace", details={"hooks": []})
+    from memcli.notes.workspace import find_git_root
+
+    if find_git_root(ws.root) is None:
+        return Check(
+            "hooks",
+            NOTE,
+            "not a git repository: no hooks",
+            "memcli init --git --hooks",
+            {"hooks": []},
+        )
+    from memcli.git import hooks
+
+    report = hooks.status(ws.root)
+    states = {h.name: h.state for h in report.hooks}
+    details = {"hooks_dir": report.hooks_dir, "hooks": [h.as_dict() for h in report.hooks]}
+    broken = [
+        h.name
+        for h in report.hooks
+        if h.state == "modified"
+        or (h.state == "installed" and h.python and not os.access(h.python, os.X_OK))
+    ]
+    if broken:
+        return Check(
+            "hooks",
+            PROBLEM,
+            f"hooks need reinstalling: {', '.join(broken)} (edited, or their Python is gone)",
+            "memcli hooks install",
+            details,
+        )
+    installed = [n for n, s in states.items() if s == "installed"]
+    if len(installed) == len(states):
+        return Check("hooks", OK, f"installed: {', '.join(installed)}", details=details)
+    missing = [n for n, s in states.items() if s != "installed"]
+    what = "not installed" if not installed else f"missing: {', '.join(missing)}"
+    return Check(
+        "hooks",
+        NOTE,
+        f"{what} (the index is refreshed by the next command instead)",
+        "memcli hooks install",
+        details,
+    )
+
+
+def check_cache(ctx: dict[str, Any]) -> Check:
+    from memcli.index.embedcache import cache_stats
+
+    stats = cache_stats()
+    limit_mb = float(ctx["settings"].get("cache.max_mb"))
+    details = {**stats, "max_mb": limit_mb}
+    size_mb = stats["bytes"] / (1024 * 1024)
+    summary = f"{stats['entries']} vectors, {size_mb:.1f} MiB of {limit_mb:g} MiB ({stats['path']})"
+    if size_mb > limit_mb * 1.1:
+        return Check(
+            "cache", NOTE, summary + ": over the limit until the next write evicts", details=details
+        )
+    return Check("cache", OK, summary, details=details)
