@@ -11,8 +11,8 @@ OpenAI-compatible stub of ``tests/stub_openai.py`` for embeddings and the flush 
 a fixed script of commands with ``--json`` through the given ``memcli`` executable: init, add,
 index, search in every output form and with filters, get, files, status, flush, diff, log,
 hooks status, config and doctor. Each command's exit code and stdout are recorded after
-replacing what differs between two runs of the same build (the temporary folder, the clock,
-the date, commit ids, durations). The second form compares two recordings and prints every command
+replacing what differs between two runs (the temporary folder, the venv, the clock, the
+date, commit ids, durations). The second form compares two recordings and prints every command
 whose output differs; its exit code is 1 when any does.
 
 A refactoring keeps behaviour when two builds give the same recording.
@@ -107,9 +107,10 @@ STDIN = {
 }
 
 
-def normalise(text: str, base: Path, stub_url: str) -> str:
+def normalise(text: str, base: Path, stub_url: str, bin_dir: str) -> str:
     """What differs between two runs of one build, replaced by placeholders."""
     text = text.replace(str(base.resolve()), "<TMP>").replace(str(base), "<TMP>")
+    text = text.replace(bin_dir, "<BIN>")
     text = text.replace(stub_url, "<STUB>").replace(date.today().isoformat(), "<TODAY>")
     text = re.sub(r"\b[0-9a-f]{40}\b", "<SHA>", text)
     text = re.sub(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,12}\b", "<SHA>", text)
@@ -180,7 +181,7 @@ def record(memcli: str, files: int) -> dict[str, Any]:
             )
             out[name] = {
                 "exit": proc.returncode,
-                "stdout": normalise(proc.stdout, base, stub.base_url),
+                "stdout": normalise(proc.stdout, base, stub.base_url, str(Path(memcli).parent)),
             }
     return out
 
