@@ -110,7 +110,7 @@ STDIN = {
 def normalise(text: str, base: Path, stub_url: str, bin_dir: str) -> str:
     """What differs between two runs of one build, replaced by placeholders."""
     text = text.replace(str(base.resolve()), "<TMP>").replace(str(base), "<TMP>")
-    text = text.replace(bin_dir, "<BIN>")
+    text = re.sub(re.escape(bin_dir) + r"/python3?(\.\d+)?\b", "<BIN>/python", text)
     text = text.replace(stub_url, "<STUB>").replace(date.today().isoformat(), "<TODAY>")
     text = re.sub(r"\b[0-9a-f]{40}\b", "<SHA>", text)
     text = re.sub(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,12}\b", "<SHA>", text)
