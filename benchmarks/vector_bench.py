@@ -216,6 +216,7 @@ def phase_knn(ws: Path, dims: int, queries: int) -> dict[str, Any]:
     from memcli.index import vectors
     from memcli.memory import Memory
     from memcli.providers.embeddings import Embedder
+    from memcli.service.searching import SearchRequest
 
     install_fake_provider(dims)
     texts = query_texts(queries)
@@ -235,7 +236,7 @@ def phase_knn(ws: Path, dims: int, queries: int) -> dict[str, Any]:
     assert embedder is not None
     embedder.embed(texts)
     embedder.close()
-    opts = mem.search_options(limit=10)
+    opts = mem.search_options(SearchRequest(limit=10))
     mem.search(texts[0], opts)
     search_times = []
     for t in texts:

@@ -9,7 +9,10 @@ table, so the two parsers cannot drift apart. No Typer here: the fast path impor
 from __future__ import annotations
 
 from dataclasses import Field, dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the service loads with the search itself, not when --help builds options
+    from memcli.service.searching import SearchRequest
 
 #: ``flag``: True when given; ``switch``: ``--x/--no-x``, None when neither is given;
 #: ``int``/``float``/``str``: one value, None when not given; ``list``: repeatable.
@@ -75,6 +78,26 @@ class SearchArgs:
     jsonl: bool = _opt("flag", "--jsonl", help="One JSON result per line.")
     files_only: bool = _opt("flag", "--files", help="Only the paths of matching files.")
     batch: bool = _opt("flag", "--batch", help="Queries from stdin, one JSON per line.")
+
+    def request(self) -> SearchRequest:
+        """What these options ask of the service (the output options stay with the CLI)."""
+        from memcli.service.searching import SearchRequest
+
+        return SearchRequest(
+            limit=self.limit,
+            min_score=self.min_score,
+            source=self.source,
+            type=self.type_,
+            tag=self.tag,
+            since=self.since,
+            until=self.until,
+            path=self.path,
+            decay=self.decay,
+            strategy=self.strategy,
+            mmr=self.mmr,
+            mmr_lambda=self.mmr_lambda,
+            explain=self.explain,
+        )
 
 
 def options() -> tuple[Field[Any], ...]:

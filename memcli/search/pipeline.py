@@ -11,7 +11,7 @@ paragraph) with a little context, so an agent pays for the lines that answer, no
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import date
 from typing import Any
 
@@ -40,44 +40,44 @@ class Filters:
     path_glob: str | None = None
 
 
+def _setting(key: str) -> Any:
+    """A field whose default is the setting ``key``'s (see :meth:`SearchOptions.from_settings`)."""
+    return field(default=default(key), metadata={"setting": key})
+
+
 @dataclass
 class SearchOptions:
-    limit: int = default("search.limit")
-    min_score: float = default("search.min_score")
-    strategy: str = default("search.strategy")
-    candidates: int = default("search.candidates")
-    decay: bool = default("decay.enabled")
-    half_life_days: float = default("decay.half_life_days")
-    snippet_lines: int = default("search.snippet_lines")  # context passages after/before a match
+    limit: int = _setting("search.limit")
+    min_score: float = _setting("search.min_score")
+    strategy: str = _setting("search.strategy")
+    candidates: int = _setting("search.candidates")
+    decay: bool = _setting("decay.enabled")
+    half_life_days: float = _setting("decay.half_life_days")
+    snippet_lines: int = _setting("search.snippet_lines")  # context passages after/before a match
     filters: Filters = field(default_factory=Filters)
     today: date | None = None
     # fusion of keyword and vector candidates (memcli.search.fusion; settings search.fusion etc.)
-    fusion: str = default("search.fusion")
-    rrf_k: int = default("search.rrf_k")
-    keyword_weight: float = default("search.keyword_weight")
-    vector_weight: float = default("search.vector_weight")
+    fusion: str = _setting("search.fusion")
+    rrf_k: int = _setting("search.rrf_k")
+    keyword_weight: float = _setting("search.keyword_weight")
+    vector_weight: float = _setting("search.vector_weight")
     # passages, snippets, diversity (memcli.search.ranking, memcli.search.snippets)
-    snippet_chars: int = default("search.snippet_chars")
-    neighbour_weight: float = default("search.neighbour_weight")
-    heading_weight: float = default("search.heading_weight")
-    mmr: bool = default("search.mmr")
-    mmr_lambda: float = default("search.mmr_lambda")
+    snippet_chars: int = _setting("search.snippet_chars")
+    neighbour_weight: float = _setting("search.neighbour_weight")
+    heading_weight: float = _setting("search.heading_weight")
+    mmr: bool = _setting("search.mmr")
+    mmr_lambda: float = _setting("search.mmr_lambda")
+    explain: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> SearchOptions:
+        """Every field that a setting sets, from ``settings`` (a memcli.config.Settings)."""
+        return cls(
+            **{f.name: settings.get(f.metadata["setting"]) for f in fields(cls) if f.metadata}
+        )
 
     def fusion_params(self) -> FusionParams:
         return FusionParams(self.fusion, self.rrf_k, self.keyword_weight, self.vector_weight)
-
-    explain: bool = False
-
-
-def settings_options(settings: Any) -> dict[str, Any]:
-    """SearchOptions fields read from settings beyond those Memory.search_options reads."""
-    return {
-        "snippet_chars": settings.get("search.snippet_chars"),
-        "neighbour_weight": settings.get("search.neighbour_weight"),
-        "heading_weight": settings.get("search.heading_weight"),
-        "mmr": settings.get("search.mmr"),
-        "mmr_lambda": settings.get("search.mmr_lambda"),
-    }
 
 
 @dataclass

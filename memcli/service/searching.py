@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from memcli.errors import BadInput
-from memcli.search.pipeline import SearchOptions, SearchResult, run_search
+from memcli.search.context import ContextBlock
+from memcli.search.context import render as render_context
+from memcli.search.pipeline import (
+    Filters,
+    SearchOptions,
+    SearchResult,
+    check_date,
+    run_search,
+)
 from memcli.service.indexing import IndexService
 
 
@@ -31,25 +41,93 @@ class SearchService(IndexService):
         self.warnings = []
         return result
 
-    def search_options(self, **flags: Any) -> SearchOptions:
-        """SearchOptions from settings, with non-None ``flags`` on top."""
-        s = self.settings
-        opts = SearchOptions(
-            limit=s.get("search.limit"),
-            min_score=s.get("search.min_score"),
-            strategy=s.get("search.strategy"),
-            candidates=s.get("search.candidates"),
-            decay=s.get("decay.enabled"),
-            half_life_days=s.get("decay.half_life_days"),
-            snippet_lines=s.get("search.snippet_lines"),
-            fusion=s.get("search.fusion"),
-            rrf_k=s.get("search.rrf_k"),
-            keyword_weight=s.get("search.keyword_weight"),
-            vector_weight=s.get("search.vector_weight"),
+    def search_options(self, request: SearchRequest | None = None) -> SearchOptions:
+        """The options of a search: the settings, with what ``request`` sets on top."""
+        req = request or SearchRequest()
+        opts = SearchOptions.from_settings(self.settings)
+        opts.filters = Filters(
+            sources=tuple(req.source),
+            types=tuple(req.type),
+            tags=tuple(req.tag),
+            since=check_date(req.since, "--since"),
+            until=check_date(req.until, "--until"),
+            path_glob=req.path,
         )
-        for key, value in flags.items():
+        for name in ("limit", "min_score", "decay", "strategy", "mmr", "mmr_lambda"):
+            value = getattr(req, name)
             if value is not None:
-                setattr(opts, key, value)
+                setattr(opts, name, value)
+        if req.mmr_lambda is not None:
+            opts.mmr = req.mmr is not False  # a trade-off given means MMR, unless turned off
+        opts.explain = req.explain
         if opts.limit < 1:
             raise BadInput("-n/--limit must be at least 1")
         return opts
+
+    def context(self, query: str, opts: SearchOptions, max_tokens: int | None = None) -> Context:
+        """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
+        (default ``search.max_tokens``), with ``path:start-end`` citations."""
+        budget = max_tokens or self.settings.get("search.max_tokens")
+        if budget < 1:
+            raise BadInput("--max-tokens must be at least 1")
+        result = self.search(query, opts)
+        return Context(result, render_context(result.query, result.hits, budget), budget)
+
+    def search_batch(self, queries: Iterable[str], opts: SearchOptions) -> Iterator[BatchAnswer]:
+        """One answer per non-blank query, in order, from one open index: the changed-files
+        check runs once, before the first. A query that cannot run answers with its error."""
+        stale, warnings = self.sync_before_search()
+        for raw in queries:
+            query = raw.rstrip("\n")
+            if not query.strip():
+                continue
+            try:
+                result = self.search(query, opts, sync=False)
+            except BadInput as exc:
+                yield BatchAnswer(query, None, exc.message)
+                continue
+            result.stale = stale
+            result.warnings[:0] = warnings
+            yield BatchAnswer(query, result, None)
+
+
+@dataclass
+class SearchRequest:
+    """What a caller asks of a search; None and empty leave the settings' value."""
+
+    limit: int | None = None
+    min_score: float | None = None
+    source: Sequence[str] = ()  # namespaces
+    type: Sequence[str] = ()  # entry types
+    tag: Sequence[str] = ()
+    since: str | None = None  # YYYY-MM-DD, on the file's date
+    until: str | None = None
+    path: str | None = None  # a glob or a prefix of workspace-relative paths
+    decay: bool | None = None
+    strategy: str | None = None
+    mmr: bool | None = None
+    mmr_lambda: float | None = None
+    explain: bool = False
+
+
+@dataclass
+class Context:
+    """A search and the context block made of its results (``block.included`` of them fit)."""
+
+    result: SearchResult
+    block: ContextBlock
+    budget: int
+
+
+@dataclass
+class BatchAnswer:
+    """One query of a batch: its result, or the one-line error that stopped it."""
+
+    query: str
+    result: SearchResult | None
+    error: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.result is None:
+            return {"query": self.query, "error": self.error, "results": []}
+        return self.result.as_dict()
