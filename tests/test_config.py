@@ -11,7 +11,7 @@ import pytest
 from memcli.config import DEFAULTS, REGISTRY, SETTINGS, coerce, load_settings, user_config_path
 from memcli.errors import ConfigError
 from memcli.search.fusion import FusionParams
-from memcli.search.pipeline import SearchOptions
+from memcli.search.options import SearchOptions
 from tests.conftest import Cli
 
 

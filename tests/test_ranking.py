@@ -434,7 +434,7 @@ def test_mmr_from_settings(cli: Cli, workspace: Path) -> None:
 )
 def test_context_render_stays_within_any_budget(sizes: list[tuple[int, int]], budget: int) -> None:
     from memcli.search.context import estimate_tokens, render
-    from memcli.search.pipeline import Hit
+    from memcli.search.results import Hit
 
     hits = []
     for n, (lines, width) in enumerate(sizes):

@@ -13,7 +13,8 @@ from memcli.flush.facts import Fact, FactOutcome
 from memcli.index.chunking import split_lines
 from memcli.index.store import Store
 from memcli.notes import entries
-from memcli.search.pipeline import SearchOptions, run_search
+from memcli.search.options import SearchOptions
+from memcli.search.pipeline import run_search
 from memcli.search.query import STOPWORDS
 
 #: Facts with a :func:`similarity` of at least this are near-duplicates ("Use Valkey

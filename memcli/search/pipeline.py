@@ -11,224 +11,16 @@ paragraph) with a little context, so an agent pays for the lines that answer, no
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field, fields
 from datetime import date
-from typing import Any
 
-from memcli.config.registry import default
 from memcli.errors import BadInput
 from memcli.index.store import Store
-from memcli.notes.scan import glob_to_regex
 from memcli.search import fusion, ranking
-from memcli.search.fusion import FusionParams
+from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
+from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
+from memcli.search.results import Hit, SearchResult
 from memcli.search.snippets import FileText, Passage, assemble, span_lines
-
-HIGHLIGHT_OPEN, HIGHLIGHT_CLOSE = "\x01", "\x02"
-KEYWORD_WEIGHTS = (1.0, 0.3)  # bm25 column weights of the candidate query: text, heading
-
-
-@dataclass
-class Filters:
-    """Restrictions applied to candidates (all optional)."""
-
-    sources: tuple[str, ...] = ()
-    types: tuple[str, ...] = ()
-    tags: tuple[str, ...] = ()
-    since: str | None = None
-    until: str | None = None
-    path_glob: str | None = None
-
-
-def _setting(key: str) -> Any:
-    """A field whose default is the setting ``key``'s (see :meth:`SearchOptions.from_settings`)."""
-    return field(default=default(key), metadata={"setting": key})
-
-
-@dataclass
-class SearchOptions:
-    limit: int = _setting("search.limit")
-    min_score: float = _setting("search.min_score")
-    strategy: str = _setting("search.strategy")
-    candidates: int = _setting("search.candidates")
-    decay: bool = _setting("decay.enabled")
-    half_life_days: float = _setting("decay.half_life_days")
-    snippet_lines: int = _setting("search.snippet_lines")  # context passages after/before a match
-    filters: Filters = field(default_factory=Filters)
-    today: date | None = None
-    # fusion of keyword and vector candidates (memcli.search.fusion; settings search.fusion etc.)
-    fusion: str = _setting("search.fusion")
-    rrf_k: int = _setting("search.rrf_k")
-    keyword_weight: float = _setting("search.keyword_weight")
-    vector_weight: float = _setting("search.vector_weight")
-    # passages, snippets, diversity (memcli.search.ranking, memcli.search.snippets)
-    snippet_chars: int = _setting("search.snippet_chars")
-    neighbour_weight: float = _setting("search.neighbour_weight")
-    heading_weight: float = _setting("search.heading_weight")
-    mmr: bool = _setting("search.mmr")
-    mmr_lambda: float = _setting("search.mmr_lambda")
-    explain: bool = False
-
-    @classmethod
-    def from_settings(cls, settings: Any) -> SearchOptions:
-        """Every field that a setting sets, from ``settings`` (a memcli.config.Settings)."""
-        return cls(
-            **{f.name: settings.get(f.metadata["setting"]) for f in fields(cls) if f.metadata}
-        )
-
-    def fusion_params(self) -> FusionParams:
-        return FusionParams(self.fusion, self.rrf_k, self.keyword_weight, self.vector_weight)
-
-
-@dataclass
-class Hit:
-    chunk_id: int
-    path: str
-    chunk_start: int
-    chunk_end: int
-    heading: str
-    text: str  # the whole chunk (chunk_start is its first line)
-    source: str
-    date: str | None
-    evergreen: bool
-    score: float = 0.0
-    scores: dict[str, Any] = field(default_factory=dict)
-    highlighted: str | None = None
-    snippet: str = ""
-    start_line: int = 0
-    end_line: int = 0
-    explain: dict[str, Any] | None = None
-    passage: Passage | None = None
-    signal: ranking.KeywordSignal | None = None
-    terms: ranking.QueryTerms | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out = {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "score": round(self.score, 4),
-            "snippet": self.snippet,
-            "heading": self.heading,
-            "source": self.source,
-            "date": self.date,
-            "evergreen": self.evergreen,
-            "scores": self.scores,
-        }
-        if self.explain is not None:
-            out["explain"] = self.explain
-        return out
-
-
-@dataclass
-class SearchResult:
-    query: str
-    mode: str
-    stale: bool | None = False  # None: not checked (index.sync_on_search is off)
-    warnings: list[str] = field(default_factory=list)
-    hits: list[Hit] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "query": self.query,
-            "mode": self.mode,
-            "stale": self.stale,
-            "warnings": list(self.warnings),
-            "results": [h.as_dict() for h in self.hits],
-        }
-
-
-def check_date(value: str | None, flag: str) -> str | None:
-    if value is None:
-        return None
-    try:
-        return date.fromisoformat(value).isoformat()
-    except ValueError:
-        raise BadInput(f"{flag} expects a date YYYY-MM-DD, got {value!r}") from None
-
-
-def check_options(opts: SearchOptions) -> None:
-    """Refuse option values that make no sense (exit 2)."""
-    if opts.limit < 1:
-        raise BadInput("-n/--limit must be at least 1")
-    if not 0.0 <= opts.mmr_lambda <= 1.0:
-        raise BadInput(f"--mmr-lambda must be between 0 and 1, got {opts.mmr_lambda}")
-    if opts.min_score < 0.0 or opts.min_score > 1.0:
-        raise BadInput(f"--min-score must be between 0 and 1, got {opts.min_score}")
-    if opts.snippet_lines < 0 or opts.snippet_chars < 1:
-        raise BadInput("search.snippet_lines must be 0 or more and search.snippet_chars positive")
-    if opts.half_life_days <= 0:
-        raise BadInput("decay.half_life_days must be positive")
-
-
-def _filter_sql(filters: Filters, store: Store) -> tuple[str, list[Any]]:
-    where: list[str] = []
-    args: list[Any] = []
-    if filters.sources:
-        where.append(f"f.source IN ({','.join('?' * len(filters.sources))})")
-        args.extend(filters.sources)
-    for col, values in (("c.types", filters.types), ("c.tags", filters.tags)):
-        if values:
-            where.append("(" + " OR ".join(f"(' ' || {col} || ' ') LIKE ?" for _ in values) + ")")
-            args.extend(f"% {v.lower().lstrip('#')} %" for v in values)
-    if filters.since:
-        where.append("f.date >= ?")
-        args.append(filters.since)
-    if filters.until:
-        where.append("f.date <= ?")
-        args.append(filters.until)
-    if filters.path_glob:
-        rx = glob_to_regex(filters.path_glob)
-        store.conn.create_function("memcli_glob", 1, lambda p: 1 if rx.match(p) else 0)
-        where.append("memcli_glob(f.path)")
-    return ("".join(f" AND {w}" for w in where)), args
-
-
-def keyword_candidates(
-    store: Store, parsed: ParsedQuery, filters: Filters, limit: int
-) -> dict[int, tuple[float, str | None]]:
-    """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks."""
-    extra, args = _filter_sql(filters, store)
-    if extra:
-        sql = (
-            "SELECT c.id, -bm25(chunks_fts, ?, ?) AS s"
-            " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
-            " JOIN files f ON f.id = c.file_id"
-            f" WHERE chunks_fts MATCH ?{extra} ORDER BY s DESC LIMIT ?"
-        )
-    else:  # no filter: no join for every match (half the time of a common-word query)
-        sql = (
-            "SELECT rowid, -bm25(chunks_fts, ?, ?) AS s FROM chunks_fts"
-            " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
-        )
-    rows = store.conn.execute(sql, (*KEYWORD_WEIGHTS, parsed.fts(), *args, limit))
-    return {int(r[0]): (float(r[1]), None) for r in rows}
-
-
-def keyword_score(raw: float) -> float:
-    """Map a chunk's FTS5 BM25 magnitude (0..inf) to (0, 1): saturating, order-preserving."""
-    raw = max(raw, 0.0)
-    return raw / (raw + 1.0)
-
-
-def load_hits(store: Store, ids: list[int]) -> dict[int, Hit]:
-    """Chunk rows (as chunk-level hits) by id."""
-    out: dict[int, Hit] = {}
-    for start in range(0, len(ids), 400):
-        part = ids[start : start + 400]
-        marks = ",".join("?" * len(part))
-        rows = store.conn.execute(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, t.text, f.source, f.date,"
-            " f.evergreen FROM chunks c JOIN files f ON f.id = c.file_id"
-            f" JOIN chunks_fts t ON t.rowid = c.id WHERE c.id IN ({marks})",
-            part,
-        )
-        for r in rows:
-            out[int(r[0])] = Hit(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
-    return out
-
-
-decay_factor = ranking.decay_factor
 
 
 def run_search(
@@ -254,7 +46,7 @@ def run_search(
             mode,
             params,
             pool,
-            _filter_sql(opts.filters, store),
+            filter_sql(opts.filters, store),
         )
     else:
         kw = keyword_candidates(store, parse_query(query), opts.filters, pool)
@@ -273,7 +65,11 @@ def run_search(
     if opts.mmr:
         hits = _diversify(store, ft, hits[:pool], opts)
     spans = assemble(
-        ft, ((h.passage, h) for h in hits), opts.limit, opts.snippet_lines, opts.snippet_chars
+        ft,
+        ((h.passage, h) for h in hits if h.passage is not None),  # every hit here has one
+        opts.limit,
+        opts.snippet_lines,
+        opts.snippet_chars,
     )
     for span in spans:
         hit: Hit = span.payload

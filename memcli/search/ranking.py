@@ -189,7 +189,7 @@ class KeywordSignal:
 
     bm25: float
     neighbours: float
-    terms: dict[str, int]  # stem -> occurrences in the passage (heading included, weighted)
+    terms: dict[str, float]  # stem -> occurrences in the passage (heading words weighted)
 
     @property
     def total(self) -> float:

@@ -9,13 +9,9 @@ from typing import Any
 from memcli.errors import BadInput
 from memcli.search.context import ContextBlock
 from memcli.search.context import render as render_context
-from memcli.search.pipeline import (
-    Filters,
-    SearchOptions,
-    SearchResult,
-    check_date,
-    run_search,
-)
+from memcli.search.options import Filters, SearchOptions, check_date
+from memcli.search.pipeline import run_search
+from memcli.search.results import SearchResult
 from memcli.service.indexing import IndexService
 
 

@@ -1,0 +1,84 @@
+"""Keyword candidates: the FTS5 BM25 query over chunks, filters in SQL, loading hits."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memcli.index.store import Store
+from memcli.notes.scan import glob_to_regex
+from memcli.search import ranking
+from memcli.search.options import Filters
+from memcli.search.query import ParsedQuery
+from memcli.search.results import Hit
+
+KEYWORD_WEIGHTS = (1.0, 0.3)  # bm25 column weights of the candidate query: text, heading
+
+
+def filter_sql(filters: Filters, store: Store) -> tuple[str, list[Any]]:
+    where: list[str] = []
+    args: list[Any] = []
+    if filters.sources:
+        where.append(f"f.source IN ({','.join('?' * len(filters.sources))})")
+        args.extend(filters.sources)
+    for col, values in (("c.types", filters.types), ("c.tags", filters.tags)):
+        if values:
+            where.append("(" + " OR ".join(f"(' ' || {col} || ' ') LIKE ?" for _ in values) + ")")
+            args.extend(f"% {v.lower().lstrip('#')} %" for v in values)
+    if filters.since:
+        where.append("f.date >= ?")
+        args.append(filters.since)
+    if filters.until:
+        where.append("f.date <= ?")
+        args.append(filters.until)
+    if filters.path_glob:
+        rx = glob_to_regex(filters.path_glob)
+        store.conn.create_function("memcli_glob", 1, lambda p: 1 if rx.match(p) else 0)
+        where.append("memcli_glob(f.path)")
+    return ("".join(f" AND {w}" for w in where)), args
+
+
+def keyword_candidates(
+    store: Store, parsed: ParsedQuery, filters: Filters, limit: int
+) -> dict[int, tuple[float, str | None]]:
+    """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks."""
+    extra, args = filter_sql(filters, store)
+    if extra:
+        sql = (
+            "SELECT c.id, -bm25(chunks_fts, ?, ?) AS s"
+            " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
+            " JOIN files f ON f.id = c.file_id"
+            f" WHERE chunks_fts MATCH ?{extra} ORDER BY s DESC LIMIT ?"
+        )
+    else:  # no filter: no join for every match (half the time of a common-word query)
+        sql = (
+            "SELECT rowid, -bm25(chunks_fts, ?, ?) AS s FROM chunks_fts"
+            " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
+        )
+    rows = store.conn.execute(sql, (*KEYWORD_WEIGHTS, parsed.fts(), *args, limit))
+    return {int(r[0]): (float(r[1]), None) for r in rows}
+
+
+def keyword_score(raw: float) -> float:
+    """Map a chunk's FTS5 BM25 magnitude (0..inf) to (0, 1): saturating, order-preserving."""
+    raw = max(raw, 0.0)
+    return raw / (raw + 1.0)
+
+
+def load_hits(store: Store, ids: list[int]) -> dict[int, Hit]:
+    """Chunk rows (as chunk-level hits) by id."""
+    out: dict[int, Hit] = {}
+    for start in range(0, len(ids), 400):
+        part = ids[start : start + 400]
+        marks = ",".join("?" * len(part))
+        rows = store.conn.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, t.text, f.source, f.date,"
+            " f.evergreen FROM chunks c JOIN files f ON f.id = c.file_id"
+            f" JOIN chunks_fts t ON t.rowid = c.id WHERE c.id IN ({marks})",
+            part,
+        )
+        for r in rows:
+            out[int(r[0])] = Hit(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
+    return out
+
+
+decay_factor = ranking.decay_factor

@@ -1,0 +1,86 @@
+"""What a search runs with: filters, options (defaults from the settings registry), checks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from datetime import date
+from typing import Any
+
+from memcli.config.registry import default
+from memcli.errors import BadInput
+from memcli.search.fusion import FusionParams
+
+
+@dataclass
+class Filters:
+    """Restrictions applied to candidates (all optional)."""
+
+    sources: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    path_glob: str | None = None
+
+
+def _setting(key: str) -> Any:
+    """A field whose default is the setting ``key``'s (see :meth:`SearchOptions.from_settings`)."""
+    return field(default=default(key), metadata={"setting": key})
+
+
+@dataclass
+class SearchOptions:
+    limit: int = _setting("search.limit")
+    min_score: float = _setting("search.min_score")
+    strategy: str = _setting("search.strategy")
+    candidates: int = _setting("search.candidates")
+    decay: bool = _setting("decay.enabled")
+    half_life_days: float = _setting("decay.half_life_days")
+    snippet_lines: int = _setting("search.snippet_lines")  # context passages after/before a match
+    filters: Filters = field(default_factory=Filters)
+    today: date | None = None
+    # fusion of keyword and vector candidates (memcli.search.fusion; settings search.fusion etc.)
+    fusion: str = _setting("search.fusion")
+    rrf_k: int = _setting("search.rrf_k")
+    keyword_weight: float = _setting("search.keyword_weight")
+    vector_weight: float = _setting("search.vector_weight")
+    # passages, snippets, diversity (memcli.search.ranking, memcli.search.snippets)
+    snippet_chars: int = _setting("search.snippet_chars")
+    neighbour_weight: float = _setting("search.neighbour_weight")
+    heading_weight: float = _setting("search.heading_weight")
+    mmr: bool = _setting("search.mmr")
+    mmr_lambda: float = _setting("search.mmr_lambda")
+    explain: bool = False
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> SearchOptions:
+        """Every field that a setting sets, from ``settings`` (a memcli.config.Settings)."""
+        return cls(
+            **{f.name: settings.get(f.metadata["setting"]) for f in fields(cls) if f.metadata}
+        )
+
+    def fusion_params(self) -> FusionParams:
+        return FusionParams(self.fusion, self.rrf_k, self.keyword_weight, self.vector_weight)
+
+
+def check_date(value: str | None, flag: str) -> str | None:
+    if value is None:
+        return None
+    try:
+        return date.fromisoformat(value).isoformat()
+    except ValueError:
+        raise BadInput(f"{flag} expects a date YYYY-MM-DD, got {value!r}") from None
+
+
+def check_options(opts: SearchOptions) -> None:
+    """Refuse option values that make no sense (exit 2)."""
+    if opts.limit < 1:
+        raise BadInput("-n/--limit must be at least 1")
+    if not 0.0 <= opts.mmr_lambda <= 1.0:
+        raise BadInput(f"--mmr-lambda must be between 0 and 1, got {opts.mmr_lambda}")
+    if opts.min_score < 0.0 or opts.min_score > 1.0:
+        raise BadInput(f"--min-score must be between 0 and 1, got {opts.min_score}")
+    if opts.snippet_lines < 0 or opts.snippet_chars < 1:
+        raise BadInput("search.snippet_lines must be 0 or more and search.snippet_chars positive")
+    if opts.half_life_days <= 0:
+        raise BadInput("decay.half_life_days must be positive")
