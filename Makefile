@@ -66,13 +66,13 @@ bench: $(VENV)/.installed-dev
 
 # completions/ and man/memcli.1 are generated from the command tree (tests check they are current)
 completions: $(VENV)/.installed
-	$(BIN)/python -m memcli.cli.gendocs --only completions
+	$(BIN)/python .ci/gendocs.py --only completions
 
 man: $(VENV)/.installed
-	$(BIN)/python -m memcli.cli.gendocs --only man
+	$(BIN)/python .ci/gendocs.py --only man
 
 docs: $(VENV)/.installed
-	$(BIN)/python -m memcli.cli.gendocs
+	$(BIN)/python .ci/gendocs.py
 
 clean:
 	rm -rf $(VENV) $(VENV)-latest $(VENV)-lock .pytest_cache build dist *.egg-info

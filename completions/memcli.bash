@@ -1,4 +1,4 @@
-# bash completion for memcli: generated from the command tree by 'make docs' (memcli.cli.gendocs); do not edit.
+# bash completion for memcli: generated from the command tree by 'make docs' (.ci/gendocs.py); do not edit.
 # Install: copy to ~/.local/share/bash-completion/completions/memcli
 # or add 'source /path/to/memcli.bash' to ~/.bashrc.
 

@@ -1,4 +1,4 @@
-# fish completion for memcli: generated from the command tree by 'make docs' (memcli.cli.gendocs); do not edit.
+# fish completion for memcli: generated from the command tree by 'make docs' (.ci/gendocs.py); do not edit.
 # Install: copy to ~/.config/fish/completions/memcli.fish
 
 function __memcli_command --description 'The memcli (sub)command being typed'

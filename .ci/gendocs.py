@@ -1,8 +1,8 @@
 """Generate shell completions and the man page from the real command tree.
 
-    python -m memcli.cli.gendocs            # write completions/* and man/memcli.1
-    python -m memcli.cli.gendocs --check    # exit 1 when a committed file is stale
-    python -m memcli.cli.gendocs --out DIR  # write the files under DIR instead
+    python .ci/gendocs.py            # write completions/* and man/memcli.1
+    python .ci/gendocs.py --check    # exit 1 when a committed file is stale
+    python .ci/gendocs.py --out DIR  # write the files under DIR instead
 
 Everything comes from the Typer/Click tree of :data:`memcli.cli.app.app` at generation time
 (commands, options, help, value completions), from :class:`memcli.errors.ExitCode` and from
@@ -32,7 +32,7 @@ OUTPUTS = (
     "completions/memcli.fish",
     "man/memcli.1",
 )
-GENERATED = "generated from the command tree by 'make docs' (memcli.cli.gendocs); do not edit"
+GENERATED = "generated from the command tree by 'make docs' (.ci/gendocs.py); do not edit"
 
 #: What each exit code means (the man page's EXIT STATUS). A new ExitCode member without an
 #: entry here stops generation, so the documentation cannot silently fall behind.
@@ -859,7 +859,7 @@ def render_all(tree: Command | None = None) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m memcli.cli.gendocs",
+        prog="python .ci/gendocs.py",
         description="Generate completions/ and man/memcli.1 from the memcli command tree.",
     )
     parser.add_argument(
@@ -873,7 +873,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["completions", "man"], help="generate only these")
     args = parser.parse_args(argv)
     if args.out is None:
-        args.out = Path(__file__).resolve().parents[2]
+        args.out = Path(__file__).resolve().parents[1]
         if not (args.out / "pyproject.toml").is_file():
             parser.error(f"{args.out} is not a source checkout; pass --out DIR")
     files = render_all()
