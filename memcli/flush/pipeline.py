@@ -53,13 +53,13 @@ from memcli.notes.redact import redact
 from memcli.providers import remote
 
 if TYPE_CHECKING:
-    from memcli.service.indexing import IndexService
+    from memcli.service.git import GitService
 
 __all__ = ["commit_message", "flush"]
 
 
 def flush(
-    mem: IndexService,
+    mem: GitService,
     text: str,
     *,
     namespace: str | None = None,
@@ -163,7 +163,7 @@ def flush(
     return result
 
 
-def _has_index(mem: IndexService, dry_run: bool) -> bool:
+def _has_index(mem: GitService, dry_run: bool) -> bool:
     """Use the index for duplicate checks; a dry run only reads one that already exists."""
     return not dry_run or mem.ws.index_path.exists()
 

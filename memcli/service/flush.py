@@ -8,7 +8,7 @@ from pathlib import Path
 
 from memcli.errors import BadInput
 from memcli.flush.facts import FlushResult
-from memcli.service.indexing import IndexService
+from memcli.service.git import GitService
 
 __all__ = ["FlushOptions", "FlushResult", "FlushService"]
 
@@ -26,7 +26,7 @@ class FlushOptions:
     now: datetime | None = None  # the flush time (heading, entry times, daily file)
 
 
-class FlushService(IndexService):
+class FlushService(GitService):
     def flush(self, opts: FlushOptions) -> FlushResult:
         """Extract durable facts from a conversation (LLM), skip known ones, append the rest
         under a provenance heading; see :mod:`memcli.flush.pipeline`."""
