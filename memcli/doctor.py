@@ -355,7 +355,7 @@ def _index_checks(
             details,
         )
     store = Store(ws.index_path, conn)  # read-only: no migration, no lock
-    indexer = Indexer(ws, store, settings, False)
+    indexer = Indexer(ws, store, settings)
     found = indexer.scan()
     dirty = indexer.dirty(found)
     details["files_on_disk"] = len(found.files)

@@ -509,21 +509,15 @@ def _heading_line(text: str, hash8: str) -> int | None:
 
 def llm_config(settings: Any) -> Any:
     """ProviderConfig for ``[llm]``; a ConfigError when no model is set."""
-    from memcli.providers.remote import ProviderConfig
+    from memcli.providers.remote import config_from_settings
 
-    model = str(settings.get("llm.model") or "").strip()
-    if not model:
+    cfg = config_from_settings(settings, "llm")
+    if cfg is None:
         raise ConfigError(
             "no LLM model configured for flush",
             hint="set [llm] model in memcli.toml, or MEMCLI_LLM_MODEL (e.g. openai/gpt-4o-mini)",
         )
-    return ProviderConfig(
-        model=model,
-        api_base=settings.get("llm.api_base") or None,
-        api_key_env=settings.get("llm.api_key_env") or None,
-        timeout=float(settings.get("llm.timeout")),
-        max_retries=int(settings.get("llm.max_retries")),
-    )
+    return cfg
 
 
 def flush(

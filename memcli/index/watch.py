@@ -30,6 +30,7 @@ from typing import Any
 from memcli.config import Settings, load_settings
 from memcli.errors import AlreadyRunning, WorkspaceNotFound
 from memcli.index import db
+from memcli.index.embedder import LazyEmbedder
 from memcli.index.indexer import (
     Indexer,
     IndexReport,
@@ -208,7 +209,7 @@ class Watcher:
         self.retry = _Backoff()  # a failed batch
         self.backfill = _Backoff()  # chunks left without vectors (provider down)
         self.embeds = bool(str(settings.get("embedding.model") or "").strip())
-        self._embedder: Any = None  # one for the whole run (it holds the cache connection)
+        self._embedder: LazyEmbedder | None = None  # one for the run (it holds the cache)
         self._last_warnings: list[str] = []
         self.roots: dict[str, Path] = {}  # watched folder (workspace-relative) -> path
 
@@ -403,11 +404,12 @@ class Watcher:
         return True
 
     def _embedder_for_run(self) -> Any:
-        if self.embeds and self._embedder is None:
-            from memcli.providers.embeddings import Embedder
+        if self._embedder is None:
+            # the provider modules (and redaction) are needed only with an embedding model
+            from memcli.providers.embeddings import embedder_from_settings
 
-            self._embedder = Embedder.from_settings(self.settings)
-        return self._embedder
+            self._embedder = LazyEmbedder(self.settings, embedder_from_settings)
+        return self._embedder.get()
 
     def _index(self, paths: list[str] | None, lock: ProcessLock | None = None) -> IndexReport:
         """One short sync of ``paths`` (caller holds the writer lock, ``lock``).

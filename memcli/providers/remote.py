@@ -19,11 +19,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from memcli.errors import ProviderError
 
-__all__ = ["ProviderConfig", "complete", "embed", "provider_name"]
+if TYPE_CHECKING:
+    from memcli.config import Settings
+
+__all__ = ["ProviderConfig", "complete", "config_from_settings", "embed", "provider_name"]
 
 T = TypeVar("T")
 
@@ -57,6 +60,20 @@ class ProviderConfig:
     api_key_env: str | None = None
     timeout: float = 30.0
     max_retries: int = 3
+
+
+def config_from_settings(settings: Settings, section: str) -> ProviderConfig | None:
+    """The ProviderConfig of ``[section]`` (``embedding`` or ``llm``); None when no model is set."""
+    model = str(settings.get(f"{section}.model") or "").strip()
+    if not model:
+        return None
+    return ProviderConfig(
+        model=model,
+        api_base=str(settings.get(f"{section}.api_base") or "").strip() or None,
+        api_key_env=str(settings.get(f"{section}.api_key_env") or "").strip() or None,
+        timeout=float(settings.get(f"{section}.timeout")),
+        max_retries=int(settings.get(f"{section}.max_retries")),
+    )
 
 
 def provider_name(model: str) -> str:

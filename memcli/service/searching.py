@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from memcli.errors import BadInput
+from memcli.index.vectorplan import plan_search
 from memcli.search.pipeline import SearchOptions, SearchResult, run_search
 from memcli.service.indexing import IndexService
 
@@ -20,8 +21,6 @@ class SearchService(IndexService):
         stale, warnings = self.sync_before_search() if sync else (False, [])
         mode, vector = "keyword", None
         if self.embedder is not None or opts.strategy not in ("auto", "keyword"):
-            from memcli.providers.embeddings import plan_search
-
             plan = plan_search(self.store, self.embedder, opts.strategy, query)
             mode, vector = plan.mode, plan.vector
             warnings = [*warnings, *plan.warnings]
