@@ -596,13 +596,13 @@ def test_first_signal_finishes_the_batch(
     w = watchers(workspace)
     w.ready()
     before = stub.count("/embeddings")
-    stub.hang_seconds = 2.0  # a slow provider: the batch is busy embedding
+    stub.hold(1)  # the provider keeps the batch busy until released
     write(workspace / "memory/slow.md", "Embedded slowly: sloth.\n")
-    deadline = time.monotonic() + TIMEOUT
-    while stub.count("/embeddings") == before:
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    assert stub.wait_for("/embeddings", before + 1, TIMEOUT)
     w.signal(signal.SIGINT)
+    with pytest.raises(subprocess.TimeoutExpired):
+        w.proc.wait(timeout=0.5)  # still waiting for the provider: the batch is not dropped
+    stub.release()
     assert w.wait() == 0
     rest = w.rest()
     assert rest[-1]["event"] == "stopped"
