@@ -15,7 +15,7 @@ For every size N (chunks) a workspace with N one-paragraph sections is generated
 dir. Each phase runs in its own process so its peak RSS is its own:
 
 * **keyword index**: ``Indexer.sync(embed=False)`` (files, chunks, FTS5) for reference.
-* **embed**: the vector back-fill (``memcli.providers.embeddings.backfill``) of all N chunks with an
+* **embed**: the vector back-fill (``memcli.index.backfill.backfill``) of all N chunks with an
   empty cache: fake embedding + cache writes + vec0 inserts. Chunks per second.
 * **re-embed from cache**: the same after ``rm -rf .memcli`` and a keyword re-index: every
   vector comes from the global cache (what a re-clone costs).
@@ -155,17 +155,18 @@ def peak_rss_mb() -> float:
 
 
 def phase_index(ws: Path, dims: int) -> dict[str, Any]:
+    from memcli.index.backfill import backfill
     from memcli.index.indexer import Indexer, open_store
     from memcli.memory import Memory
-    from memcli.providers.embeddings import Embedder, backfill
+    from memcli.providers.embeddings import RemoteEmbedder
 
     calls = install_fake_provider(dims)
     mem = Memory.open(ws)
     store = open_store(mem.ws)
     t0 = time.perf_counter()
-    report = Indexer(mem.ws, store, mem.settings, False).sync(embed=False)
+    report = Indexer(mem.ws, store, mem.settings).sync(embed=False)
     keyword_s = time.perf_counter() - t0
-    embedder = Embedder.from_settings(mem.settings)
+    embedder = RemoteEmbedder.from_settings(mem.settings)
     assert embedder is not None
     t0 = time.perf_counter()
     result = backfill(store, embedder)
@@ -215,7 +216,7 @@ def query_texts(n: int) -> list[str]:
 def phase_knn(ws: Path, dims: int, queries: int) -> dict[str, Any]:
     from memcli.index import vectors
     from memcli.memory import Memory
-    from memcli.providers.embeddings import Embedder
+    from memcli.providers.embeddings import RemoteEmbedder
     from memcli.service.searching import SearchRequest
 
     install_fake_provider(dims)
@@ -232,7 +233,7 @@ def phase_knn(ws: Path, dims: int, queries: int) -> dict[str, Any]:
         times.append(time.perf_counter() - t0)
         results.append(sorted(got))
     # hybrid search end to end (query vectors cached by a first pass)
-    embedder = Embedder.from_settings(mem.settings)
+    embedder = RemoteEmbedder.from_settings(mem.settings)
     assert embedder is not None
     embedder.embed(texts)
     embedder.close()

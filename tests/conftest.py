@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from memcli.cli.app import app
 
-pytest_plugins = ["tests.stub_openai"]
+pytest_plugins = ["tests.stub_openai", "tests.fake_embedder"]
 
 
 @pytest.fixture(autouse=True)

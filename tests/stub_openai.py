@@ -87,6 +87,9 @@ class StubOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.base_url: str = ""
         self._lock = threading.Lock()
+        self._arrived = threading.Condition(self._lock)  # notified on every logged request
+        self._to_hold = 0  # embedding requests still to hold until release()
+        self._released = threading.Event()
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -131,7 +134,28 @@ class StubOpenAI:
     def count(self, path_suffix: str) -> int:
         """Number of logged requests whose path ends with ``path_suffix``."""
         with self._lock:
-            return sum(1 for r in self.requests if r["path"].endswith(path_suffix))
+            return self._count(path_suffix)
+
+    def _count(self, path_suffix: str) -> int:
+        return sum(1 for r in self.requests if r["path"].endswith(path_suffix))
+
+    def wait_for(self, path_suffix: str, n: int, timeout: float = 60.0) -> bool:
+        """Wait until ``n`` requests ending with ``path_suffix`` arrived; False on timeout."""
+        with self._arrived:
+            return self._arrived.wait_for(lambda: self._count(path_suffix) >= n, timeout)
+
+    def hold(self, n: int = 1) -> None:
+        """Make the next ``n`` embedding requests wait (the client sees a busy provider) until
+        :meth:`release`: a test knows a call is in flight without sleeping for it."""
+        with self._lock:
+            self._to_hold = n
+            self._released.clear()
+
+    def release(self) -> None:
+        """Let the held requests (and any later ones) be answered."""
+        with self._lock:
+            self._to_hold = 0
+        self._released.set()
 
     # request handling --------------------------------------------------------------------
     def _handle(self, h: _Handler, method: str) -> None:
@@ -146,12 +170,20 @@ class StubOpenAI:
             # Header names are case-insensitive in HTTP: kept lower-cased, looked up that way.
             headers = {k.lower(): v for k, v in h.headers.items()}
             self.requests.append({"path": path, "body": body, "headers": headers})
+            self._arrived.notify_all()
+            held = self._to_hold > 0 and path == "/v1/embeddings"
+            if held:
+                self._to_hold -= 1
             status = self.fail_status
             if status is not None and self.fail_times > 0:
                 self.fail_times -= 1
                 if self.fail_times == 0:
                     self.fail_status = None
             hang = self.hang_seconds
+        if held:
+            while not self._released.wait(0.05):
+                if self._stopping.is_set():
+                    return
         if hang > 0:
             if self._stopping.wait(hang):
                 return

@@ -9,13 +9,14 @@ import struct
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memcli.config import load_settings
 from memcli.index import vectors
-from memcli.providers.embeddings import Embedder
+from memcli.providers.embeddings import RemoteEmbedder
 from tests.stub_openai import StubOpenAI
 from tests.test_hybrid import chunk_ids, hybrid, instant_retries, open_store, vec_ids  # noqa: F401
 
@@ -42,10 +43,9 @@ def _memcli(root: Path, *args: str, env: dict[str, str] | None = None) -> subpro
 
 def _wait_for_requests(stub: StubOpenAI, n: int, proc: subprocess.Popen) -> None:
     deadline = time.monotonic() + 60
-    while stub.count(EMBED) < n:
+    while not stub.wait_for(EMBED, n, timeout=0.5):
         assert proc.poll() is None, proc.communicate()
         assert time.monotonic() < deadline, "the back-fill never called the provider"
-        time.sleep(0.02)
 
 
 def _stored_vectors(root: Path) -> dict[int, tuple[str, list[float]]]:
@@ -65,15 +65,22 @@ def _stored_vectors(root: Path) -> dict[int, tuple[str, list[float]]]:
 
 
 @pytest.fixture
-def slow_backfill(workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch):  # noqa: F811
-    """300 one-chunk notes indexed without vectors; the provider then takes 0.6 s a request."""
+def slow_backfill(
+    workspace: Path,
+    hybrid: StubOpenAI,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> Iterator[StubOpenAI]:
+    """300 one-chunk notes indexed without vectors; the provider then holds its first request
+    (the back-fill is busy with it) until the test calls ``release()``."""
     _notes(workspace)
-    monkeypatch.setenv("MEMCLI_EMBEDDING_BATCH_SIZE", "32")  # 10 requests, about 6 s in all
+    monkeypatch.setenv("MEMCLI_EMBEDDING_BATCH_SIZE", "32")  # 10 requests
+    monkeypatch.setenv("MEMCLI_EMBEDDING_TIMEOUT", "120")  # the held request outlasts the test
     p = _memcli(workspace, "index", "--json", env={"MEMCLI_EMBEDDING_MODEL": ""})
     assert p.wait(timeout=120) == 0, p.communicate()
     assert chunk_ids(workspace, embedded=False) == chunk_ids(workspace)
-    hybrid.hang_seconds = 0.6
-    return hybrid
+    hybrid.hold(1)
+    yield hybrid
+    hybrid.release()
 
 
 def test_add_is_indexed_at_once_during_a_long_backfill(
@@ -93,11 +100,13 @@ def test_add_is_indexed_at_once_during_a_long_backfill(
     out, err = add.communicate(timeout=60)
     assert add.returncode == 0, err
     assert "not indexed yet" not in err + out
-    assert backfill.poll() is None  # the back-fill was still going on meanwhile
     search = _memcli(workspace, "search", "--json", "--strategy", "keyword", "pager rotation")
     out, err = search.communicate(timeout=60)
     assert search.returncode == 0 and "Tuesdays" in out, err
+    assert backfill.poll() is None  # the back-fill was still waiting for the provider meanwhile
+    assert slow_backfill.count(EMBED) == 1
 
+    slow_backfill.release()
     out, err = backfill.communicate(timeout=120)
     assert backfill.returncode == 0, err
     # everything embedded once, the added fact included; no vector without its chunk
@@ -117,6 +126,8 @@ def test_a_file_reindexed_during_the_backfill_gets_vectors_of_its_new_text(
     p = _memcli(workspace, "index", "--json", env={"MEMCLI_INDEX_LOCK_TIMEOUT": "1.5"})
     out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
+    assert backfill.poll() is None  # its first group is still with the provider
+    slow_backfill.release()  # the provider answers with vectors of the texts as they were
     out, err = backfill.communicate(timeout=120)
     assert backfill.returncode == 0, err
 
@@ -129,7 +140,7 @@ def test_a_file_reindexed_during_the_backfill_gets_vectors_of_its_new_text(
     assert not any("the service number 0 runs" in t for t in texts)  # note-000 as it was
     # each stored vector is the provider's vector of the chunk's current text (from the cache)
     settings = load_settings(workspace)
-    embedder = Embedder.from_settings(settings)
+    embedder = RemoteEmbedder.from_settings(settings)
     assert embedder is not None
     before = slow_backfill.count(EMBED)
     expected = embedder.embed(texts)

@@ -70,7 +70,7 @@ def _sync(root: Path) -> indexer.IndexReport:
     ws = find_workspace(root)
     store = open_store(ws)
     try:
-        return Indexer(ws, store, load_settings(ws.root), False).sync(embed=False)
+        return Indexer(ws, store, load_settings(ws.root)).sync(embed=False)
     finally:
         store.close()
 

@@ -21,6 +21,7 @@ from memcli.index.store import Store
 from memcli.providers import remote
 from memcli.search import fusion
 from tests.conftest import Cli
+from tests.fake_embedder import FakeProvider
 from tests.stub_openai import StubOpenAI
 
 REPO = Path(__file__).resolve().parent.parent
@@ -240,7 +241,9 @@ def test_hybrid_search_end_to_end(cli: Cli, workspace: Path, hybrid: StubOpenAI)
     assert status["cache"]["entries"] >= chunks and status["cache"]["bytes"] > 0
 
 
-def test_filters_apply_before_the_knn_scan(cli: Cli, workspace: Path, hybrid: StubOpenAI) -> None:
+def test_filters_apply_before_the_knn_scan(
+    cli: Cli, workspace: Path, fake_vectors: FakeProvider
+) -> None:
     write_files(workspace)
     assert cli("index").exit_code == 0
     for strategy in ("vector", "hybrid"):
@@ -253,7 +256,7 @@ def test_filters_apply_before_the_knn_scan(cli: Cli, workspace: Path, hybrid: St
 
 
 def test_rrf_puts_the_passage_first_in_both_lists_at_one(
-    cli: Cli, workspace: Path, hybrid: StubOpenAI
+    cli: Cli, workspace: Path, fake_vectors: FakeProvider
 ) -> None:
     write_files(workspace)
     # shares only a stop word with the query: no keyword match, a (weak) vector neighbour
@@ -271,10 +274,11 @@ def test_rrf_puts_the_passage_first_in_both_lists_at_one(
     # found by one list only: at most half of the best possible RRF (equal weights)
     one_list = [h["scores"]["fusion"] for h in both if "keyword" not in h["scores"]]
     assert one_list and max(one_list) <= 0.5 + 1e-9
+    assert query in fake_vectors.inputs  # the vectors were made in this process
 
 
 def test_weighted_fusion_is_selectable_by_setting(
-    cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, workspace: Path, fake_vectors: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     write_files(workspace)
     assert cli("index").exit_code == 0
@@ -291,6 +295,27 @@ def test_weighted_fusion_is_selectable_by_setting(
     monkeypatch.setenv("MEMCLI_SEARCH_FUSION", "borda")
     run = cli("search", "--json", "deploy")
     assert run.exit_code == 2 and "search.fusion" in run.stderr
+
+
+def test_the_fake_embedder_gives_the_stubs_vectors(
+    workspace: Path, hybrid: StubOpenAI, fake_vectors: FakeProvider
+) -> None:
+    """Tests that take vectors from tests/fake_embedder.py expect what the stub would give."""
+    from memcli.config import load_settings
+    from memcli.providers.embeddings import RemoteEmbedder, embedder_from_settings
+
+    texts = ["Deploy on Tuesdays only.", "token sk-proj-abcdefghijklmnopqrstuvwxyz0123 leaked"]
+    settings = load_settings(workspace, {"embedding.model": "openai/stub-embed"})
+    remote_embedder = RemoteEmbedder.from_settings(settings, with_cache=False)
+    assert remote_embedder is not None
+    fake = embedder_from_settings(load_settings(workspace))  # fake/stub-embed: the seam
+    assert fake is not None and fake.fingerprint.provider == "fake"
+    got, want = fake.embed(texts), remote_embedder.embed(texts)
+    assert len(got) == len(want) == 2
+    for g, w in zip(got, want, strict=True):
+        assert max(abs(a - b) for a, b in zip(g, w, strict=True)) < 1e-6
+    assert fake_vectors.inputs == embedded_inputs(hybrid)  # redacted alike
+    assert "sk-proj-abcdefghijklmnopqrstuvwxyz0123" not in " ".join(fake_vectors.inputs)
 
 
 def test_fusion_functions() -> None:

@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Cli, Run
+from tests.fake_embedder import FakeProvider
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -369,17 +370,8 @@ def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
 
 # -- hybrid ------------------------------------------------------------------------------------
 def test_explain_and_passages_in_hybrid_mode(
-    cli: Cli, workspace: Path, openai_stub: object, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, workspace: Path, fake_vectors: FakeProvider
 ) -> None:
-    env = {
-        "MEMCLI_EMBEDDING_MODEL": "openai/stub-embed",
-        "MEMCLI_EMBEDDING_API_BASE": openai_stub.base_url,  # type: ignore[attr-defined]
-        "MEMCLI_EMBEDDING_API_KEY_ENV": "STUB_API_KEY",
-        "STUB_API_KEY": "sk-stub-not-a-secret",
-        "NO_PROXY": "127.0.0.1,localhost",
-    }
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
     lines = [f"- unrelated item {i} about gardening and tomatoes" for i in range(12)]
     lines[6] = "- the message queue is RabbitMQ with quorum queues"
     write(workspace, "infra.md", "\n".join(lines) + "\n")
@@ -394,6 +386,7 @@ def test_explain_and_passages_in_hybrid_mode(
     assert any(s.startswith("vector") for s in top["explain"]["steps"])
     div = search(cli, "which message queue do we run", "--mmr", "-n", "3")
     assert all("mmr" in r["scores"] for r in div["results"])
+    assert "which message queue do we run" in fake_vectors.inputs  # vectors made in-process
 
 
 def test_large_file_is_read_in_regions_with_the_same_snippets(cli: Cli, workspace: Path) -> None:

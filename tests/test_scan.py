@@ -51,7 +51,7 @@ def _age(path: Path, seconds: int) -> None:
 def _indexer(root: Path) -> Indexer:
     ws = find_workspace(root)
     settings = load_settings(ws.root)
-    return Indexer(ws, open_store(ws), settings, False)
+    return Indexer(ws, open_store(ws), settings)
 
 
 def test_files_come_in_sqlite_path_order(workspace: Path) -> None:

@@ -6,6 +6,7 @@ import ipaddress
 import json
 import math
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -195,6 +196,34 @@ def test_stub_stop_joins_threads_even_while_hanging() -> None:
     assert time.monotonic() - started < 3
     leftover = [t for t in threading.enumerate() if t.ident not in before and t.is_alive()]
     assert leftover == []
+
+
+@pytest.mark.skipif(
+    threading.current_thread() is not threading.main_thread(), reason="signals need the main thread"
+)
+def test_a_signal_taken_by_another_thread_ends_the_wait_for_a_hung_call(
+    openai_stub: StubOpenAI,
+) -> None:
+    """The kernel may hand SIGINT to any thread of the process. The main thread, waiting for a
+    hung request, raises KeyboardInterrupt at once, not when the request times out."""
+    cfg = _cfg(openai_stub, timeout=20, max_retries=0)
+    embed(["warm"], cfg)  # LiteLLM imported and its client made before the clock starts
+    openai_stub.hang_seconds = 20
+
+    def interrupt_from_here() -> None:
+        deadline = time.monotonic() + 60
+        while openai_stub.count("/embeddings") == 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # this thread, not the main
+
+    other = threading.Thread(target=interrupt_from_here)
+    other.start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        embed(["hung"], cfg)
+    other.join(5)
+    assert openai_stub.count("/embeddings") == 2
+    assert time.monotonic() - started < 5  # the request alone would take 20 s
 
 
 @given(st.text(max_size=200), st.sampled_from([8, 64, 256]))

@@ -169,7 +169,7 @@ def index_checks(
             details,
         )
     store = Store(ws.index_path, conn)  # read-only: no migration, no lock
-    indexer = Indexer(ws, store, settings, False)
+    indexer = Indexer(ws, store, settings)
     found = indexer.scan()
     dirty = indexer.dirty(found)
     details["files_on_disk"] = len(found.files)

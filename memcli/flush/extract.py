@@ -10,7 +10,7 @@ from collections.abc import Callable
 from memcli.config import Settings
 from memcli.errors import ConfigError, ProviderError
 from memcli.flush.facts import Fact
-from memcli.providers.remote import ProviderConfig
+from memcli.providers.remote import ProviderConfig, config_from_settings
 
 #: Longest fact text accepted from the model (characters, after whitespace is collapsed).
 MAX_FACT_CHARS = 1000
@@ -31,19 +31,13 @@ class BadReply(ValueError):
 
 def llm_config(settings: Settings) -> ProviderConfig:
     """ProviderConfig for ``[llm]``; a ConfigError when no model is set."""
-    model = str(settings.get("llm.model") or "").strip()
-    if not model:
+    cfg = config_from_settings(settings, "llm")
+    if cfg is None:
         raise ConfigError(
             "no LLM model configured for flush",
             hint="set [llm] model in memcli.toml, or MEMCLI_LLM_MODEL (e.g. openai/gpt-4o-mini)",
         )
-    return ProviderConfig(
-        model=model,
-        api_base=settings.get("llm.api_base") or None,
-        api_key_env=settings.get("llm.api_key_env") or None,
-        timeout=float(settings.get("llm.timeout")),
-        max_retries=int(settings.get("llm.max_retries")),
-    )
+    return cfg
 
 
 def parse_reply(text: str) -> list[Fact]:

@@ -15,11 +15,13 @@ from functools import partial
 from itertools import starmap, zip_longest
 from operator import eq
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from memcli.config import Settings
 from memcli.errors import IndexProblem
 from memcli.index import chunking, db
+from memcli.index.backfill import backfill
+from memcli.index.embedder import Embedder
 from memcli.index.store import ChunkRow, ForeignIndex, Store, remove_index_files
 from memcli.locks import ProcessLock
 from memcli.notes.scan import FoundFile, ScanResult, iter_files, read_text, scan
@@ -321,14 +323,14 @@ class Indexer:
         ws: Workspace,
         store: Store,
         settings: Settings,
-        embedder: Any = None,
+        embedder: Embedder | None = None,
         writer: ProcessLock | None = None,
     ) -> None:
         self.ws = ws
         self.store = store
         self.settings = settings
-        # memcli.providers.embeddings.Embedder; made from settings when None
-        self._embedder = embedder
+        #: Gives chunks their vectors after a sync; None: keyword index only.
+        self.embedder = embedder
         self.include: list[str] = settings.get("index.include")
         self.max_bytes = int(settings.get("index.max_file_mb") * 1024 * 1024)
         self.target = int(settings.get("index.chunk_chars"))
@@ -480,25 +482,16 @@ class Indexer:
         report.seconds = time.perf_counter() - t0
         return report
 
-    @property
-    def embedder(self) -> Any:
-        if self._embedder is None:
-            from memcli.providers.embeddings import Embedder
-
-            self._embedder = Embedder.from_settings(self.settings) or False
-        return self._embedder or None
-
     def embed_pending(
         self, report: IndexReport, limit: int | None = None, progress: Progress | None = None
     ) -> None:
-        """Back-fill vectors (providers.embeddings.backfill); provider failures become warnings.
+        """Back-fill vectors (:func:`memcli.index.backfill.backfill`) when an embedder was
+        given; provider failures become warnings.
 
         A full back-fill (no ``limit``) lets other writers in while the provider answers,
         when :attr:`writer` is the writer lock this process holds."""
-        if not self.settings.get("embedding.model"):
+        if self.embedder is None:
             return
-        from memcli.providers.embeddings import backfill
-
         released = None
         if limit is None and self.writer is not None and self.writer.held:
             released = partial(self.writer.released, float(self.settings.get("index.lock_timeout")))

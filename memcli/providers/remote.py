@@ -19,11 +19,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from memcli.errors import ProviderError
 
-__all__ = ["ProviderConfig", "complete", "embed", "provider_name"]
+if TYPE_CHECKING:
+    from memcli.config import Settings
+
+__all__ = ["ProviderConfig", "complete", "config_from_settings", "embed", "provider_name"]
 
 T = TypeVar("T")
 
@@ -36,6 +39,8 @@ _BACKOFF_CAP = 8.0  # longest single wait
 _PLACEHOLDER_KEY = "sk-no-key"
 _RETRY_STATUSES = frozenset({408, 409, 425, 429})
 _DEFAULT_BATCH = 64
+#: How often the main thread, waiting for a provider call, lets its signal handlers run.
+_SIGNAL_POLL_S = 0.05
 
 _litellm: Any = None
 _litellm_lock = threading.Lock()
@@ -55,6 +60,20 @@ class ProviderConfig:
     api_key_env: str | None = None
     timeout: float = 30.0
     max_retries: int = 3
+
+
+def config_from_settings(settings: Settings, section: str) -> ProviderConfig | None:
+    """The ProviderConfig of ``[section]`` (``embedding`` or ``llm``); None when no model is set."""
+    model = str(settings.get(f"{section}.model") or "").strip()
+    if not model:
+        return None
+    return ProviderConfig(
+        model=model,
+        api_base=str(settings.get(f"{section}.api_base") or "").strip() or None,
+        api_key_env=str(settings.get(f"{section}.api_key_env") or "").strip() or None,
+        timeout=float(settings.get(f"{section}.timeout")),
+        max_retries=int(settings.get(f"{section}.max_retries")),
+    )
 
 
 def provider_name(model: str) -> str:
@@ -220,7 +239,7 @@ def _with_retries(kind: str, cfg: ProviderConfig, call: Callable[[], T]) -> T:
     attempts = max(0, cfg.max_retries) + 1
     for attempt in range(1, attempts + 1):
         try:
-            return call()
+            return _interruptible(call)
         except ProviderError:
             raise
         except Exception as exc:
@@ -235,6 +254,37 @@ def _with_retries(kind: str, cfg: ProviderConfig, call: Callable[[], T]) -> T:
                 message += f" ({failure.detail})"
             raise ProviderError(message, hint=failure.hint) from exc
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _interruptible(call: Callable[[], T]) -> T:
+    """Run a blocking provider call so that a signal can stop the wait for it at once.
+
+    The kernel may deliver SIGINT/SIGTERM to any thread (watchfiles' and LiteLLM's included);
+    Python runs the handler in the main thread only when that thread runs bytecode again, so a
+    main thread blocked in a socket read would notice a second Ctrl-C only when the request ends
+    (up to its timeout). In the main thread the call therefore runs in a daemon thread while the
+    main thread waits in short steps; an abandoned request dies with the process.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return call()
+    result: list[T] = []
+    error: list[BaseException] = []
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            result.append(call())
+        except BaseException as exc:  # handed to the waiting thread, raised there
+            error.append(exc)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="memcli-provider-call", daemon=True).start()
+    while not done.wait(_SIGNAL_POLL_S):
+        pass
+    if error:
+        raise error[0]
+    return result[0]
 
 
 def _backoff(attempt: int) -> float:

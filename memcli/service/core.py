@@ -13,6 +13,7 @@ from typing import Any, Self, TypeVar
 
 from memcli.config import Settings, load_settings
 from memcli.index import db
+from memcli.index.embedder import Embedder, EmbedderFactory, LazyEmbedder
 from memcli.index.indexer import (
     Indexer,
     is_corruption,
@@ -30,24 +31,41 @@ T = TypeVar("T")
 SEARCH_EMBED_LIMIT = 256
 
 
+def configured_embedder(settings: Settings) -> Embedder | None:
+    """The embedder ``embedding.model`` names (:mod:`memcli.providers.embeddings`), or None."""
+    # imported here: redaction and the provider modules are needed only with a model set
+    from memcli.providers.embeddings import embedder_from_settings
+
+    return embedder_from_settings(settings)
+
+
 class MemoryCore:
     """A workspace with its settings and (lazily) its index."""
 
-    def __init__(self, ws: Workspace, settings: Settings) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        settings: Settings,
+        embedder_factory: EmbedderFactory | None = None,
+    ) -> None:
         self.ws = ws
         self.settings = settings
         self.warnings: list[str] = []
         self._store: Store | None = None
         self._writing = False  # this object holds the writer lock (Memory.index)
-        # memcli.providers.embeddings.Embedder, False when no model is set
-        self._embedder: Any = None
+        self._embedder = LazyEmbedder(settings, embedder_factory or configured_embedder)
 
     @classmethod
     def open(
-        cls, workspace: str | Path | None = None, overrides: dict[str, Any] | None = None
+        cls,
+        workspace: str | Path | None = None,
+        overrides: dict[str, Any] | None = None,
+        embedder_factory: EmbedderFactory | None = None,
     ) -> Self:
+        """The workspace at (or above) ``workspace``; ``embedder_factory`` makes the embedder
+        (default: :func:`configured_embedder`, from the settings)."""
         ws = find_workspace(workspace)
-        return cls(ws, load_settings(ws.root, overrides))
+        return cls(ws, load_settings(ws.root, overrides), embedder_factory)
 
     @property
     def store(self) -> Store:
@@ -59,22 +77,15 @@ class MemoryCore:
         return self._store
 
     @property
-    def embedder(self) -> Any:
-        """The configured Embedder (memcli.providers.embeddings), or None: keyword search only."""
-        if self._embedder is None:
-            self._embedder = False
-            if self.settings.get("embedding.model"):
-                from memcli.providers.embeddings import Embedder
-
-                self._embedder = Embedder.from_settings(self.settings) or False
-        return self._embedder or None
+    def embedder(self) -> Embedder | None:
+        """The configured embedder (made on first use), or None: keyword search only."""
+        return self._embedder.get()
 
     def close(self) -> None:
         if self._store is not None:
             self._store.close()
             self._store = None
-        if self._embedder:
-            self._embedder.close()
+        self._embedder.close()
 
     def __enter__(self) -> Self:
         return self
@@ -83,7 +94,7 @@ class MemoryCore:
         self.close()
 
     def indexer(self, writer: ProcessLock | None = None) -> Indexer:
-        return Indexer(self.ws, self.store, self.settings, self.embedder or False, writer)
+        return Indexer(self.ws, self.store, self.settings, self.embedder, writer)
 
     # -- damaged index ---------------------------------------------------
     def _lock_timeout(self, explicit: float | None = None) -> float:
@@ -116,6 +127,6 @@ class MemoryCore:
             with writer_lock(self.ws).acquire(self._lock_timeout()):
                 return self._refill(locked=True)
         assert self._store is not None
-        report = Indexer(self.ws, self._store, self.settings, False).sync(embed=False)
+        report = Indexer(self.ws, self._store, self.settings).sync(embed=False)
         self.warnings.extend(report.warnings)
         return None

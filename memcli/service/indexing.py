@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import LockTimeout
+from memcli.index.backfill import needs_backfill
 from memcli.index.indexer import IndexReport, rel_paths, writer_lock
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
@@ -71,12 +72,11 @@ class IndexService(MemoryCore):
         return False, [w for w in report.warnings]
 
     def _vectors_waiting(self) -> bool:
-        """A few chunks lack vectors and a search may embed them first (providers.embeddings)."""
-        if self.embedder is None:
+        """A few chunks lack vectors and a search may embed them first (index.backfill)."""
+        embedder = self.embedder
+        if embedder is None:
             return False
-        from memcli.providers.embeddings import needs_backfill
-
-        return needs_backfill(self.store, self.embedder, SEARCH_EMBED_LIMIT)
+        return needs_backfill(self.store, embedder, SEARCH_EMBED_LIMIT)
 
     def status(self) -> dict[str, Any]:
         return self._with_repair(self._status)

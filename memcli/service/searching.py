@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcli.errors import BadInput
+from memcli.index.vectorplan import plan_search
 from memcli.search.context import ContextBlock
 from memcli.search.context import render as render_context
 from memcli.search.options import Filters, SearchOptions, check_date
@@ -26,8 +27,6 @@ class SearchService(IndexService):
         stale, warnings = self.sync_before_search() if sync else (False, [])
         mode, vector = "keyword", None
         if self.embedder is not None or opts.strategy not in ("auto", "keyword"):
-            from memcli.providers.embeddings import plan_search
-
             plan = plan_search(self.store, self.embedder, opts.strategy, query)
             mode, vector = plan.mode, plan.vector
             warnings = [*warnings, *plan.warnings]

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from memcli.config import Settings
 from memcli.index import db
+from memcli.index.embedder import Embedder, LazyEmbedder
 from memcli.index.indexer import Indexer, IndexReport, is_corruption, open_store, replace_index
 from memcli.index.store import Store
 from memcli.index.watching.filtering import ChangeFilter
@@ -25,19 +24,20 @@ class BatchIndexer:
         self.settings = settings
         self.filter = change_filter
         self.embeds = bool(str(settings.get("embedding.model") or "").strip())
-        self._embedder: Any = None  # one for the whole run (it holds the cache connection)
+        self._embedder: LazyEmbedder | None = None  # one for the run (it holds the cache)
 
     def close(self) -> None:
         if self._embedder is not None:
             self._embedder.close()
             self._embedder = None
 
-    def _embedder_for_run(self) -> Any:
-        if self.embeds and self._embedder is None:
-            from memcli.providers.embeddings import Embedder
+    def _embedder_for_run(self) -> Embedder | None:
+        if self._embedder is None:
+            # the provider modules (and redaction) are needed only with an embedding model
+            from memcli.providers.embeddings import embedder_from_settings
 
-            self._embedder = Embedder.from_settings(self.settings)
-        return self._embedder
+            self._embedder = LazyEmbedder(self.settings, embedder_from_settings)
+        return self._embedder.get()
 
     def index(self, paths: list[str] | None, lock: ProcessLock | None = None) -> IndexReport:
         """One short sync of ``paths`` (None: everything); the caller holds the writer lock,
