@@ -19,8 +19,10 @@ from pathlib import Path
 import pytest
 
 from memcli import __version__
-from memcli.cli import gendocs
 from memcli.errors import ExitCode
+from tests.devtools import load_gendocs
+
+gendocs = load_gendocs()
 
 TIMEOUT = 120
 ESC = re.compile(rb"\x1b\[")  # any control sequence

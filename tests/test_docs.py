@@ -7,39 +7,28 @@ bash, fish and zsh (those that are installed) and asked for candidates.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from memcli.config import DEFAULTS, env_var
 from memcli.errors import ExitCode
+from tests.devtools import GENDOCS, load_gendocs
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60
 
 
-def _load_gendocs() -> ModuleType:
-    """The docs generator, a development tool outside the installed package (.ci/gendocs.py)."""
-    spec = importlib.util.spec_from_file_location("gendocs", ROOT / ".ci" / "gendocs.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gendocs"] = module  # dataclasses look their module up while the class is made
-    spec.loader.exec_module(module)
-    return module
-
-
-gendocs = _load_gendocs()
+gendocs = load_gendocs()
 
 
 def _gendocs(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / ".ci" / "gendocs.py"), *args],
+        [sys.executable, str(GENDOCS), *args],
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
