@@ -25,7 +25,9 @@ $(VENV)/.installed-dev: pyproject.toml $(LOCK)/test.txt
 demo: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash .ci/demo
 
-test: $(VENV)/.installed-dev
+# The whole check: lint, types (mypy --strict over the package), then the suite in parallel.
+test: $(VENV)/.installed-dev lint
+	$(BIN)/mypy --strict memcli
 	$(BIN)/python -m pytest
 
 # The newest versions pyproject.toml allows, in a venv of their own: a breaking release of a
@@ -58,8 +60,8 @@ lock lock-upgrade:
 		--python-version 3.11 --all-extras pyproject.toml -o $(LOCK)/test.txt
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check memcli tests benchmarks
-	$(BIN)/ruff format --check memcli tests benchmarks
+	$(BIN)/ruff check memcli tests benchmarks .ci/gendocs.py
+	$(BIN)/ruff format --check memcli tests benchmarks .ci/gendocs.py
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py

@@ -86,10 +86,11 @@ class EmbedCache:
                 f"embedding cache {self.path} was unreadable ({exc}); started a new one"
             )
             _remove(self.path)
+            failures: tuple[type[BaseException], ...] = (OSError, *db.database_errors())
             try:
                 self._conn = self._open()
                 self.disabled = False
-            except (OSError, *db.database_errors()) as exc2:
+            except failures as exc2:
                 self.error = f"embedding cache {self.path} cannot be created ({exc2})"
         except OSError as exc:
             self.error = f"embedding cache {self.path} cannot be created ({exc.strerror or exc})"

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import starmap, zip_longest
@@ -22,7 +22,7 @@ from memcli.errors import IndexProblem
 from memcli.index import chunking, db
 from memcli.index.backfill import backfill
 from memcli.index.embedder import Embedder
-from memcli.index.store import ChunkRow, ForeignIndex, Store, remove_index_files
+from memcli.index.store import ChunkRow, FileState, ForeignIndex, Store, remove_index_files
 from memcli.locks import ProcessLock
 from memcli.notes.scan import FoundFile, ScanResult, iter_files, read_text, scan
 from memcli.notes.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
@@ -192,16 +192,20 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
     sha256 = hashlib.sha256
     rows = []
     for c in chunking.chunk_lines(chunking.split_lines(text), target):
-        types = tags = ""
+        chunk_types = chunk_tags = ""
         if marked:
             lo = bisect.bisect_left(marked, c.start_line)
             hi = bisect.bisect_right(marked, c.end_line, lo)
             if lo < hi:
                 span = marked[lo:hi]
-                types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
-                tags = " ".join(sorted({t for n in span if n in line_tags for t in line_tags[n]}))
+                chunk_types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
+                chunk_tags = " ".join(
+                    sorted({t for n in span if n in line_tags for t in line_tags[n]})
+                )
         digest = sha256(c.text.encode("utf-8")).hexdigest()
-        rows.append(ChunkRow(c.start_line, c.end_line, c.heading, c.text, types, tags, digest))
+        rows.append(
+            ChunkRow(c.start_line, c.end_line, c.heading, c.text, chunk_types, chunk_tags, digest)
+        )
     return rows, facts
 
 
@@ -235,7 +239,9 @@ def parse_text(rel: str, digest: str, text: str | None, warning: str | None, tar
     return Parsed(rel, digest, rows, facts, _file_date(rel, text), warning, None)
 
 
-def parse_elsewhere(root: str, files: list[FoundFile], target: int) -> Iterator[Parsed]:
+def parse_elsewhere(
+    root: str, files: list[FoundFile], target: int
+) -> Generator[Parsed, None, None]:
     """:func:`parse_file` of each file (found under the folder ``root``, which ends in a
     separator), in order, computed by a child Python process.
 
@@ -295,7 +301,7 @@ def _widen_pipe(fd: int) -> None:
     try:
         import fcntl
 
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)  # type: ignore[attr-defined]
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
     except (ImportError, AttributeError, OSError):
         pass  # not Linux, or over /proc/sys/fs/pipe-max-size: the default size works too
 
@@ -431,7 +437,7 @@ class Indexer:
         done = 0
         batch = batch_bytes = 0
         bulk = not known and len(todo) >= BULK_FILES
-        parsed: Iterator[Parsed] | None = None
+        parsed: Generator[Parsed, None, None] | None = None
         store.conn.execute("BEGIN IMMEDIATE")
         try:
             store.ensure_bulk_indexes()  # a bulk load that crashed left them out
@@ -507,7 +513,9 @@ class Indexer:
         report.missing_vectors = result.missing
         report.warnings.extend(result.warnings)
 
-    def _write(self, f: FoundFile, parsed: Parsed, known, report: IndexReport) -> None:  # noqa: ANN001
+    def _write(
+        self, f: FoundFile, parsed: Parsed, known: FileState | None, report: IndexReport
+    ) -> None:
         """Record a file read and parsed: (re)index it, or remember it as skipped (binary)."""
         if parsed.error is not None:
             report.warnings.append(f"{f.rel}: skipped: {parsed.error}")
@@ -539,7 +547,7 @@ class Indexer:
         else:
             report.updated += 1
 
-    def _sync_file(self, f: FoundFile, known, report: IndexReport) -> None:  # noqa: ANN001
+    def _sync_file(self, f: FoundFile, known: FileState | None, report: IndexReport) -> None:
         if known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size):
             report.unchanged += 1
             return

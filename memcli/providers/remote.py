@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from memcli.errors import ProviderError
@@ -122,7 +123,7 @@ def embed(
     for start in range(0, len(texts), batch_size):
         batch = list(texts[start : start + batch_size])
         response = _with_retries(
-            "embedding", cfg, lambda b=batch: litellm.embedding(input=b, **kwargs)
+            "embedding", cfg, partial(litellm.embedding, input=batch, **kwargs)
         )
         got = _parse_embeddings(response, len(batch), cfg.model)
         if width is None:
@@ -290,7 +291,7 @@ def _interruptible(call: Callable[[], T]) -> T:
 def _backoff(attempt: int) -> float:
     """Exponential backoff with jitter for the wait after failed attempt number ``attempt``."""
     delay = min(_BACKOFF_CAP, _BACKOFF_BASE * (2 ** (attempt - 1)))
-    return delay * random.uniform(0.5, 1.0)
+    return float(delay) * random.uniform(0.5, 1.0)
 
 
 class _Failure(NamedTuple):
