@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # the service loads with the search itself, not when --help builds options
     from memcli.service.searching import SearchRequest
 
-#: ``flag``: True when given; ``switch``: ``--x/--no-x``, None when neither is given;
-#: ``int``/``float``/``str``: one value, None when not given; ``list``: repeatable.
-KINDS = ("flag", "switch", "int", "float", "str", "list")
+# Kinds of option: ``flag``: True when given; ``switch``: ``--x/--no-x``, None when neither is
+# given; ``int``/``float``/``str``: one value, None when not given; ``list``: repeatable.
 JSON_HELP = "Print JSON (stable field names, see README)."
 
 

@@ -112,13 +112,6 @@ def coverage(store: Store) -> tuple[int, int]:
     return int(row[1]), int(row[0])
 
 
-def row_count(store: Store) -> int:
-    """Rows in the vec0 table (0 when it does not exist)."""
-    if not store.has_table(TABLE):
-        return 0
-    return int(store.conn.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0])
-
-
 def purge_orphans(store: Store) -> int:
     """Delete vectors of chunks that are gone or unembedded (after deletes without sqlite-vec)."""
     if not store.get_meta(META_DIRTY) or not store.has_table(TABLE):
