@@ -111,11 +111,12 @@ def normalise(text: str, base: Path, stub_url: str, bin_dir: str) -> str:
     """What differs between two runs of one build, replaced by placeholders."""
     text = text.replace(str(base.resolve()), "<TMP>").replace(str(base), "<TMP>")
     text = re.sub(re.escape(bin_dir) + r"/python3?(\.\d+)?\b", "<BIN>/python", text)
-    text = text.replace(stub_url, "<STUB>").replace(date.today().isoformat(), "<TODAY>")
+    text = text.replace(stub_url, "<STUB>")
+    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?", "<TIME>", text)
+    text = text.replace(date.today().isoformat(), "<TODAY>")
     text = re.sub(r"\b[0-9a-f]{40}\b", "<SHA>", text)
     text = re.sub(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,12}\b", "<SHA>", text)
     text = re.sub(r'"(indexed_at|last_indexed|bytes|mtime[a-z_]*)": [0-9.]+', r'"\1": <N>', text)
-    text = re.sub(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?([+-]\d\d:\d\d|Z)?", "<TIME>", text)
     text = re.sub(r"\b\d\d:\d\d\b", "<HH:MM>", text)
     text = re.sub(r'"(seconds|elapsed|duration|took|age)[a-z_]*": [0-9.e-]+', r'"\1": <N>', text)
     return text
