@@ -123,6 +123,44 @@ def test_true_positives(text: str, expected: str, kinds: tuple[str, ...]) -> Non
     assert not contains_secret(result.text)
 
 
+# Formats added after an adversarial pass: each one leaked before.
+POSITIVES += [
+    (
+        "mysql://root:pa/ss#word@db.internal/app",
+        f"mysql://root:{marker('url-credentials')}@db.internal/app",
+        ("url-credentials",),
+    ),
+    (
+        "curl -H 'X: 1' with Bearer eyJ0eXAi0123456789abcdef now",
+        f"curl -H 'X: 1' with Bearer {marker('password')} now",
+        ("password",),
+    ),
+    ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", marker("stripe-key"), ("stripe-key",)),
+    ("rk_test_51H8x2aLk0abcdEFGH", marker("stripe-key"), ("stripe-key",)),
+    ("AIzaSyA1234567890abcdefghijklmnopqrstuv", marker("google-api-key"), ("google-api-key",)),
+    ("glpat-xYz12345678901234567", marker("gitlab-token"), ("gitlab-token",)),
+    ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", marker("huggingface-token"), ("huggingface-token",)),
+    ("npm_" + "a1B2" * 9, marker("npm-token"), ("npm-token",)),
+    (
+        "AccountName=acme;AccountKey=abcdEFGH1234567890abcd+/==;EndpointSuffix=core",
+        f"AccountName=acme;AccountKey={marker('azure-key')};EndpointSuffix=core",
+        ("azure-key",),
+    ),
+    (
+        "Driver={ODBC};Server=db;Uid=sa;Pwd=Hunter2xyz;",
+        f"Driver={{ODBC}};Server=db;Uid=sa;Pwd={marker('password')};",
+        ("password",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "kinds"), POSITIVES[-10:])
+def test_formats_that_used_to_leak(text: str, expected: str, kinds: tuple[str, ...]) -> None:
+    result = redact(text)
+    assert result == Redaction(expected, kinds)
+    assert contains_secret(text) and not contains_secret(result.text)
+
+
 NEAR_MISSES = [
     "reset the password tomorrow",
     "the password policy requires a token and a secret",
@@ -154,6 +192,13 @@ NEAR_MISSES = [
     "ssh://git@github.com:22/org/repo",
     "Meeting at 14:32: decided to use Valkey.",
     "Authorization header must be set",
+    "The bearer of bad news arrived at 14:32 with the bearer bonds",
+    "see https://host:8080/path@foo for details",  # a port and a path, not a password
+    "pwd: /home/alice/project",  # a shell's working folder
+    "sk_live_short",
+    "hf_token is the name of the variable",
+    "npm_config_prefix=/usr/local",
+    "glpat-short",
 ]
 
 
@@ -388,6 +433,24 @@ url_credentials = st.tuples(
     _text(ALNUM + "!$*+-._~%", 0, 20).map(lambda v: "9" + v),
 ).map(lambda t: (f"{t[0]}://{t[1]}:{t[2]}@db.example.com/x", t[2]))
 
+stripe = _whole(
+    st.tuples(st.sampled_from(["sk_live_", "sk_test_", "rk_live_"]), _text(ALNUM, 10, 40)).map(
+        "".join
+    )
+)
+google = _whole(_text(B64URL, 35, 35).map(lambda v: "AIza" + v))
+gitlab = _whole(_text(B64URL, 20, 30).map(lambda v: "glpat-" + v))
+huggingface = _whole(_text(ALNUM, 30, 40).map(lambda v: "hf_" + v))
+npm = _whole(_text(ALNUM, 36, 36).map(lambda v: "npm_" + v))
+azure = st.tuples(st.sampled_from(["AccountKey=", "SharedAccessKey="]), _text(B64, 20, 88)).map(
+    lambda t: (f"Endpoint=x;{t[0]}{t[1]}==;Other=1", t[1])
+)
+bearer = _text(ALNUM + "._~+/-", 15, 60).map(lambda v: (f"Bearer 7{v}", "7" + v))
+db_url = st.tuples(
+    st.sampled_from(["mysql", "postgres", "mongodb+srv"]),
+    _text(ALNUM + "/#!*", 0, 20).map(lambda v: "7Q" + v),
+).map(lambda t: (f"{t[0]}://root:{t[1]}@db.example.com/app", t[1]))
+
 SECRET_KINDS = {
     "aws-access-key": aws_key,
     "aws-secret": aws_secret,
@@ -396,8 +459,14 @@ SECRET_KINDS = {
     "slack-token": slack,
     "private-key": private_key,
     "jwt": jwt,
-    "password": password,
-    "url-credentials": url_credentials,
+    "url-credentials": st.one_of(url_credentials, db_url),
+    "stripe-key": stripe,
+    "google-api-key": google,
+    "gitlab-token": gitlab,
+    "huggingface-token": huggingface,
+    "npm-token": npm,
+    "azure-key": azure,
+    "password": st.one_of(password, bearer),
 }
 
 

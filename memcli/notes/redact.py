@@ -98,17 +98,51 @@ _RULES: tuple[_Rule, ...] = (
         None,
     ),
     (
+        "stripe-key",
+        re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+        None,
+    ),
+    (
+        "google-api-key",
+        re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+        None,
+    ),
+    (
+        "gitlab-token",
+        re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
+        None,
+    ),
+    (
+        "huggingface-token",
+        re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])"),
+        None,
+    ),
+    (
+        "npm-token",
+        re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}(?![A-Za-z0-9])"),
+        None,
+    ),
+    (
+        "azure-key",
+        re.compile(
+            r"(?<![A-Za-z0-9])(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"
+        ),
+        None,
+    ),
+    (
         "jwt",
         re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8,}"),
         None,
     ),
     (
         "url-credentials",
+        # The password runs to the last '@' before the host: it may hold '/' and '#'
+        # (mysql://root:pa/ss#word@db); "host:8080/path@x" is a port and a path, not a password.
         re.compile(
             r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\0\"'<>]*:"
-            r"(?P<v>[^\s/?#\0\"'<>]+)@(?=[A-Za-z0-9\[])"
+            r"(?P<v>[^\s\0\"'<>]+)@(?=[A-Za-z0-9\[])"
         ),
-        None,
+        lambda value: not re.match(r"\d+/", value),
     ),
     (
         "aws-secret",
@@ -126,6 +160,21 @@ _RULES: tuple[_Rule, ...] = (
             r"(?i:bearer|basic|token|bot|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]+)"
         ),
         None,
+    ),
+    (
+        "password",
+        # A bare bearer token in prose or a curl line, without its "Authorization:" header.
+        re.compile(
+            r"(?<![A-Za-z0-9])(?i:bearer)[ \t]+"
+            r"(?P<v>(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,})"
+        ),
+        None,
+    ),
+    (
+        "password",
+        # ODBC and ADO connection strings: Pwd=...; (a path after "pwd:" is a shell's output).
+        re.compile(r"(?<![A-Za-z0-9_])(?i:pwd)" + _SEP + _VALUE),
+        lambda value: _is_value(value) and not value.startswith(("/", "~")),
     ),
     (
         "password",
