@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from memcli.errors import BadInput
+from memcli.notes.controls import strip_controls
 
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
 _TAG = re.compile(r"^#([\w][\w\-/]*)$")
@@ -54,9 +55,10 @@ def format_entry(
     """Render one entry as Markdown lines ending in a newline.
 
     Multi-line text continues on lines indented by two spaces; blank lines are
-    dropped so the item stays one list item.
+    dropped so the item stays one list item. Terminal escapes and other control characters
+    are removed (:mod:`memcli.notes.controls`).
     """
-    lines = [ln.rstrip() for ln in text.strip().splitlines() if ln.strip()]
+    lines = [ln.rstrip() for ln in strip_controls(text).strip().splitlines() if ln.strip()]
     if not lines:
         raise BadInput("empty fact", hint="give the text to remember")
     head = "- "
