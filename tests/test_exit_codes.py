@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -48,4 +50,28 @@ def test_debug_flag_of_an_in_process_run_shows_the_exception(workspace: Path) ->
         main(["--debug", "-w", str(workspace), "get", "nosuch.md"])
     with pytest.raises(SystemExit) as stop:
         main(["-w", str(workspace), "get", "nosuch.md"])
+    assert stop.value.code == ExitCode.USAGE
+
+
+def test_a_bad_date_is_usage_even_where_no_workspace_is(tmp_path: Path) -> None:
+    """The request is checked before the workspace is looked for: exit 2, not 3."""
+    with pytest.raises(SystemExit) as stop:
+        main(["-w", str(tmp_path / "nowhere"), "search", "--since", "bogus", "x"])
+    assert stop.value.code == ExitCode.USAGE
+
+
+def test_a_bad_setting_does_not_block_git_history(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """diff, log and hooks read no setting: a bad one is a warning there, an error elsewhere."""
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "memcli.toml").write_text("[search]\nlimit = 0\n")
+    with pytest.raises(SystemExit) as stop:
+        main(["-w", str(workspace), "log", "--json"])
+    assert stop.value.code == ExitCode.SUCCESS
+    captured = capsys.readouterr()
+    assert json.loads(captured.out) == {"commits": []}
+    assert "search.limit must be from 1 to 1000, got 0 (ignored)" in captured.err
+    with pytest.raises(SystemExit) as stop:
+        main(["-w", str(workspace), "search", "x"])
     assert stop.value.code == ExitCode.USAGE

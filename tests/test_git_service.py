@@ -26,18 +26,18 @@ DAY = "memory/2026-11-22.md"
 MEMCLI = Path(__file__).resolve().parents[1] / "memcli"
 
 
-def test_add_then_commit_added_names_the_fact_and_commits_only_that_file(tmp_path: Path) -> None:
+def test_add_with_commit_names_the_fact_and_commits_only_that_file(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "ws")
     write(root / "unrelated.txt", "staged, stays out\n")
     git(root, "add", "unrelated.txt")
     with Memory.open(root) as mem:
         assert mem.require_repo() == root.resolve()
-        result = mem.add("Deploys need a change ticket.", to="notes.md")
-        sha = mem.commit_added(result)
-        again = mem.add("Deploys need a change ticket.", to="notes.md")  # a duplicate: no write
-        assert again.added is False
-        assert mem.commit_added(again) is None
-    assert sha == head(root)
+        result = mem.add("Deploys need a change ticket.", to="notes.md", commit=True)
+        sha = result.commit
+        again = mem.add("Deploys need a change ticket.", to="notes.md", commit=True)
+        assert again.added is False  # a duplicate: no write, no commit
+        assert again.commit is None and again.as_dict()["commit"] is None
+    assert sha == head(root) and result.as_dict()["commit"] == sha
     assert git(root, "log", "-1", "--format=%s").strip() == "memory: Deploys need a change ticket."
     assert committed_files(root) == ["memory/notes.md"]
     assert git(root, "diff", "--cached", "--name-only").strip() == "unrelated.txt"

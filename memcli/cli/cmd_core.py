@@ -66,10 +66,7 @@ def add(
         text = sys.stdin.read()
     if not text.strip():
         raise BadInput("empty fact", hint="give the text to remember")
-    sha: str | None = None
     with st.memory() as mem:
-        if commit:
-            mem.require_repo()  # refuse before writing anything
         result = mem.add(
             text,
             to=to,
@@ -78,16 +75,13 @@ def add(
             type=type_,
             tags=tag,
             redact=not no_redact,
+            commit=commit,
         )
-        if commit:
-            sha = mem.commit_added(result)
     st.out.warnings(result.warnings)
     if as_json:
-        st.out.json({**result.as_dict(), **({"commit": sha} if commit else {})})
+        st.out.json(result.as_dict())
     else:
         render.add_result(st.out, result)
-        if sha:
-            st.out.line(f"committed {sha[:10]}")
 
 
 @app.command()

@@ -42,7 +42,7 @@ def diff(
     from memcli.service.git import DiffOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
-    with st.memory() as mem:
+    with st.memory(lenient=True) as mem:
         result = mem.diff(DiffOptions(rev_range, since))
     if as_json:
         st.out.json(result.as_dict())
@@ -130,7 +130,7 @@ def log(
     from memcli.service.git import LogOptions  # the service loads the index code: not on --help
 
     st = state(ctx)
-    with st.memory() as mem:
+    with st.memory(lenient=True) as mem:
         commits = mem.log(LogOptions(rev, limit, since))
     if as_json:
         st.out.json({"commits": [c.as_dict() for c in commits]})
@@ -169,7 +169,7 @@ app.add_typer(hooks_app, name="hooks")
 def hooks_install(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Install the hooks (chaining any hook already there); safe to run again."""
     st = state(ctx)
-    with st.memory() as mem:
+    with st.memory(lenient=True) as mem:
         report = mem.hooks_install()
     _render_hooks(st, report, as_json)
 
@@ -178,7 +178,7 @@ def hooks_install(ctx: typer.Context, as_json: bool = JSON) -> None:
 def hooks_uninstall(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Remove the hooks and restore the hooks they chained."""
     st = state(ctx)
-    with st.memory() as mem:
+    with st.memory(lenient=True) as mem:
         report = mem.hooks_uninstall()
     _render_hooks(st, report, as_json)
 
@@ -187,7 +187,7 @@ def hooks_uninstall(ctx: typer.Context, as_json: bool = JSON) -> None:
 def hooks_status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Which hooks are installed, chained, missing or someone else's."""
     st = state(ctx)
-    with st.memory() as mem:
+    with st.memory(lenient=True) as mem:
         report = mem.hooks_status()
     _render_hooks(st, report, as_json)
 

@@ -24,6 +24,8 @@ def add_result(out: Output, result: Any) -> None:
         out.styled(f"Skipped: already in {result.duplicate_of}", "yellow")
     for kind in result.redactions:
         out.info(f"redacted a secret ({kind})")
+    if result.commit:
+        out.line(f"committed {result.commit[:10]}")
 
 
 def index_report(out: Output, report: Any) -> None:

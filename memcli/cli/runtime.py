@@ -25,10 +25,16 @@ class State:
     def out(self) -> Output:
         return Output(quiet=self.quiet, no_color=self.no_color)
 
-    def memory(self, overrides: dict[str, Any] | None = None) -> Any:
+    def memory(self, overrides: dict[str, Any] | None = None, *, lenient: bool = False) -> Any:
+        """The workspace's Memory; ``lenient``: a bad setting is a warning on stderr, not an
+        error (for commands that read no setting, such as git history)."""
         from memcli.memory import Memory
 
-        return Memory.open(self.workspace, overrides)
+        mem = Memory.open(self.workspace, overrides, lenient=lenient)
+        if lenient:
+            self.out.warnings(mem.warnings)
+            mem.warnings = []
+        return mem
 
 
 def exit_code_for(exc: BaseException, state: State | None = None) -> int:

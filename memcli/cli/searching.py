@@ -15,8 +15,9 @@ from memcli.errors import BadInput, ExitCode
 def run(st: State, query: str | None, args: SearchArgs) -> int:
     """Run a search with the command's options; returns the exit code (1: nothing found)."""
     fmt = _search_format(args)
+    request = args.request()  # checks the dates before the workspace is looked for
     with st.memory() as mem:
-        opts = mem.search_options(args.request())
+        opts = mem.search_options(request)
         if args.batch:
             if query is not None:
                 raise BadInput("--batch reads queries from stdin; do not also give a QUERY")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Self, TypeVar
 
 from memcli.config import Settings, load_settings
+from memcli.errors import ConfigError
 from memcli.index import db
 from memcli.index.embedder import Embedder, EmbedderFactory, LazyEmbedder
 from memcli.index.indexer import (
@@ -61,11 +62,18 @@ class MemoryCore:
         workspace: str | Path | None = None,
         overrides: dict[str, Any] | None = None,
         embedder_factory: EmbedderFactory | None = None,
+        *,
+        lenient: bool = False,
     ) -> Self:
         """The workspace at (or above) ``workspace``; ``embedder_factory`` makes the embedder
-        (default: :func:`configured_embedder`, from the settings)."""
+        (default: :func:`configured_embedder`, from the settings). A bad setting is an error,
+        or with ``lenient`` (operations that do not depend on it) a warning, the value below
+        it staying in effect."""
         ws = find_workspace(workspace)
-        return cls(ws, load_settings(ws.root, overrides), embedder_factory)
+        problems: list[ConfigError] | None = [] if lenient else None
+        mem = cls(ws, load_settings(ws.root, overrides, problems=problems), embedder_factory)
+        mem.warnings.extend(f"{p.message} (ignored)" for p in problems or ())
+        return mem
 
     @property
     def store(self) -> Store:

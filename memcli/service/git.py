@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from memcli.git.log import LogEntry
     from memcli.git.sync import SyncResult
     from memcli.index.indexer import IndexReport
-    from memcli.service.notes import AddResult
 
 # The git room is imported inside the methods: keyword search and status open a Memory too,
 # and must not load the diff, sync and hook code (with difflib and tempfile) they never use.
@@ -84,17 +83,6 @@ class GitService(IndexService):
         from memcli.git.commit import commit_paths  # git code on git operations only (above)
 
         return commit_paths(self.ws.root, paths, message) or None
-
-    def commit_added(self, result: AddResult) -> str | None:
-        """Commit the file an :meth:`add` wrote, with a message naming the fact as written
-        (redacted); None when nothing was added or nothing changed."""
-        from memcli.git.commit import facts_message  # git code on git operations only (above)
-        from memcli.notes.entries import parse_entries  # as NotesService.add loads it: lazily
-
-        if not result.added:
-            return None
-        fact = parse_entries(result.entry)[0].text
-        return self.commit([self.ws.root / result.path], facts_message([fact]))
 
     def diff(self, opts: DiffOptions | None = None) -> DiffResult:
         """Facts added and removed under ``memory/``."""

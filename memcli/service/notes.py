@@ -11,7 +11,7 @@ from memcli.errors import BadInput, MemcliError
 from memcli.index.chunking import split_lines
 from memcli.notes.workspace import MEMORY_DIR, date_from_name
 from memcli.service.core import SEARCH_EMBED_LIMIT
-from memcli.service.indexing import IndexService
+from memcli.service.git import GitService
 
 
 @dataclass
@@ -23,9 +23,11 @@ class AddResult:
     duplicate_of: str | None = None
     redactions: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    committed: bool = False  # a commit was asked for (``commit`` is then its sha, or None)
+    commit: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "line": self.line,
             "entry": self.entry.rstrip("\n"),
@@ -33,6 +35,9 @@ class AddResult:
             "duplicate_of": self.duplicate_of,
             "redactions": self.redactions,
         }
+        if self.committed:
+            out["commit"] = self.commit
+        return out
 
 
 @dataclass
@@ -51,7 +56,7 @@ class GetResult:
         }
 
 
-class NotesService(IndexService):
+class NotesService(GitService):
     def add(
         self,
         text: str,
@@ -64,8 +69,52 @@ class NotesService(IndexService):
         redact: bool = True,
         now: datetime | None = None,
         index: bool = True,
+        commit: bool = False,
     ) -> AddResult:
-        """Append one fact (redacted, de-duplicated) and index the file."""
+        """Append one fact (redacted, de-duplicated) and index the file; with ``commit``,
+        commit that file alone with a message naming the fact (refused before anything is
+        written when the workspace is not in a git repository)."""
+        if commit:
+            self.require_repo()
+        result = self._add(
+            text,
+            to=to,
+            evergreen=evergreen,
+            namespace=namespace,
+            type=type,
+            tags=tags,
+            redact=redact,
+            now=now,
+            index=index,
+        )
+        if commit:
+            result.committed = True
+            result.commit = self._commit_added(result)
+        return result
+
+    def _commit_added(self, result: AddResult) -> str | None:
+        """Commit the file :meth:`add` wrote, naming the fact as written (redacted)."""
+        from memcli.git.commit import facts_message  # git code on git operations only
+        from memcli.notes.entries import parse_entries  # loaded by add's own import below
+
+        if not result.added:
+            return None
+        fact = parse_entries(result.entry)[0].text
+        return self.commit([self.ws.root / result.path], facts_message([fact]))
+
+    def _add(
+        self,
+        text: str,
+        *,
+        to: str | None,
+        evergreen: bool,
+        namespace: str | None,
+        type: str | None,
+        tags: list[str] | tuple[str, ...],
+        redact: bool,
+        now: datetime | None,
+        index: bool,
+    ) -> AddResult:
         now = now or datetime.now()
         target = self.target_path(to=to, evergreen=evergreen, namespace=namespace, day=now)
         redactions: list[str] = []

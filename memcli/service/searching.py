@@ -44,8 +44,8 @@ class SearchService(IndexService):
             sources=tuple(req.source),
             types=tuple(req.type),
             tags=tuple(req.tag),
-            since=check_date(req.since, "--since"),
-            until=check_date(req.until, "--until"),
+            since=req.since,
+            until=req.until,
             path_glob=req.path,
         )
         for name in ("limit", "min_score", "decay", "strategy", "mmr", "mmr_lambda"):
@@ -62,7 +62,7 @@ class SearchService(IndexService):
     def context(self, query: str, opts: SearchOptions, max_tokens: int | None = None) -> Context:
         """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
         (default ``search.max_tokens``), with ``path:start-end`` citations."""
-        budget = max_tokens or self.settings.get("search.max_tokens")
+        budget = self.settings.get("search.max_tokens") if max_tokens is None else max_tokens
         if budget < 1:
             raise BadInput("--max-tokens must be at least 1")
         result = self.search(query, opts)
@@ -103,6 +103,11 @@ class SearchRequest:
     mmr: bool | None = None
     mmr_lambda: float | None = None
     explain: bool = False
+
+    def __post_init__(self) -> None:
+        """Dates are checked (and written as YYYY-MM-DD) before any workspace is opened."""
+        self.since = check_date(self.since, "--since")
+        self.until = check_date(self.until, "--until")
 
 
 @dataclass
