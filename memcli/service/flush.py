@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from memcli.errors import BadInput
-from memcli.flush.facts import FlushResult
 from memcli.service.git import GitService
 
-__all__ = ["FlushOptions", "FlushResult", "FlushService"]
+if TYPE_CHECKING:  # the flush modules load on a flush, not with every command
+    from memcli.flush.facts import FlushResult
+
+__all__ = ["FlushOptions", "FlushService"]
 
 
 @dataclass(frozen=True)

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memcli.errors import BadInput
-from memcli.index.watching.events import Emit, WatchSummary
 from memcli.service.core import MemoryCore
 
-__all__ = ["WatchOptions", "WatchService", "WatchSummary"]
+if TYPE_CHECKING:  # the watcher's modules load on a watch, not with every command
+    from memcli.index.watching.events import Emit, WatchSummary
+
+__all__ = ["WatchOptions", "WatchService"]
 
 
 @dataclass(frozen=True)
