@@ -6,7 +6,7 @@ from dataclasses import dataclass, field, fields
 from datetime import date
 from typing import Any
 
-from memcli.config.registry import default
+from memcli.config.registry import default, lookup
 from memcli.errors import BadInput
 from memcli.search.fusion import FusionParams
 
@@ -73,14 +73,17 @@ def check_date(value: str | None, flag: str) -> str | None:
 
 
 def check_options(opts: SearchOptions) -> None:
-    """Refuse option values that make no sense (exit 2)."""
-    if opts.limit < 1:
-        raise BadInput("-n/--limit must be at least 1")
-    if not 0.0 <= opts.mmr_lambda <= 1.0:
-        raise BadInput(f"--mmr-lambda must be between 0 and 1, got {opts.mmr_lambda}")
-    if opts.min_score < 0.0 or opts.min_score > 1.0:
-        raise BadInput(f"--min-score must be between 0 and 1, got {opts.min_score}")
-    if opts.snippet_lines < 0 or opts.snippet_chars < 1:
-        raise BadInput("search.snippet_lines must be 0 or more and search.snippet_chars positive")
-    if opts.half_life_days <= 0:
-        raise BadInput("decay.half_life_days must be positive")
+    """Refuse a value the settings registry does not allow (exit 2): options built by a
+    library caller get the checks a setting or a flag gets."""
+    for f in fields(opts):
+        if f.metadata:
+            check_value(f.metadata["setting"], getattr(opts, f.name))
+
+
+def check_value(key: str, value: Any, name: str | None = None) -> None:
+    """BadInput unless ``value`` is allowed for the setting ``key``; ``name`` is how the
+    caller gave it (a flag), for the message."""
+    setting = lookup(key)
+    if not setting.admits(value):
+        shown = f'"{value}"' if isinstance(value, str) else value
+        raise BadInput(f"{name or key} must be {setting.allowed()}, got {shown}")

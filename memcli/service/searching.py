@@ -10,7 +10,7 @@ from memcli.errors import BadInput
 from memcli.index.vectorplan import plan_search
 from memcli.search.context import ContextBlock
 from memcli.search.context import render as render_context
-from memcli.search.options import Filters, SearchOptions, check_date
+from memcli.search.options import Filters, SearchOptions, check_date, check_value
 from memcli.search.pipeline import run_search
 from memcli.search.results import SearchResult
 from memcli.service.indexing import IndexService
@@ -55,8 +55,6 @@ class SearchService(IndexService):
         if req.mmr_lambda is not None:
             opts.mmr = req.mmr is not False  # a trade-off given means MMR, unless turned off
         opts.explain = req.explain
-        if opts.limit < 1:
-            raise BadInput("-n/--limit must be at least 1")
         return opts
 
     def context(self, query: str, opts: SearchOptions, max_tokens: int | None = None) -> Context:
@@ -105,9 +103,17 @@ class SearchRequest:
     explain: bool = False
 
     def __post_init__(self) -> None:
-        """Dates are checked (and written as YYYY-MM-DD) before any workspace is opened."""
+        """Checked before any workspace is opened: dates (written as YYYY-MM-DD), and numbers
+        against the settings registry's bounds for the same settings."""
         self.since = check_date(self.since, "--since")
         self.until = check_date(self.until, "--until")
+        for name, key, flag in (
+            ("limit", "search.limit", "-n/--limit"),
+            ("min_score", "search.min_score", "--min-score"),
+            ("mmr_lambda", "search.mmr_lambda", "--mmr-lambda"),
+        ):
+            if getattr(self, name) is not None:
+                check_value(key, getattr(self, name), flag)
 
 
 @dataclass
