@@ -156,7 +156,8 @@ def peak_rss_mb() -> float:
 
 def phase_index(ws: Path, dims: int) -> dict[str, Any]:
     from memcli.index.backfill import backfill
-    from memcli.index.indexer import Indexer, open_store
+    from memcli.index.indexer import Indexer
+    from memcli.index.indexfile import open_store
     from memcli.memory import Memory
     from memcli.providers.embeddings import RemoteEmbedder
 

@@ -10,8 +10,9 @@ from typing import Any
 import pytest
 
 from memcli.config import load_settings
-from memcli.index import indexer
-from memcli.index.indexer import Indexer, open_store
+from memcli.index import indexer, parseproc
+from memcli.index.indexer import Indexer
+from memcli.index.indexfile import open_store
 from memcli.notes.workspace import find_workspace
 
 
@@ -97,11 +98,11 @@ def test_bulk_load_with_parse_process_equals_file_by_file(
     mark = tmp_path / "child-ran"
     monkeypatch.setattr(indexer, "BULK_FILES", 5)
     monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
-    monkeypatch.setattr(indexer, "_PARSE_CHUNK", 7)  # several messages, some in flight
+    monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 7)  # several messages, some in flight
     monkeypatch.setattr(
-        indexer,
+        parseproc,
         "_PARSE_WORKER",
-        f"import pathlib; pathlib.Path({str(mark)!r}).touch(); " + indexer._PARSE_WORKER,
+        f"import pathlib; pathlib.Path({str(mark)!r}).touch(); " + parseproc._PARSE_WORKER,
     )
     report = _sync(bulk)
     assert mark.exists()  # the parsing really happened in the child process
@@ -125,12 +126,12 @@ def test_parse_process_that_dies_falls_back_to_parsing_here(
     bulk, serial = twins
     monkeypatch.setattr(indexer, "BULK_FILES", 5)
     monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
-    monkeypatch.setattr(indexer, "_PARSE_CHUNK", 7)
+    monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 7)
     # answers two messages, then exits
     monkeypatch.setattr(
-        indexer,
+        parseproc,
         "_PARSE_WORKER",
-        "import pickle, sys; from memcli.index.indexer import parse_file\n"
+        "import pickle, sys; from memcli.index.parsing import parse_file\n"
         "for _ in range(2):\n"
         "    chunk = pickle.load(sys.stdin.buffer)\n"
         "    out = [parse_file(r, p, int(sys.argv[1])) for r, p in chunk]\n"

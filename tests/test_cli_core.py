@@ -122,7 +122,7 @@ def test_racy_entry_is_settled_once_old_enough(cli: Cli, workspace: Path) -> Non
     check; once its mtime is old enough, the next search records the real one."""
     import os
 
-    from memcli.index.indexer import open_store
+    from memcli.index.indexfile import open_store
     from memcli.notes.workspace import find_workspace
 
     target = workspace / "memory" / "fresh.md"

@@ -178,7 +178,7 @@ def test_add_index_search_together_never_locked(workspace: Path) -> None:
 def test_add_succeeds_when_index_lock_is_busy(workspace: Path) -> None:
     """The Markdown is the source of truth: a busy index must not fail an add that already
     wrote its fact (a retry would then only say 'duplicate')."""
-    from memcli.index.indexer import writer_lock
+    from memcli.index.indexfile import writer_lock
     from memcli.notes.workspace import Workspace
 
     lock = writer_lock(Workspace(workspace)).acquire(1)

@@ -207,7 +207,7 @@ def test_kill9_during_add_leaves_whole_entry_or_none(workspace: Path) -> None:
 
 
 def test_kill9_releases_writer_lock(workspace: Path) -> None:
-    from memcli.index.indexer import writer_lock
+    from memcli.index.indexfile import writer_lock
     from memcli.notes.workspace import Workspace
 
     make_corpus(workspace, 1500)

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from memcli.config import load_settings
-from memcli.index.indexer import Indexer, open_store
+from memcli.index.indexer import Indexer
+from memcli.index.indexfile import open_store
 from memcli.notes.scan import iter_files, scan
 from memcli.notes.workspace import find_workspace
 

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from memcli.index import db
-from memcli.index.indexer import writer_lock
+from memcli.index.indexfile import writer_lock
 from memcli.index.watching.filtering import ChangeFilter
 from memcli.index.watching.locks import watch_lock
 from memcli.notes.workspace import Workspace

@@ -7,7 +7,9 @@ Keyword search never needs an extension, so it works either way.
 
 from __future__ import annotations
 
+import os
 import sqlite3
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -34,9 +36,25 @@ def driver_name() -> str:
     return "sqlite3" if mod is sqlite3 else mod.__name__
 
 
-def connect(path: Path | str, *, readonly: bool = False) -> Any:
-    """Open a connection with WAL, a busy timeout and autocommit off by default."""
+#: One forward schema step, run inside the migrating transaction.
+Migration = Callable[[Any], None]
+
+
+def connect(path: Path | str, *, readonly: bool = False, new_file: Sequence[str] = ()) -> Any:
+    """Open a connection with WAL, a busy timeout and autocommit off by default.
+
+    ``new_file``: pragmas that only take effect before a new file is first written (such as
+    ``auto_vacuum``), set on a plain connection first when ``path`` does not exist yet.
+    """
     mod = driver()
+    if new_file and not readonly and not Path(path).exists():
+        first = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            for pragma in new_file:
+                first.execute(f"PRAGMA {pragma}")
+            first.execute("PRAGMA journal_mode = WAL")
+        finally:
+            first.close()
     if readonly:
         conn = mod.connect(
             f"file:{Path(path).as_posix()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
@@ -50,6 +68,46 @@ def connect(path: Path | str, *, readonly: bool = False) -> Any:
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+def user_version(conn: Any) -> int:
+    """The number of migrations applied to the database (``PRAGMA user_version``)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(conn: Any, migrations: Sequence[Migration], finish: Migration | None = None) -> int:
+    """Apply the migrations not yet applied, in one write transaction, and return the version.
+
+    ``PRAGMA user_version`` counts the migrations applied; it is read again inside the write
+    lock, since another process may have migrated meanwhile. A database newer than
+    ``migrations`` keeps its version. ``finish`` runs last, in the same transaction.
+    """
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        current = user_version(conn)
+        for step in migrations[current:]:
+            step(conn)
+        version = max(current, len(migrations))
+        conn.execute(f"PRAGMA user_version = {version}")
+        if finish is not None:
+            finish(conn)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return version
+
+
+def remove_files(
+    path: Path | str, ignore: tuple[type[OSError], ...] = (FileNotFoundError,)
+) -> None:
+    """Delete a database file and its WAL, SHM and journal side files; a failure of a kind in
+    ``ignore`` (by default: the file is missing) skips that file."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            os.unlink(f"{path}{suffix}")
+        except ignore:
+            pass
 
 
 def _errors(name: str) -> tuple[type[BaseException], ...]:

@@ -22,7 +22,6 @@ from typing import Any
 from memcli.index import db
 
 CACHE_FILE = "embeddings.db"
-SCHEMA_VERSION = 2
 #: Rows read or written per statement (keeps SQL parameter lists short).
 _STEP = 400
 #: ``used`` is refreshed on a hit only when older than this many seconds (saves writes).
@@ -85,7 +84,7 @@ class EmbedCache:
             self.warnings.append(
                 f"embedding cache {self.path} was unreadable ({exc}); started a new one"
             )
-            _remove(self.path)
+            db.remove_files(self.path, ignore=(OSError,))
             failures: tuple[type[BaseException], ...] = (OSError, *db.database_errors())
             try:
                 self._conn = self._open()
@@ -98,30 +97,13 @@ class EmbedCache:
 
     def _open(self) -> Any:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        if not self.path.exists():
-            # auto_vacuum is fixed when the file is first written (before WAL mode is set), so
-            # choose it on a plain connection first; eviction then gives space back cheaply.
-            first = db.driver().connect(str(self.path), timeout=db.BUSY_TIMEOUT_MS / 1000)
-            try:
-                first.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                first.execute("PRAGMA journal_mode = WAL")
-            finally:
-                first.close()
-        conn = db.connect(self.path)
+        # auto_vacuum is fixed when the file is first written (before WAL mode is set), so it is
+        # chosen for a new file only; eviction then gives space back cheaply.
+        conn = db.connect(self.path, new_file=("auto_vacuum = INCREMENTAL",))
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            version = db.user_version(conn)
             if version < SCHEMA_VERSION:
-                conn.execute("BEGIN IMMEDIATE")
-                try:  # re-read inside the write lock: another process may have migrated
-                    current = conn.execute("PRAGMA user_version").fetchone()[0]
-                    for step in _MIGRATIONS[current:]:
-                        step(conn)
-                    conn.execute(f"PRAGMA user_version = {max(current, SCHEMA_VERSION)}")
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                version = db.migrate(conn, _MIGRATIONS)
             if version != SCHEMA_VERSION:
                 raise _NewerCache(f"cache schema {version} is newer than this memcli")
             conn.execute("SELECT count(*) FROM models").fetchone()
@@ -315,7 +297,8 @@ def _m002_totals(conn: Any) -> None:
 
 
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
-_MIGRATIONS = [_m001_tables, _m002_totals]
+_MIGRATIONS: list[db.Migration] = [_m001_tables, _m002_totals]
+SCHEMA_VERSION = len(_MIGRATIONS)
 
 
 class _NewerCache(Exception):
@@ -325,13 +308,3 @@ class _NewerCache(Exception):
 def _is_busy(exc: BaseException) -> bool:
     text = str(exc).lower()
     return "locked" in text or "busy" in text
-
-
-def _remove(path: Path) -> None:
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(f"{path}{suffix}")
-        except FileNotFoundError:
-            pass
-        except OSError:
-            pass

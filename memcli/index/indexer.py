@@ -1,31 +1,27 @@
-"""Keeping the index in step with the Markdown: open, repair, incremental sync."""
+"""Keeping the index in step with the Markdown: the incremental and the bulk sync."""
 
 from __future__ import annotations
 
-import bisect
-import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 from functools import partial
-from itertools import starmap, zip_longest
-from operator import eq
 from pathlib import Path
-from typing import NamedTuple
 
 from memcli.config import Settings
-from memcli.errors import IndexProblem
-from memcli.index import chunking, db
+from memcli.index import changes, chunking
 from memcli.index.backfill import backfill
+from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
-from memcli.index.store import ChunkRow, FileState, ForeignIndex, Store, remove_index_files
+from memcli.index.parseproc import parse_elsewhere
+from memcli.index.parsing import Parsed, parse_text
+from memcli.index.store import FileState, Store
 from memcli.locks import ProcessLock
-from memcli.notes.scan import FoundFile, ScanResult, iter_files, read_text, scan
-from memcli.notes.workspace import EVERGREEN_FILE, Workspace, date_from_name, source_of
+from memcli.notes.scan import FoundFile, ScanResult, read_text, scan
+from memcli.notes.workspace import Workspace, source_of
 
 # A transaction ends after this many files or bytes of Markdown (re)indexed, whichever comes
 # first: bounds the work lost on a crash and the growth of the WAL. Each commit rewrites the
@@ -39,19 +35,6 @@ BULK_FILES = 1000
 #: A bulk load of at least this many files reads and parses them in a second process while
 #: this one writes to SQLite; the two halves take about the same time (benchmarks/RESULTS.md).
 PARALLEL_FILES = 2000
-_PARSE_CHUNK = 32  # files per message to the parse process
-_PARSE_WINDOW = 8  # messages in flight: bounded memory, and pipes that never both fill up
-_PIPE_BYTES = 1 << 20  # answers the child may write ahead of us (Linux; else 64 KiB)
-_PARSE_WORKER = "from memcli.index.indexer import _parse_worker; _parse_worker()"
-#: A file modified this close to the moment it was read may change again within the same
-#: timestamp tick without its (mtime, size) changing ("racy clean", as git calls it). Such a
-#: file is recorded with mtime 0, so the next check re-hashes it instead of trusting the stat.
-RACY_NS = 2_000_000_000
-SMUDGED = 0
-
-
-def _recorded_mtime(mtime_ns: int) -> int:
-    return SMUDGED if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
 
 
 Progress = Callable[[int, int], None]
@@ -87,238 +70,11 @@ class IndexReport:
         }
 
 
-def writer_lock(ws: Workspace) -> ProcessLock:
-    """The one-writer-at-a-time lock of a workspace's index."""
-    return ProcessLock(ws.lock_path, "the index")
-
-
 def chunk_params(settings: Settings) -> str:
     return json.dumps(
         {"chunker": chunking.CHUNKER_VERSION, "chars": settings.get("index.chunk_chars")},
         sort_keys=True,
     )
-
-
-def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
-    """Open the index, rebuilding it (empty) when it is corrupt or not ours.
-
-    The Markdown is the source of truth, so a broken index is simply removed;
-    the caller's next sync refills it. Nothing in ``memory/`` is touched.
-    """
-    ws.ensure_state_dir()
-    path = ws.index_path
-    identity = file_identity(path)
-    try:
-        store = Store.open(path)
-        store.conn.execute("SELECT count(*) FROM files").fetchone()
-        return store
-    except IndexProblem:
-        raise
-    except ForeignIndex as exc:
-        reason = str(exc)
-    except db.database_errors() as exc:
-        if "locked" in str(exc).lower() or "busy" in str(exc).lower():
-            raise IndexProblem(f"index {path} is locked: {exc}", hint="try again") from None
-        reason = f"index {path} is unreadable ({exc})"
-    return replace_index(ws, identity, reason, warnings)
-
-
-def file_identity(path: Path) -> tuple[int, int] | None:
-    """(device, inode) of a file, None when it does not exist."""
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_dev, st.st_ino)
-
-
-def is_corruption(exc: BaseException) -> bool:
-    """Whether a database error means the index file itself is damaged (not busy, not a bug)."""
-    if not isinstance(exc, db.database_errors()):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int) and code & 0xFF in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
-        return True
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text or "corrupt" in text
-
-
-def replace_index(
-    ws: Workspace, identity: tuple[int, int] | None, reason: str, warnings: list[str] | None
-) -> Store:
-    """Swap a damaged index (the file that had ``identity``) for an empty one.
-
-    The caller's next sync refills it from the Markdown; ``memory/`` is never touched.
-    When another process has replaced the file already, its new index is kept and opened.
-    """
-    path = ws.index_path
-    current = file_identity(path)
-    if current is not None and (identity is None or current == identity):
-        remove_index_files(path)
-        if warnings is not None:
-            warnings.append(f"{reason}; rebuilt it from the Markdown")
-    try:
-        return Store.open(path)
-    except db.database_errors() as exc:
-        raise IndexProblem(
-            f"cannot create index {path}: {exc}", hint=f"delete {path.parent} and try again"
-        ) from None
-
-
-def _file_date(rel: str, text: str) -> str | None:
-    if rel.rsplit("/", 1)[-1] == EVERGREEN_FILE:
-        return None
-    return chunking.front_matter_date(text) or date_from_name(rel)
-
-
-def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[tuple[str, int]]]:
-    """Chunk a file and extract its facts (entry hashes with their line)."""
-    import hashlib
-
-    from memcli.notes import entries  # (with hashlib) not needed by searches, only by indexing
-
-    facts: list[tuple[str, int]] = []
-    line_types: dict[int, str] = {}
-    line_tags: dict[int, list[str]] = {}
-    fact_key = entries.fact_key
-    for body, kind, tags, _time, line, _end in entries.entry_fields(text):
-        facts.append((fact_key(body), line))
-        if kind:
-            line_types[line] = kind.lower()
-        if tags:
-            line_tags[line] = [t.lower() for t in tags]
-    # lines that carry a type or tags, sorted, so each chunk looks up only its own range
-    marked = sorted({*line_types, *line_tags})
-    sha256 = hashlib.sha256
-    rows = []
-    for c in chunking.chunk_lines(chunking.split_lines(text), target):
-        chunk_types = chunk_tags = ""
-        if marked:
-            lo = bisect.bisect_left(marked, c.start_line)
-            hi = bisect.bisect_right(marked, c.end_line, lo)
-            if lo < hi:
-                span = marked[lo:hi]
-                chunk_types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
-                chunk_tags = " ".join(
-                    sorted({t for n in span if n in line_tags for t in line_tags[n]})
-                )
-        digest = sha256(c.text.encode("utf-8")).hexdigest()
-        rows.append(
-            ChunkRow(c.start_line, c.end_line, c.heading, c.text, chunk_types, chunk_tags, digest)
-        )
-    return rows, facts
-
-
-class Parsed(NamedTuple):
-    """A file read, hashed and parsed (no database): what a sync writes for it."""
-
-    rel: str
-    sha256: str | None
-    rows: list[ChunkRow] | None  # None: binary file, or unreadable (see error)
-    facts: list[tuple[str, int]] | None
-    date: str | None
-    warning: str | None
-    error: str | None  # the file could not be read
-
-
-def parse_file(rel: str, path: str, target: int) -> Parsed:
-    import hashlib
-
-    try:
-        data, text, warning = read_text(path)
-    except OSError as exc:
-        return Parsed(rel, None, None, None, None, None, str(exc.strerror or exc))
-    return parse_text(rel, hashlib.sha256(data).hexdigest(), text, warning, target)
-
-
-def parse_text(rel: str, digest: str, text: str | None, warning: str | None, target: int) -> Parsed:
-    """A file already read and hashed, parsed (``text`` None: a binary file)."""
-    if text is None:
-        return Parsed(rel, digest, None, None, None, warning, None)
-    rows, facts = build_rows(rel, text, target)
-    return Parsed(rel, digest, rows, facts, _file_date(rel, text), warning, None)
-
-
-def parse_elsewhere(
-    root: str, files: list[FoundFile], target: int
-) -> Generator[Parsed, None, None]:
-    """:func:`parse_file` of each file (found under the folder ``root``, which ends in a
-    separator), in order, computed by a child Python process.
-
-    The child gets only pipes (no inherited descriptors, so no lock of ours), reads lists of
-    paths and answers with pickled :class:`Parsed` lists; at most ``_PARSE_WINDOW`` lists are
-    in flight. If the child cannot start or dies, the rest is parsed here, so a file that
-    breaks the parser fails the sync exactly as it would without the child.
-    """
-    import pickle
-
-    jobs = [
-        [(f.rel, root + f.rel) for f in files[i : i + _PARSE_CHUNK]]
-        for i in range(0, len(files), _PARSE_CHUNK)
-    ]
-    done = 0
-    proc = None
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _PARSE_WORKER, str(target)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        _widen_pipe(proc.stdout.fileno())
-        sent = 0
-        while sent < min(_PARSE_WINDOW, len(jobs)):
-            pickle.dump(jobs[sent], proc.stdin)
-            sent += 1
-        proc.stdin.flush()
-        while done < len(jobs):
-            answer = pickle.load(proc.stdout)
-            if sent < len(jobs):
-                pickle.dump(jobs[sent], proc.stdin)
-                proc.stdin.flush()
-                sent += 1
-            done += 1
-            yield from answer
-    except (OSError, EOFError, pickle.UnpicklingError, ValueError):
-        pass  # the child is gone: parse the rest here
-    finally:
-        if proc is not None:
-            with contextlib.suppress(OSError):
-                proc.stdin.close()  # type: ignore[union-attr]
-            if proc.poll() is None:
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=5)
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    for chunk in jobs[done:]:
-        for rel, path in chunk:
-            yield parse_file(rel, path, target)
-
-
-def _widen_pipe(fd: int) -> None:
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
-    except (ImportError, AttributeError, OSError):
-        pass  # not Linux, or over /proc/sys/fs/pipe-max-size: the default size works too
-
-
-def _parse_worker() -> None:
-    """The child of :func:`parse_elsewhere`: lists of (rel, path) in, Parsed lists out."""
-    import pickle
-
-    target = int(sys.argv[1])
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    while True:
-        try:
-            chunk = pickle.load(stdin)
-        except EOFError:
-            return
-        pickle.dump([parse_file(rel, path, target) for rel, path in chunk], stdout)
-        stdout.flush()
 
 
 class Indexer:
@@ -348,50 +104,19 @@ class Indexer:
         return scan(self.ws, self.include, self.max_bytes)
 
     def dirty(self, found: ScanResult | None = None) -> list[str]:
-        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones.
-
-        Also sets :attr:`settled`: files recorded as racy whose content is unchanged and
-        whose mtime is now old enough to be trusted; a sync records their real mtime, so
-        later checks stop re-hashing them.
-        """
+        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones
+        (:func:`memcli.index.changes.dirty`); also sets :attr:`settled`."""
         self.settled = []
         if found is None:
             if self.unchanged():
                 return []
             found = self.scan()
-        known = self.store.file_stats()
-        out = []
-        for rel, f in found.files.items():
-            if known.get(rel) == (f.mtime_ns, f.size):
-                continue
-            if self._racy_but_same(rel, self.root + rel):
-                if time.time_ns() - f.mtime_ns >= RACY_NS:
-                    self.settled.append(rel)
-                continue
-            out.append(rel)
-        out.extend(rel for rel in known if rel not in found.files)
-        return sorted(out)
+        out, self.settled = changes.dirty(self.store, self.root, found)
+        return out
 
     def unchanged(self) -> bool:
-        """The usual answer before a search, in memory that does not grow with the files:
-        the files on disk and the known ones (indexed or skipped) are both read in path
-        order and must agree row by row, stat included. Only the folders on the current
-        path are held, and the first difference ends the walk."""
-        found = iter_files(self.ws, self.include, self.max_bytes, [])
-        return all(starmap(eq, zip_longest(found, self.store.iter_stats())))  # None pads
-
-    def _racy_but_same(self, rel: str, path: str) -> bool:
-        """A smudged (racy) entry whose content hash still matches is not dirty."""
-        state = self.store.file_states_for([rel]).get(rel)
-        if state is None or state.mtime_ns != SMUDGED:
-            return False
-        try:
-            data = Path(path).read_bytes()
-        except OSError:
-            return False
-        import hashlib
-
-        return state.size == len(data) and state.sha256 == hashlib.sha256(data).hexdigest()
+        """Whether no file differs from the index (:func:`memcli.index.changes.unchanged`)."""
+        return changes.unchanged(self.ws, self.store, self.include, self.max_bytes)
 
     def needs_rebuild(self) -> bool:
         return self.store.get_meta("chunking") != chunk_params(self.settings)
@@ -527,11 +252,11 @@ class Indexer:
                 self.store.remove_file(known.id)
                 report.removed += 1
             reason = (parsed.warning or "not indexed").removeprefix("skipped: ")
-            self.store.set_skipped(f.rel, _recorded_mtime(f.mtime_ns), f.size, reason)
+            self.store.set_skipped(f.rel, recorded_mtime(f.mtime_ns), f.size, reason)
             return
         self.store.write_file(
             f.rel,
-            mtime_ns=_recorded_mtime(f.mtime_ns),
+            mtime_ns=recorded_mtime(f.mtime_ns),
             size=f.size,
             sha256=parsed.sha256,
             date=parsed.date,
@@ -556,12 +281,12 @@ class Indexer:
         except OSError as exc:
             report.warnings.append(f"{f.rel}: skipped: {exc.strerror or exc}")
             return
-        import hashlib
+        import hashlib  # not needed by searches, only by indexing
 
         digest = hashlib.sha256(data).hexdigest()
         if known is not None and known.sha256 == digest:
-            if known.mtime_ns != _recorded_mtime(f.mtime_ns) or known.size != f.size:
-                self.store.touch_file(known.id, _recorded_mtime(f.mtime_ns), f.size)
+            if known.mtime_ns != recorded_mtime(f.mtime_ns) or known.size != f.size:
+                self.store.touch_file(known.id, recorded_mtime(f.mtime_ns), f.size)
             report.unchanged += 1
             return
         self._write(f, parse_text(f.rel, digest, text, warning, self.target), known, report)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -73,8 +73,13 @@ def _m002_skipped(conn: Any) -> None:
 
 
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
-MIGRATIONS: list[Callable[[Any], None]] = [_m001_base, _m002_skipped]
+MIGRATIONS: list[db.Migration] = [_m001_base, _m002_skipped]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def _stamp(conn: Any) -> None:
+    """Mark the file as a memcli index (the last step of every migration)."""
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('app', ?)", (APP_ID,))
 
 
 class FileState(NamedTuple):
@@ -129,7 +134,7 @@ class Store:
         # reading the version and the tables apart could see a half and call it foreign.
         conn.execute("BEGIN")
         try:
-            version = conn.execute("PRAGMA user_version").fetchone()[0]
+            version = db.user_version(conn)
             names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
             app = self._app_id() if "meta" in names else None
         except BaseException:
@@ -145,19 +150,8 @@ class Store:
                 f" newer than this memcli ({SCHEMA_VERSION})",
                 hint="upgrade memcli, or delete the .memcli folder to rebuild the index",
             )
-        if version == SCHEMA_VERSION:
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            current = conn.execute("PRAGMA user_version").fetchone()[0]
-            for step in MIGRATIONS[current:]:
-                step(conn)
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('app', ?)", (APP_ID,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+        if version < SCHEMA_VERSION:
+            db.migrate(conn, MIGRATIONS, _stamp)
 
     def _app_id(self) -> str | None:
         try:
@@ -397,8 +391,4 @@ class ForeignIndex(Exception):
 
 def remove_index_files(path: Path) -> None:
     """Delete an index and its WAL/SHM side files."""
-    for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
-            os.unlink(f"{path}{suffix}")
-        except FileNotFoundError:
-            pass
+    db.remove_files(path)

@@ -13,15 +13,9 @@ from typing import Any, Self, TypeVar
 
 from memcli.config import Settings, load_settings
 from memcli.errors import ConfigError
-from memcli.index import db
 from memcli.index.embedder import Embedder, EmbedderFactory, LazyEmbedder
-from memcli.index.indexer import (
-    Indexer,
-    is_corruption,
-    open_store,
-    replace_index,
-    writer_lock,
-)
+from memcli.index.indexer import Indexer
+from memcli.index.indexfile import RepairedIndex
 from memcli.index.store import Store
 from memcli.locks import ProcessLock
 from memcli.notes.workspace import Workspace, find_workspace
@@ -52,7 +46,7 @@ class MemoryCore:
         self.ws = ws
         self.settings = settings
         self.warnings: list[str] = []
-        self._store: Store | None = None
+        self._index = RepairedIndex(ws, settings, self.warnings)
         self._writing = False  # this object holds the writer lock (Memory.index)
         self._embedder = LazyEmbedder(settings, embedder_factory or configured_embedder)
 
@@ -77,12 +71,8 @@ class MemoryCore:
 
     @property
     def store(self) -> Store:
-        if self._store is None:
-            seen = len(self.warnings)
-            self._store = open_store(self.ws, self.warnings)
-            if len(self.warnings) > seen and not self._writing:
-                self._refill()  # it was damaged and rebuilt empty: fill it before use
-        return self._store
+        # a damaged index is rebuilt empty, and refilled unless this object is the writer
+        return self._index.open(refill=not self._writing)
 
     @property
     def embedder(self) -> Embedder | None:
@@ -90,9 +80,7 @@ class MemoryCore:
         return self._embedder.get()
 
     def close(self) -> None:
-        if self._store is not None:
-            self._store.close()
-            self._store = None
+        self._index.close()
         self._embedder.close()
 
     def __enter__(self) -> Self:
@@ -110,31 +98,6 @@ class MemoryCore:
 
     def _with_repair(self, fn: Callable[[], T], *, retry: Callable[[], T] | None = None) -> T:
         """Run ``fn``; if the index file turns out damaged (found by a query, not on open),
-        replace it, refill it from the Markdown and run ``retry`` (or ``fn``) once more."""
-        try:
-            return fn()
-        except db.database_errors() as exc:
-            if not is_corruption(exc):
-                raise
-            identity = self._store.identity if self._store is not None else None
-            if self._store is not None:
-                self._store.close()
-                self._store = None
-            reason = f"index {self.ws.index_path} is damaged ({exc})"
-            if self._writing:  # the caller's retry is the sync that refills it
-                self._store = replace_index(self.ws, identity, reason, self.warnings)
-            else:
-                with writer_lock(self.ws).acquire(self._lock_timeout()):
-                    self._store = replace_index(self.ws, identity, reason, self.warnings)
-                    self._refill(locked=True)
-        return (retry or fn)()
-
-    def _refill(self, *, locked: bool = False) -> None:
-        """Index every file into a rebuilt (empty) index, under the writer lock."""
-        if not locked:
-            with writer_lock(self.ws).acquire(self._lock_timeout()):
-                return self._refill(locked=True)
-        assert self._store is not None
-        report = Indexer(self.ws, self._store, self.settings).sync(embed=False)
-        self.warnings.extend(report.warnings)
-        return None
+        replace it, refill it from the Markdown (unless this object is the writer, whose
+        ``retry`` is the sync that refills it) and run ``retry`` (or ``fn``) once more."""
+        return self._index.run(fn, refill=not self._writing, retry=retry)

@@ -8,7 +8,8 @@ from typing import Any
 
 from memcli.errors import LockTimeout
 from memcli.index.backfill import needs_backfill
-from memcli.index.indexer import IndexReport, rel_paths, writer_lock
+from memcli.index.indexer import IndexReport, rel_paths
+from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
 

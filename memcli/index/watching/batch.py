@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from memcli.config import Settings
-from memcli.index import db
 from memcli.index.embedder import Embedder, LazyEmbedder
-from memcli.index.indexer import Indexer, IndexReport, is_corruption, open_store, replace_index
+from memcli.index.indexer import Indexer, IndexReport
+from memcli.index.indexfile import RepairedIndex
 from memcli.index.store import Store
 from memcli.index.watching.filtering import ChangeFilter
 from memcli.locks import ProcessLock
@@ -48,19 +48,17 @@ class BatchIndexer:
         (rather than failing the same way on every retry).
         """
         warnings: list[str] = []
-        store = open_store(self.ws, warnings)
+        index = RepairedIndex(self.ws, self.settings, warnings)
+
+        def sync(only: list[str] | None) -> IndexReport:
+            store = index.open(refill=False)
+            return self._sync_into(store, None if warnings else only, lock)  # rebuilt: all
+
         try:
-            try:
-                report = self._sync_into(store, None if warnings else paths, lock)
-            except db.database_errors() as exc:
-                if not is_corruption(exc):
-                    raise
-                store.close()
-                reason = f"index {self.ws.index_path} is damaged ({exc})"
-                store = replace_index(self.ws, store.identity, reason, warnings)
-                report = self._sync_into(store, None, lock)
+            # the retry, a full sync, refills a replaced index
+            report = index.run(lambda: sync(paths), refill=False, retry=lambda: sync(None))
         finally:
-            store.close()
+            index.close()
         report.warnings[:0] = warnings
         return report
 

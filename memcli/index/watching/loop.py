@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from memcli.config import Settings
-from memcli.index.indexer import IndexReport, writer_lock
+from memcli.index.indexer import IndexReport
+from memcli.index.indexfile import writer_lock
 from memcli.index.watching.batch import BatchIndexer
 from memcli.index.watching.events import (
     Emit,

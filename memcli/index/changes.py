@@ -1,0 +1,66 @@
+"""The changed-files check: which files differ from what the index recorded of them."""
+
+from __future__ import annotations
+
+import time
+from itertools import starmap, zip_longest
+from operator import eq
+from pathlib import Path
+
+from memcli.index.store import Store
+from memcli.notes.scan import ScanResult, iter_files
+from memcli.notes.workspace import Workspace
+
+#: A file modified this close to the moment it was read may change again within the same
+#: timestamp tick without its (mtime, size) changing ("racy clean", as git calls it). Such a
+#: file is recorded with mtime 0, so the next check re-hashes it instead of trusting the stat.
+RACY_NS = 2_000_000_000
+SMUDGED = 0
+
+
+def recorded_mtime(mtime_ns: int) -> int:
+    """The mtime to record for a file just read: :data:`SMUDGED` while it is racy."""
+    return SMUDGED if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
+
+
+def unchanged(ws: Workspace, store: Store, include: list[str], max_bytes: int) -> bool:
+    """The usual answer before a search, in memory that does not grow with the files:
+    the files on disk and the known ones (indexed or skipped) are both read in path
+    order and must agree row by row, stat included. Only the folders on the current
+    path are held, and the first difference ends the walk."""
+    found = iter_files(ws, include, max_bytes, [])
+    return all(starmap(eq, zip_longest(found, store.iter_stats())))  # None pads
+
+
+def dirty(store: Store, root: str, found: ScanResult) -> tuple[list[str], list[str]]:
+    """Paths whose (mtime_ns, size) differ from the index, plus deleted ones; and the
+    settled ones: files recorded as racy whose content is unchanged and whose mtime is now
+    old enough to be trusted (a sync records their real mtime, so later checks stop
+    re-hashing them). A found file is at ``root + rel``."""
+    settled = []
+    known = store.file_stats()
+    out = []
+    for rel, f in found.files.items():
+        if known.get(rel) == (f.mtime_ns, f.size):
+            continue
+        if _racy_but_same(store, rel, root + rel):
+            if time.time_ns() - f.mtime_ns >= RACY_NS:
+                settled.append(rel)
+            continue
+        out.append(rel)
+    out.extend(rel for rel in known if rel not in found.files)
+    return sorted(out), settled
+
+
+def _racy_but_same(store: Store, rel: str, path: str) -> bool:
+    """A smudged (racy) entry whose content hash still matches is not dirty."""
+    state = store.file_states_for([rel]).get(rel)
+    if state is None or state.mtime_ns != SMUDGED:
+        return False
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return False
+    import hashlib  # not needed by searches of an unchanged index
+
+    return state.size == len(data) and state.sha256 == hashlib.sha256(data).hexdigest()

@@ -1,0 +1,151 @@
+"""The index file of a workspace: opening it, replacing it when damaged, and repair.
+
+The Markdown is the source of truth, so a damaged or foreign index is simply swapped for an
+empty one and refilled from the Markdown; nothing in ``memory/`` is ever touched.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from memcli.config import Settings
+from memcli.errors import IndexProblem
+from memcli.index import db
+from memcli.index.indexer import Indexer
+from memcli.index.store import ForeignIndex, Store, remove_index_files
+from memcli.locks import ProcessLock
+from memcli.notes.workspace import Workspace
+
+T = TypeVar("T")
+
+
+def writer_lock(ws: Workspace) -> ProcessLock:
+    """The one-writer-at-a-time lock of a workspace's index."""
+    return ProcessLock(ws.lock_path, "the index")
+
+
+def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
+    """Open the index, rebuilding it (empty) when it is corrupt or not ours.
+
+    The Markdown is the source of truth, so a broken index is simply removed;
+    the caller's next sync refills it. Nothing in ``memory/`` is touched.
+    """
+    ws.ensure_state_dir()
+    path = ws.index_path
+    identity = file_identity(path)
+    try:
+        store = Store.open(path)
+        store.conn.execute("SELECT count(*) FROM files").fetchone()
+        return store
+    except IndexProblem:
+        raise
+    except ForeignIndex as exc:
+        reason = str(exc)
+    except db.database_errors() as exc:
+        if "locked" in str(exc).lower() or "busy" in str(exc).lower():
+            raise IndexProblem(f"index {path} is locked: {exc}", hint="try again") from None
+        reason = f"index {path} is unreadable ({exc})"
+    return replace_index(ws, identity, reason, warnings)
+
+
+def file_identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a file, None when it does not exist."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether a database error means the index file itself is damaged (not busy, not a bug)."""
+    if not isinstance(exc, db.database_errors()):
+        return False
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
+        return True
+    text = str(exc).lower()
+    return "malformed" in text or "not a database" in text or "corrupt" in text
+
+
+def replace_index(
+    ws: Workspace, identity: tuple[int, int] | None, reason: str, warnings: list[str] | None
+) -> Store:
+    """Swap a damaged index (the file that had ``identity``) for an empty one.
+
+    The caller's next sync refills it from the Markdown; ``memory/`` is never touched.
+    When another process has replaced the file already, its new index is kept and opened.
+    """
+    path = ws.index_path
+    current = file_identity(path)
+    if current is not None and (identity is None or current == identity):
+        remove_index_files(path)
+        if warnings is not None:
+            warnings.append(f"{reason}; rebuilt it from the Markdown")
+    try:
+        return Store.open(path)
+    except db.database_errors() as exc:
+        raise IndexProblem(
+            f"cannot create index {path}: {exc}", hint=f"delete {path.parent} and try again"
+        ) from None
+
+
+class RepairedIndex:
+    """A workspace's index, opened on first use; the one place a damaged index is repaired.
+
+    Damage found on opening, or by an operation (:meth:`run`), replaces the file with an
+    empty index (a warning says so). With ``refill``, the new index is then filled from the
+    Markdown under the writer lock; without, the caller holds that lock and its own sync (the
+    retry) fills it.
+    """
+
+    def __init__(self, ws: Workspace, settings: Settings, warnings: list[str]) -> None:
+        self.ws = ws
+        self.settings = settings
+        self.warnings = warnings
+        self.store: Store | None = None
+
+    def open(self, *, refill: bool) -> Store:
+        """The store, opened (and, when found damaged and ``refill``, refilled) if need be."""
+        if self.store is None:
+            seen = len(self.warnings)
+            self.store = open_store(self.ws, self.warnings)
+            if len(self.warnings) > seen and refill:
+                with self._locked():  # it was damaged and rebuilt empty: fill it before use
+                    self._refill(self.store)
+        return self.store
+
+    def run(self, fn: Callable[[], T], *, refill: bool, retry: Callable[[], T] | None = None) -> T:
+        """Run ``fn``; if the index file turns out damaged (found by a query, not on open),
+        replace it (and refill it, with ``refill``) and run ``retry`` (or ``fn``) once more."""
+        try:
+            return fn()
+        except db.database_errors() as exc:
+            if not is_corruption(exc):
+                raise
+            identity = self.store.identity if self.store is not None else None
+            self.close()
+            reason = f"index {self.ws.index_path} is damaged ({exc})"
+            if not refill:  # the caller's retry is the sync that refills it
+                self.store = replace_index(self.ws, identity, reason, self.warnings)
+            else:
+                with self._locked():
+                    self.store = replace_index(self.ws, identity, reason, self.warnings)
+                    self._refill(self.store)
+        return (retry or fn)()
+
+    def close(self) -> None:
+        if self.store is not None:
+            self.store.close()
+            self.store = None
+
+    def _locked(self) -> ProcessLock:
+        return writer_lock(self.ws).acquire(float(self.settings.get("index.lock_timeout")))
+
+    def _refill(self, store: Store) -> None:
+        """Index every file into a rebuilt (empty) index (the writer lock is held)."""
+        report = Indexer(self.ws, store, self.settings).sync(embed=False)
+        self.warnings.extend(report.warnings)

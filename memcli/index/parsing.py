@@ -1,0 +1,106 @@
+"""Reading one Markdown file into what the index stores: chunk rows, facts and a date.
+
+Nothing here touches the database, so a child process can do it (:mod:`memcli.index.parseproc`
+runs :func:`parse_worker` there); keep this module's imports light, the child pays for them.
+"""
+
+from __future__ import annotations
+
+import bisect
+import sys
+from typing import NamedTuple
+
+from memcli.index import chunking
+from memcli.index.store import ChunkRow
+from memcli.notes.scan import read_text
+from memcli.notes.workspace import EVERGREEN_FILE, date_from_name
+
+
+def _file_date(rel: str, text: str) -> str | None:
+    if rel.rsplit("/", 1)[-1] == EVERGREEN_FILE:
+        return None
+    return chunking.front_matter_date(text) or date_from_name(rel)
+
+
+def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[tuple[str, int]]]:
+    """Chunk a file and extract its facts (entry hashes with their line)."""
+    import hashlib
+
+    from memcli.notes import entries  # (with hashlib) not needed by searches, only by indexing
+
+    facts: list[tuple[str, int]] = []
+    line_types: dict[int, str] = {}
+    line_tags: dict[int, list[str]] = {}
+    fact_key = entries.fact_key
+    for body, kind, tags, _time, line, _end in entries.entry_fields(text):
+        facts.append((fact_key(body), line))
+        if kind:
+            line_types[line] = kind.lower()
+        if tags:
+            line_tags[line] = [t.lower() for t in tags]
+    # lines that carry a type or tags, sorted, so each chunk looks up only its own range
+    marked = sorted({*line_types, *line_tags})
+    sha256 = hashlib.sha256
+    rows = []
+    for c in chunking.chunk_lines(chunking.split_lines(text), target):
+        chunk_types = chunk_tags = ""
+        if marked:
+            lo = bisect.bisect_left(marked, c.start_line)
+            hi = bisect.bisect_right(marked, c.end_line, lo)
+            if lo < hi:
+                span = marked[lo:hi]
+                chunk_types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
+                chunk_tags = " ".join(
+                    sorted({t for n in span if n in line_tags for t in line_tags[n]})
+                )
+        digest = sha256(c.text.encode("utf-8")).hexdigest()
+        rows.append(
+            ChunkRow(c.start_line, c.end_line, c.heading, c.text, chunk_types, chunk_tags, digest)
+        )
+    return rows, facts
+
+
+class Parsed(NamedTuple):
+    """A file read, hashed and parsed (no database): what a sync writes for it."""
+
+    rel: str
+    sha256: str | None
+    rows: list[ChunkRow] | None  # None: binary file, or unreadable (see error)
+    facts: list[tuple[str, int]] | None
+    date: str | None
+    warning: str | None
+    error: str | None  # the file could not be read
+
+
+def parse_file(rel: str, path: str, target: int) -> Parsed:
+    import hashlib  # not needed by searches, only by indexing
+
+    try:
+        data, text, warning = read_text(path)
+    except OSError as exc:
+        return Parsed(rel, None, None, None, None, None, str(exc.strerror or exc))
+    return parse_text(rel, hashlib.sha256(data).hexdigest(), text, warning, target)
+
+
+def parse_text(rel: str, digest: str, text: str | None, warning: str | None, target: int) -> Parsed:
+    """A file already read and hashed, parsed (``text`` None: a binary file)."""
+    if text is None:
+        return Parsed(rel, digest, None, None, None, warning, None)
+    rows, facts = build_rows(rel, text, target)
+    return Parsed(rel, digest, rows, facts, _file_date(rel, text), warning, None)
+
+
+def parse_worker() -> None:
+    """The child of :func:`memcli.index.parseproc.parse_elsewhere`: lists of (rel, path) in,
+    :class:`Parsed` lists out (pickled, on stdin and stdout)."""
+    import pickle  # only the parse process and its parent need it
+
+    target = int(sys.argv[1])
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        try:
+            chunk = pickle.load(stdin)
+        except EOFError:
+            return
+        pickle.dump([parse_file(rel, path, target) for rel, path in chunk], stdout)
+        stdout.flush()
