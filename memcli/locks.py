@@ -33,8 +33,8 @@ def lock_file(fd: int) -> None:
     For locks on the data file itself (appends to a memory file), where :class:`ProcessLock`
     does not fit: its lock file holds the owner's pid, which cannot be written into a memory
     file. A blocking ``flock`` needs no polling (the kernel wakes the waiter when the holder
-    closes the file), the lock is held for one short append, and it dies with its process, so
-    no timeout or notice is needed. Closing ``fd`` releases it.
+    closes the file), the lock is held for one short check-and-append, and it dies with its
+    process, so no timeout or notice is needed. Closing ``fd`` releases it.
     """
     if fcntl is not None:
         fcntl.flock(fd, fcntl.LOCK_EX)

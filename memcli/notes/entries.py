@@ -147,8 +147,8 @@ def locked_append(path: Path) -> Iterator[int]:
     The lock is an advisory, blocking ``flock`` on the file itself
     (:func:`memcli.locks.lock_file`), so every memcli process appending to the same file is
     serialised. It does not go through :class:`~memcli.locks.ProcessLock`'s polling wait: the
-    kernel wakes a blocked appender as soon as the holder's one short write is done, and a
-    lock on the memory file cannot hold the pid a timeout message would name.
+    kernel wakes a blocked appender as soon as the holder's short check-and-append is done,
+    and a lock on the memory file cannot hold the pid a timeout message would name.
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
