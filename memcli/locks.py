@@ -1,13 +1,15 @@
-"""Inter-process locks on lock files (``flock``), holding the owner's pid.
+"""Inter-process locks (``flock``): lock files holding the owner's pid, and appends to a file.
 
-A lock dies with its process, so a ``kill -9`` never leaves a stale lock.
+A lock dies with its process, so a ``kill -9`` never leaves a stale lock. Every wait for a
+lock file goes through :meth:`ProcessLock.wait`.
 """
 
 from __future__ import annotations
 
 import os
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -19,9 +21,27 @@ try:
 except ImportError:  # pragma: no cover - non-POSIX
     fcntl = None  # type: ignore[assignment]
 
+#: Seconds of waiting after which :meth:`ProcessLock.wait` calls its ``on_wait``.
+LOCK_NOTICE_S = 2.0
+_POLL_FIRST_S = 0.005  # a wait polls after 5 ms, then twice as long each time...
+_POLL_MAX_S = 0.1  # ...up to every 100 ms
+
+
+def lock_file(fd: int) -> None:
+    """Lock an open file exclusively, blocking until no other process holds it.
+
+    For locks on the data file itself (appends to a memory file), where :class:`ProcessLock`
+    does not fit: its lock file holds the owner's pid, which cannot be written into a memory
+    file. A blocking ``flock`` needs no polling (the kernel wakes the waiter when the holder
+    closes the file), the lock is held for one short check-and-append, and it dies with its
+    process, so no timeout or notice is needed. Closing ``fd`` releases it.
+    """
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
 
 class ProcessLock:
-    """An exclusive lock on ``path``; ``acquire`` polls until ``timeout`` seconds."""
+    """An exclusive lock on ``path``; :meth:`wait` is the one way to wait for it."""
 
     def __init__(self, path: Path, what: str = "the index") -> None:
         self.path = path
@@ -49,20 +69,47 @@ class ProcessLock:
         self._fd = fd
         return True
 
-    def acquire(self, timeout: float = 30.0) -> ProcessLock:
-        """Wait for the lock; raise LockTimeout naming the holder after ``timeout``."""
-        deadline = time.monotonic() + timeout
-        delay = 0.005
+    def wait(
+        self,
+        timeout: float | None = None,
+        *,
+        stop: threading.Event | None = None,
+        on_wait: Callable[[int | None], None] | None = None,
+        notice_after: float = LOCK_NOTICE_S,
+    ) -> bool:
+        """Wait for the lock, polling with back-off: True once it is held, False when ``stop``
+        is set first.
+
+        ``timeout`` (None: no limit) raises LockTimeout naming the holder. ``on_wait(pid)`` is
+        called once, with the holder's pid (None when unknown), after ``notice_after``
+        seconds of waiting.
+        """
+        started = time.monotonic()
+        delay = _POLL_FIRST_S
+        noticed = False
         while not self.try_acquire():
-            if time.monotonic() >= deadline:
+            waited = time.monotonic() - started
+            if timeout is not None and waited >= timeout:
                 pid = self.holder_pid()
                 who = f" (held by pid {pid})" if pid else ""
                 raise LockTimeout(
                     f"timed out after {timeout:g}s waiting for the lock on {self.what}{who}",
                     hint="another memcli process is writing; try again",
                 )
-            time.sleep(delay)
-            delay = min(delay * 2, 0.1)
+            if on_wait is not None and not noticed and waited >= notice_after:
+                noticed = True
+                on_wait(self.holder_pid())
+            if stop is None:
+                time.sleep(delay)
+            elif stop.wait(delay):
+                return False
+            delay = min(delay * 2, _POLL_MAX_S)
+        return True
+
+    def acquire(self, timeout: float = 30.0) -> ProcessLock:
+        """Wait for the lock (see :meth:`wait`); raise LockTimeout naming the holder after
+        ``timeout`` seconds."""
+        self.wait(timeout)
         return self
 
     def acquire_or_fail(self) -> ProcessLock:

@@ -1,14 +1,19 @@
-"""Whether the index's vectors can serve a search: their state, the search plan, the status.
+"""Whether the index's vectors can serve a search: their state, the mode, the search plan.
 
-No provider is called here except to embed a search's query, through the
+:func:`choose_mode` is the one place that decides keyword, vector or hybrid, and why; a
+search (:func:`plan_search`), ``memcli status`` and ``memcli doctor`` (:func:`status_info`)
+all read it. No provider is called here except to embed a search's query, through the
 :class:`~memcli.index.embedder.Embedder` the caller hands in.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from memcli.config.registry import lookup
 from memcli.errors import BadInput, ProviderError
 from memcli.index import vectors
 from memcli.index.backfill import chunks_label
@@ -56,6 +61,71 @@ def vector_state(store: Store, fingerprint: Fingerprint) -> VectorState:
     return VectorState(True, reason, vecs, chunks, fingerprint.model)
 
 
+@dataclass(frozen=True)
+class ModeChoice:
+    """The mode a search runs in (keyword, vector or hybrid), why, and what a search tells the
+    user about it (``warnings``; status and doctor show the reason instead)."""
+
+    mode: str
+    reason: str
+    warnings: tuple[str, ...] = ()
+
+
+def strategy_choices() -> tuple[str, ...]:
+    """The values ``search.strategy`` and ``--strategy`` accept (from the settings registry)."""
+    return lookup("search.strategy").choices
+
+
+def check_strategy(strategy: str | None) -> str:
+    """``strategy`` in lower case (empty: ``auto``); BadInput naming the choices if unknown."""
+    name = (strategy or "auto").lower()
+    choices = strategy_choices()
+    if name not in choices:
+        listed = f"{', '.join(choices[:-1])} or {choices[-1]}"
+        raise BadInput(f"unknown search strategy {name!r}", hint=f"use {listed}")
+    return name
+
+
+def choose_mode(
+    strategy: str,
+    fingerprint: Fingerprint | None,
+    state_of: Callable[[Fingerprint], VectorState],
+    *,
+    query: str | None = None,
+    strict: bool = False,
+) -> ModeChoice:
+    """Decide keyword / vector / hybrid from the strategy (setting or flag, already checked),
+    the configured model's ``fingerprint`` (None: no ``embedding.model``) and the index's
+    vectors (``state_of(fingerprint)``, asked only when the answer depends on it).
+
+    ``query`` (a search's; None for status) leaves a blank query to keyword search. With
+    ``strict`` (a search), a strategy that needs vectors and no model is a BadInput.
+    """
+    if query is not None and not query.strip():
+        return ModeChoice("keyword", "nothing to embed in the query")
+    if fingerprint is None:
+        if strict and strategy not in ("auto", "keyword"):
+            raise BadInput(
+                f"--strategy {strategy} needs an embedding model",
+                hint="set embedding.model (or MEMCLI_EMBEDDING_MODEL), or use --strategy keyword",
+            )
+        return ModeChoice("keyword", "no embedding model configured")
+    if strategy == "keyword":
+        return ModeChoice("keyword", "search.strategy is keyword")
+    state = state_of(fingerprint)
+    if not state.usable:
+        warning = f"vector search is off: {state.reason}; keyword results only"
+        return ModeChoice("keyword", state.reason, (warning,))
+    warnings: tuple[str, ...] = ()
+    if state.vectors < state.chunks:
+        missing = state.chunks - state.vectors
+        warnings = (
+            f"{missing} of {chunks_label(state.chunks)} without vectors yet"
+            " (found by keyword only); run 'memcli index' to back-fill",
+        )
+    return ModeChoice("vector" if strategy == "vector" else "hybrid", state.reason, warnings)
+
+
 @dataclass
 class SearchPlan:
     """The mode a search runs in, why, and the query vector when vectors take part."""
@@ -67,40 +137,23 @@ class SearchPlan:
 
 
 def plan_search(store: Store, embedder: Embedder | None, strategy: str, query: str) -> SearchPlan:
-    """Decide keyword / vector / hybrid and embed the query (cached); degrade with a warning."""
-    strategy = (strategy or "auto").lower()
-    if strategy not in ("auto", "keyword", "vector", "hybrid"):
-        raise BadInput(
-            f"unknown search strategy {strategy!r}", hint="use auto, keyword, vector or hybrid"
-        )
-    if strategy == "keyword" or not query.strip():
-        return SearchPlan("keyword", "keyword strategy requested")
-    if embedder is None:
-        if strategy != "auto":
-            raise BadInput(
-                f"--strategy {strategy} needs an embedding model",
-                hint="set embedding.model (or MEMCLI_EMBEDDING_MODEL), or use --strategy keyword",
-            )
-        return SearchPlan("keyword", "no embedding model configured")
-    state = vector_state(store, embedder.fingerprint)
-    if not state.usable:
-        warning = f"vector search is off: {state.reason}; keyword results only"
-        return SearchPlan("keyword", state.reason, None, [warning])
-    warnings: list[str] = []
+    """Choose the mode (:func:`choose_mode`) and embed the query (cached); degrade to keyword
+    search with a warning when the provider fails."""
+    choice = choose_mode(
+        check_strategy(strategy),
+        embedder.fingerprint if embedder is not None else None,
+        partial(vector_state, store),
+        query=query,
+        strict=True,
+    )
+    if embedder is None or choice.mode == "keyword":
+        return SearchPlan("keyword", choice.reason, None, list(choice.warnings))
     try:
         vector = embedder.embed_query(query)
     except ProviderError as exc:
         reason = f"{exc.message}; fell back to keyword search"
         return SearchPlan("keyword", reason, None, [reason, *embedder.warnings()])
-    warnings.extend(embedder.warnings())
-    if state.vectors < state.chunks:
-        missing = state.chunks - state.vectors
-        warnings.append(
-            f"{missing} of {chunks_label(state.chunks)} without vectors yet"
-            " (found by keyword only); run 'memcli index' to back-fill"
-        )
-    mode = "vector" if strategy == "vector" else "hybrid"
-    return SearchPlan(mode, state.reason, vector, warnings)
+    return SearchPlan(choice.mode, choice.reason, vector, [*embedder.warnings(), *choice.warnings])
 
 
 def status_info(store: Store, strategy: str, fingerprint: Fingerprint | None) -> dict[str, Any]:
@@ -110,21 +163,16 @@ def status_info(store: Store, strategy: str, fingerprint: Fingerprint | None) ->
     """
     cache = cache_stats()
     files_chunks = store.counts()[1]
-    strategy = strategy.lower()
     if fingerprint is None:
+        choice = choose_mode(strategy.lower(), None, partial(vector_state, store))
         return {
-            "mode": "keyword",
-            "mode_reason": "no embedding model configured",
+            "mode": choice.mode,
+            "mode_reason": choice.reason,
             "embedding": {"model": None, "vectors": 0, "coverage": 0.0},
             "cache": cache,
         }
     state = vector_state(store, fingerprint)
-    if strategy == "keyword":
-        mode, reason = "keyword", "search.strategy is keyword"
-    elif state.usable:
-        mode, reason = ("vector" if strategy == "vector" else "hybrid"), state.reason
-    else:
-        mode, reason = "keyword", state.reason
+    choice = choose_mode(strategy.lower(), fingerprint, lambda _fp: state)
     embedding: dict[str, Any] = {
         "model": fingerprint.model,
         "dimensions": vectors.index_dims(store) if state.usable else None,
@@ -134,4 +182,9 @@ def status_info(store: Store, strategy: str, fingerprint: Fingerprint | None) ->
     }
     if state.index_model and state.index_model != fingerprint.model:
         embedding["index_model"] = state.index_model
-    return {"mode": mode, "mode_reason": reason, "embedding": embedding, "cache": cache}
+    return {
+        "mode": choice.mode,
+        "mode_reason": choice.reason,
+        "embedding": embedding,
+        "cache": cache,
+    }

@@ -12,6 +12,7 @@ from datetime import date
 from pathlib import Path
 
 from memcli.errors import BadInput
+from memcli.locks import lock_file
 from memcli.notes.controls import strip_controls
 
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
@@ -145,8 +146,11 @@ def fact_key(text: str) -> str:
 def locked_append(path: Path) -> Iterator[int]:
     """Open ``path`` for appending under an exclusive lock; yield the fd.
 
-    The lock is an advisory ``flock`` on the file itself, so every memcli
-    process appending to the same file is serialised.
+    The lock is an advisory, blocking ``flock`` on the file itself
+    (:func:`memcli.locks.lock_file`), so every memcli process appending to the same file is
+    serialised. It does not go through :class:`~memcli.locks.ProcessLock`'s polling wait: the
+    kernel wakes a blocked appender as soon as the holder's short check-and-append is done,
+    and a lock on the memory file cannot hold the pid a timeout message would name.
     """
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -155,18 +159,10 @@ def locked_append(path: Path) -> Iterator[int]:
         # A file where a folder is needed (``MEMORY.md/x.md``) or a folder named like the file.
         raise BadInput(f"cannot append to {path}: {exc.strerror}") from None
     try:
-        _lock(fd)
+        lock_file(fd)
         yield fd
     finally:
         os.close(fd)  # closing releases the lock
-
-
-def _lock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - non-POSIX
-        return
-    fcntl.flock(fd, fcntl.LOCK_EX)
 
 
 def append_text(fd: int, path: Path, block: str) -> None:

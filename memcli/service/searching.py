@@ -25,12 +25,9 @@ class SearchService(IndexService):
 
     def _search(self, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
         stale, warnings = self.sync_before_search() if sync else (False, [])
-        mode, vector = "keyword", None
-        if self.embedder is not None or opts.strategy not in ("auto", "keyword"):
-            plan = plan_search(self.store, self.embedder, opts.strategy, query)
-            mode, vector = plan.mode, plan.vector
-            warnings = [*warnings, *plan.warnings]
-        result = run_search(self.store, query, opts, mode=mode, query_vector=vector)
+        plan = plan_search(self.store, self.embedder, opts.strategy, query)
+        warnings = [*warnings, *plan.warnings]
+        result = run_search(self.store, query, opts, mode=plan.mode, query_vector=plan.vector)
         result.stale = stale
         result.warnings[:0] = [*self.warnings, *warnings]
         self.warnings = []

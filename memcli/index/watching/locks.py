@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import threading
-import time
 
 from memcli.errors import AlreadyRunning
 from memcli.index.watching.events import Emit, warning_event
-from memcli.locks import ProcessLock
+from memcli.locks import LOCK_NOTICE_S, ProcessLock
 from memcli.notes.workspace import Workspace
-
-LOCK_NOTICE_S = 2.0  # say so when another process has held the writer lock this long
 
 
 def watch_lock(ws: Workspace) -> ProcessLock:
@@ -34,16 +31,11 @@ def acquire_watch_lock(ws: Workspace) -> ProcessLock:
 def wait_for_writer(lock: ProcessLock, stop: threading.Event, emit: Emit) -> bool:
     """Take the writer lock, waiting as long as needed; False when ``stop`` is set first.
 
-    After :data:`LOCK_NOTICE_S` of waiting, one ``warning`` event names the holder.
+    After :data:`~memcli.locks.LOCK_NOTICE_S` of waiting, one ``warning`` event names the holder.
     """
-    started = time.monotonic()
-    noticed = False
-    while not lock.try_acquire():
-        if stop.wait(0.05):
-            return False
-        if not noticed and time.monotonic() - started >= LOCK_NOTICE_S:
-            noticed = True
-            pid = lock.holder_pid()
-            who = f" (pid {pid})" if pid else ""
-            emit(warning_event(f"waiting for another process{who} to finish writing the index"))
-    return True
+
+    def notice(pid: int | None) -> None:
+        who = f" (pid {pid})" if pid else ""
+        emit(warning_event(f"waiting for another process{who} to finish writing the index"))
+
+    return lock.wait(stop=stop, on_wait=notice, notice_after=LOCK_NOTICE_S)
