@@ -8,9 +8,7 @@ from pathlib import Path
 import pytest
 
 from memcli.config import user_config_path
-from memcli.errors import ConfigError, WorkspaceNotFound
-from memcli.memory import Memory
-from memcli.service.settings import (
+from memcli.config.operations import (
     SettingChange,
     config_paths,
     get_setting,
@@ -18,6 +16,8 @@ from memcli.service.settings import (
     set_setting,
     unset_setting,
 )
+from memcli.errors import ConfigError, WorkspaceNotFound
+from memcli.memory import Memory
 from tests.conftest import Cli
 
 

@@ -697,7 +697,7 @@ def test_service_watch_called_as_a_library(workspace: Path) -> None:
     """Memory.watch in a thread: events through the callback, one watcher, stop by event."""
     from memcli.errors import AlreadyRunning, BadInput
     from memcli.memory import Memory
-    from memcli.service.watch import WatchOptions
+    from memcli.service.options import WatchOptions
 
     with pytest.raises(BadInput):
         WatchOptions(debounce_ms=-1)

@@ -10,7 +10,7 @@ from memcli.cli.app import MemcliTyper, app, handle_errors, state
 from memcli.cli.cmd_core import JSON
 
 if TYPE_CHECKING:
-    from memcli.service.settings import SettingChange
+    from memcli.config.operations import SettingChange
 
 config_app = MemcliTyper(
     help="Show every setting with its value and origin (no subcommand), or get, set, unset "
@@ -66,7 +66,7 @@ def config_show(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Every setting with its value and origin (default, user, workspace, env, flag)."""
     if ctx.invoked_subcommand is not None:
         return
-    from memcli.service.settings import list_settings
+    from memcli.config.operations import list_settings
 
     st = state(ctx)
     listing = list_settings(st.workspace)
@@ -89,7 +89,7 @@ def config_get(
     as_json: bool = JSON,
 ) -> None:
     """Print the value of one setting (JSON: with origin, default and variable)."""
-    from memcli.service.settings import get_setting
+    from memcli.config.operations import get_setting
 
     st = state(ctx)
     entry = get_setting(key, st.workspace)
@@ -112,7 +112,7 @@ def config_set(
     as_json: bool = JSON,
 ) -> None:
     """Write one setting to memcli.toml (or --user config.toml), keeping comments. No secrets."""
-    from memcli.service.settings import set_setting
+    from memcli.config.operations import set_setting
 
     _report(ctx, set_setting(key, value, state(ctx).workspace, user=user), as_json)
 
@@ -125,7 +125,7 @@ def config_unset(
     as_json: bool = JSON,
 ) -> None:
     """Remove one setting from memcli.toml (or --user config.toml), keeping comments."""
-    from memcli.service.settings import unset_setting
+    from memcli.config.operations import unset_setting
 
     _report(ctx, unset_setting(key, state(ctx).workspace, user=user), as_json)
 
@@ -160,7 +160,7 @@ def config_path(
     as_json: bool = JSON,
 ) -> None:
     """The config files memcli reads (they need not exist)."""
-    from memcli.service.settings import config_paths
+    from memcli.config.operations import config_paths
 
     st = state(ctx)
     paths = config_paths(st.workspace, require_workspace=workspace).as_dict()

@@ -39,7 +39,7 @@ def diff(
     as_json: bool = JSON,
 ) -> None:
     """Facts added and removed under memory/ (exit 1 when nothing changed)."""
-    from memcli.service.git import DiffOptions  # the service loads the index code: not on --help
+    from memcli.service.options import DiffOptions  # with the service: not on --help
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -127,7 +127,7 @@ def log(
     as_json: bool = JSON,
 ) -> None:
     """Commits that touched memory/, with the number of facts each added and removed."""
-    from memcli.service.git import LogOptions  # the service loads the index code: not on --help
+    from memcli.service.options import LogOptions  # with the service: not on --help
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -216,7 +216,7 @@ def sync(
     as_json: bool = JSON,
 ) -> None:
     """Share memory through the upstream remote: commit memory, pull, re-index, push."""
-    from memcli.service.git import SyncOptions  # the service loads the index code: not on --help
+    from memcli.service.options import SyncOptions  # with the service: not on --help
 
     st = state(ctx)
     with st.memory() as mem:

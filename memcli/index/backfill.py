@@ -16,6 +16,7 @@ from memcli.errors import LockTimeout, ProviderError
 from memcli.index import vectors
 from memcli.index.embedder import Embedder, Fingerprint
 from memcli.index.store import Store
+from memcli.index.vectorplan import chunks_label
 
 
 @dataclass
@@ -146,7 +147,3 @@ def needs_backfill(store: Store, embedder: Embedder, limit: int) -> bool:
     if vectors.index_fingerprint(store) not in (None, embedder.fingerprint.key):
         return 0 < vectors.coverage(store)[1] <= limit
     return 0 < vectors.pending_count(store) <= limit
-
-
-def chunks_label(n: int) -> str:
-    return f"{n} chunk" if n == 1 else f"{n} chunks"

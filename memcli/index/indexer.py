@@ -13,10 +13,8 @@ from pathlib import Path
 
 from memcli.config import Settings
 from memcli.index import changes, chunking
-from memcli.index.backfill import backfill
 from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
-from memcli.index.parseproc import parse_elsewhere
 from memcli.index.parsing import Parsed, parse_text
 from memcli.index.store import FileState, Store
 from memcli.locks import ProcessLock
@@ -169,6 +167,8 @@ class Indexer:
             if bulk:
                 store.drop_bulk_indexes()
             if bulk and _parallel(todo):
+                from memcli.index.parseproc import parse_elsewhere  # bulk loads only
+
                 parsed = parse_elsewhere(self.root, todo, self.target)
             for f in todo:
                 k = known.get(f.rel)
@@ -223,6 +223,8 @@ class Indexer:
         when :attr:`writer` is the writer lock this process holds."""
         if self.embedder is None:
             return
+        from memcli.index.backfill import backfill  # vectors code: with a model only
+
         released = None
         if limit is None and self.writer is not None and self.writer.held:
             released = partial(self.writer.released, float(self.settings.get("index.lock_timeout")))

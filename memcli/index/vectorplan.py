@@ -15,9 +15,6 @@ from typing import Any
 
 from memcli.config.registry import lookup
 from memcli.errors import BadInput, ProviderError
-from memcli.index import vectors
-from memcli.index.backfill import chunks_label
-from memcli.index.embedcache import cache_stats
 from memcli.index.embedder import Embedder, Fingerprint
 from memcli.index.store import Store
 
@@ -39,6 +36,8 @@ class VectorState:
 
 def vector_state(store: Store, fingerprint: Fingerprint) -> VectorState:
     """Check sqlite-vec, the fingerprint of the index and its coverage (no provider call)."""
+    from memcli.index import vectors  # vectors matter only with a model: keyword search skips it
+
     if not store.ensure_vec():
         return VectorState(False, f"sqlite-vec cannot be loaded: {store.vec_error}")
     index_fp = Fingerprint.parse(vectors.index_fingerprint(store))
@@ -69,6 +68,10 @@ class ModeChoice:
     mode: str
     reason: str
     warnings: tuple[str, ...] = ()
+
+
+def chunks_label(n: int) -> str:
+    return f"{n} chunk" if n == 1 else f"{n} chunks"
 
 
 def strategy_choices() -> tuple[str, ...]:
@@ -161,6 +164,9 @@ def status_info(store: Store, strategy: str, fingerprint: Fingerprint | None) ->
 
     ``fingerprint`` is the configured embedder's, None when no ``embedding.model`` is set.
     """
+    from memcli.index import vectors  # status only: a search does not read the cache's size
+    from memcli.index.embedcache import cache_stats
+
     cache = cache_stats()
     files_chunks = store.counts()[1]
     if fingerprint is None:

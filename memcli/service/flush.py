@@ -2,31 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memcli.errors import BadInput
 from memcli.service.git import GitService
 
-if TYPE_CHECKING:  # the flush modules load on a flush, not with every command
+if TYPE_CHECKING:
     from memcli.flush.facts import FlushResult
+    from memcli.service.options import (
+        FlushOptions,  # the flush modules load on a flush, not with every command
+    )
 
-__all__ = ["FlushOptions", "FlushService"]
-
-
-@dataclass(frozen=True)
-class FlushOptions:
-    """What to flush and how; give the conversation as ``text`` or as a file ``path``."""
-
-    text: str | None = None  # the conversation: JSON messages, JSON Lines or a transcript
-    path: str | Path | None = None  # a file holding it (relative: to the current directory)
-    namespace: str | None = None  # write memory/NS/YYYY-MM-DD.md
-    dry_run: bool = False  # report the facts that would be written; write nothing
-    prompt_file: str | Path | None = None  # instructions (relative: to the workspace root)
-    commit: bool = False  # git commit the memory file afterwards
-    now: datetime | None = None  # the flush time (heading, entry times, daily file)
+__all__ = ["FlushService"]
 
 
 class FlushService(GitService):

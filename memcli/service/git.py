@@ -9,9 +9,8 @@ re-indexes the files it brought in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.indexing import IndexService
@@ -20,54 +19,10 @@ if TYPE_CHECKING:
     from memcli.git.diff import DiffResult
     from memcli.git.hooks import HooksReport
     from memcli.git.log import LogEntry
-    from memcli.git.sync import SyncResult
-    from memcli.index.indexer import IndexReport
+    from memcli.service.options import DiffOptions, LogOptions, SyncOptions, SyncReport
 
 # The git room is imported inside the methods: keyword search and status open a Memory too,
 # and must not load the diff, sync and hook code (with difflib and tempfile) they never use.
-
-
-@dataclass(frozen=True)
-class DiffOptions:
-    """What to compare: ``rev_range`` (``A..B``, ``A...B``, ``REV``; None: the work tree
-    against HEAD) or ``since`` a date (from the last commit before it to the work tree)."""
-
-    rev_range: str | None = None
-    since: str | None = None
-
-
-@dataclass(frozen=True)
-class LogOptions:
-    """Which commits: from ``rev`` (None: HEAD), at most ``limit``, only ``since`` a date."""
-
-    rev: str | None = None
-    limit: int = 20
-    since: str | None = None
-
-
-@dataclass(frozen=True)
-class SyncOptions:
-    """``strategy`` rebase or merge (None: the setting ``git.sync_strategy``); ``commit``
-    pending memory first (else refuse when there is some); ``push`` afterwards."""
-
-    strategy: str | None = None
-    commit: bool = True
-    push: bool = True
-
-
-@dataclass
-class SyncReport:
-    """A sync and the re-index that followed it (the ``sync --json`` payload)."""
-
-    sync: SyncResult
-    index: IndexReport
-
-    @property
-    def warnings(self) -> list[str]:
-        return self.index.warnings
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**self.sync.as_dict(), "index": self.index.as_dict()}
 
 
 class GitService(IndexService):
@@ -87,6 +42,7 @@ class GitService(IndexService):
     def diff(self, opts: DiffOptions | None = None) -> DiffResult:
         """Facts added and removed under ``memory/``."""
         from memcli.git.diff import diff  # git code on git operations only (above)
+        from memcli.service.options import DiffOptions
 
         opts = opts or DiffOptions()
         return diff(self.ws.root, opts.rev_range, since=opts.since, memory_dir=MEMORY_DIR)
@@ -94,6 +50,7 @@ class GitService(IndexService):
     def log(self, opts: LogOptions | None = None) -> list[LogEntry]:
         """Commits that touched ``memory/``, newest first, with the facts each changed."""
         from memcli.git.log import log  # git code on git operations only (above)
+        from memcli.service.options import LogOptions
 
         opts = opts or LogOptions()
         return log(
@@ -103,6 +60,7 @@ class GitService(IndexService):
     def sync(self, opts: SyncOptions | None = None) -> SyncReport:
         """Commit pending memory, pull (rebase or merge), push; then re-index."""
         from memcli.git.sync import sync  # git code on git operations only (above)
+        from memcli.service.options import SyncOptions, SyncReport
 
         opts = opts or SyncOptions()
         strategy = opts.strategy or self.settings.get("git.sync_strategy")

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import LockTimeout
-from memcli.index.backfill import needs_backfill
 from memcli.index.indexer import IndexReport, rel_paths
 from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR
@@ -77,6 +76,8 @@ class IndexService(MemoryCore):
         embedder = self.embedder
         if embedder is None:
             return False
+        from memcli.index.backfill import needs_backfill  # vectors code: with a model only
+
         return needs_backfill(self.store, embedder, SEARCH_EMBED_LIMIT)
 
     def status(self) -> dict[str, Any]:

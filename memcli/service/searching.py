@@ -4,16 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput
 from memcli.index.vectorplan import plan_search
-from memcli.search.context import ContextBlock
-from memcli.search.context import render as render_context
 from memcli.search.options import Filters, SearchOptions, check_date, check_value
 from memcli.search.pipeline import run_search
 from memcli.search.results import SearchResult
 from memcli.service.indexing import IndexService
+
+if TYPE_CHECKING:
+    from memcli.search.context import ContextBlock
 
 
 class SearchService(IndexService):
@@ -57,11 +58,13 @@ class SearchService(IndexService):
     def context(self, query: str, opts: SearchOptions, max_tokens: int | None = None) -> Context:
         """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
         (default ``search.max_tokens``), with ``path:start-end`` citations."""
+        from memcli.search.context import render  # only --format context builds a block
+
         budget = self.settings.get("search.max_tokens") if max_tokens is None else max_tokens
         if budget < 1:
             raise BadInput("--max-tokens must be at least 1")
         result = self.search(query, opts)
-        return Context(result, render_context(result.query, result.hits, budget), budget)
+        return Context(result, render(result.query, result.hits, budget), budget)
 
     def search_batch(self, queries: Iterable[str], opts: SearchOptions) -> Iterator[BatchAnswer]:
         """One answer per non-blank query, in order, from one open index: the changed-files

@@ -3,28 +3,17 @@
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memcli.errors import BadInput
 from memcli.service.core import MemoryCore
 
-if TYPE_CHECKING:  # the watcher's modules load on a watch, not with every command
+if TYPE_CHECKING:
     from memcli.index.watching.events import Emit, WatchSummary
+    from memcli.service.options import (
+        WatchOptions,  # the watcher's modules load on a watch, not with every command
+    )
 
-__all__ = ["WatchOptions", "WatchService"]
-
-
-@dataclass(frozen=True)
-class WatchOptions:
-    """How to watch."""
-
-    debounce_ms: int | None = None  # quiet time before a batch is indexed (None: the setting)
-    handle_signals: bool = True  # SIGINT/SIGTERM/SIGHUP stop it (in the main thread only)
-
-    def __post_init__(self) -> None:
-        if self.debounce_ms is not None and self.debounce_ms < 0:
-            raise BadInput("--debounce must be 0 or more milliseconds")
+__all__ = ["WatchService"]
 
 
 class WatchService(MemoryCore):

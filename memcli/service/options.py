@@ -1,0 +1,84 @@
+"""Options and results of the operations that are not on the search path (git history and
+sync, flush, watch). They live apart from the service mixins so that a search, which imports
+``Memory`` and with it every mixin, does not pay for creating these classes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memcli.errors import BadInput
+
+if TYPE_CHECKING:
+    from memcli.git.sync import SyncResult
+    from memcli.index.indexer import IndexReport
+
+
+@dataclass(frozen=True)
+class DiffOptions:
+    """What to compare: ``rev_range`` (``A..B``, ``A...B``, ``REV``; None: the work tree
+    against HEAD) or ``since`` a date (from the last commit before it to the work tree)."""
+
+    rev_range: str | None = None
+    since: str | None = None
+
+
+@dataclass(frozen=True)
+class LogOptions:
+    """Which commits: from ``rev`` (None: HEAD), at most ``limit``, only ``since`` a date."""
+
+    rev: str | None = None
+    limit: int = 20
+    since: str | None = None
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    """``strategy`` rebase or merge (None: the setting ``git.sync_strategy``); ``commit``
+    pending memory first (else refuse when there is some); ``push`` afterwards."""
+
+    strategy: str | None = None
+    commit: bool = True
+    push: bool = True
+
+
+@dataclass
+class SyncReport:
+    """A sync and the re-index that followed it (the ``sync --json`` payload)."""
+
+    sync: SyncResult
+    index: IndexReport
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.index.warnings
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.sync.as_dict(), "index": self.index.as_dict()}
+
+
+@dataclass(frozen=True)
+class FlushOptions:
+    """What to flush and how; give the conversation as ``text`` or as a file ``path``."""
+
+    text: str | None = None  # the conversation: JSON messages, JSON Lines or a transcript
+    path: str | Path | None = None  # a file holding it (relative: to the current directory)
+    namespace: str | None = None  # write memory/NS/YYYY-MM-DD.md
+    dry_run: bool = False  # report the facts that would be written; write nothing
+    prompt_file: str | Path | None = None  # instructions (relative: to the workspace root)
+    commit: bool = False  # git commit the memory file afterwards
+    now: datetime | None = None  # the flush time (heading, entry times, daily file)
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    """How to watch."""
+
+    debounce_ms: int | None = None  # quiet time before a batch is indexed (None: the setting)
+    handle_signals: bool = True  # SIGINT/SIGTERM/SIGHUP stop it (in the main thread only)
+
+    def __post_init__(self) -> None:
+        if self.debounce_ms is not None and self.debounce_ms < 0:
+            raise BadInput("--debounce must be 0 or more milliseconds")
