@@ -736,3 +736,29 @@ def test_service_watch_called_as_a_library(workspace: Path) -> None:
     lock = watch_lock(Workspace(workspace))  # released
     assert lock.try_acquire()
     lock.release()
+
+
+def test_service_watch_embeds_through_the_memory_s_embedder_factory(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The watcher uses the embedder the Memory was opened with, not the configured provider's
+    (a model no provider serves: without the factory no text would reach an embedder)."""
+    from memcli.memory import Memory
+    from memcli.service.options import WatchOptions
+    from tests.fake_embedder import FakeProvider
+
+    monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL", "seam/only-embed")
+    provider = FakeProvider()
+    events: queue.Queue[Event] = queue.Queue()
+    stop = threading.Event()
+    with Memory.open(workspace, embedder_factory=provider) as mem, ThreadPoolExecutor(1) as pool:
+        running = pool.submit(mem.watch, WatchOptions(debounce_ms=50), events.put, stop)
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            (workspace / "memory" / "seam.md").write_text("- the watcher embeds this fact\n")
+            while not any("embeds this fact" in t for t in provider.inputs):
+                assert time.monotonic() < deadline, "the factory's embedder never saw the fact"
+                time.sleep(0.05)
+        finally:
+            stop.set()
+        running.result(timeout=TIMEOUT)

@@ -36,4 +36,5 @@ class WatchService(MemoryCore):
             debounce_ms=opts.debounce_ms,
             stop_event=stop,
             handle_signals=opts.handle_signals,
+            embedder_factory=self._embedder.factory,
         )

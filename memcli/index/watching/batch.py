@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memcli.config import Settings
-from memcli.index.embedder import Embedder, LazyEmbedder
+from memcli.index.embedder import Embedder, EmbedderFactory, LazyEmbedder
 from memcli.index.indexer import Indexer, IndexReport
 from memcli.index.indexfile import RepairedIndex
 from memcli.index.store import Store
@@ -19,10 +19,17 @@ class BatchIndexer:
     :meth:`close` releases it.
     """
 
-    def __init__(self, ws: Workspace, settings: Settings, change_filter: ChangeFilter) -> None:
+    def __init__(
+        self,
+        ws: Workspace,
+        settings: Settings,
+        change_filter: ChangeFilter,
+        embedder_factory: EmbedderFactory | None = None,
+    ) -> None:
         self.ws = ws
         self.settings = settings
         self.filter = change_filter
+        self.embedder_factory = embedder_factory  # None: the configured provider's
         self.embeds = bool(str(settings.get("embedding.model") or "").strip())
         self._embedder: LazyEmbedder | None = None  # one for the run (it holds the cache)
 
@@ -33,10 +40,13 @@ class BatchIndexer:
 
     def _embedder_for_run(self) -> Embedder | None:
         if self._embedder is None:
-            # the provider modules (and redaction) are needed only with an embedding model
-            from memcli.providers.embeddings import embedder_from_settings
+            factory = self.embedder_factory
+            if factory is None:
+                # the provider modules (and redaction) are needed only with an embedding model
+                from memcli.providers.embeddings import embedder_from_settings
 
-            self._embedder = LazyEmbedder(self.settings, embedder_from_settings)
+                factory = embedder_from_settings
+            self._embedder = LazyEmbedder(self.settings, factory)
         return self._embedder.get()
 
     def index(self, paths: list[str] | None, lock: ProcessLock | None = None) -> IndexReport:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.config import Settings
+from memcli.index.embedder import EmbedderFactory
 from memcli.index.indexer import IndexReport
 from memcli.index.indexfile import writer_lock
 from memcli.index.watching.batch import BatchIndexer
@@ -57,6 +58,7 @@ class Watcher:
         stop_event: threading.Event | None = None,
         *,
         debounce_ms: int | None = None,
+        embedder_factory: EmbedderFactory | None = None,
     ) -> None:
         self.ws = ws
         self.settings = settings
@@ -69,7 +71,7 @@ class Watcher:
         self.debounce_s = self.debounce_ms / 1000
         self.max_delay_s = max(MIN_MAX_DELAY_S, MAX_DELAY_FACTOR * self.debounce_s)
         self.filter = ChangeFilter(ws, self.include)
-        self.batches = BatchIndexer(ws, settings, self.filter)
+        self.batches = BatchIndexer(ws, settings, self.filter, embedder_factory)
         self.syncs = 0
         self.pending = _Batch()
         self.full_next = False  # after a failure: re-sync everything

@@ -7,6 +7,7 @@ import threading
 from typing import Any
 
 from memcli.config import Settings
+from memcli.index.embedder import EmbedderFactory
 from memcli.index.watching.events import Emit, WatchSummary, stopped_event
 from memcli.index.watching.locks import acquire_watch_lock
 from memcli.index.watching.loop import Watcher
@@ -22,6 +23,7 @@ def run_watch(
     debounce_ms: int | None = None,
     stop_event: threading.Event | None = None,
     handle_signals: bool = True,
+    embedder_factory: EmbedderFactory | None = None,
 ) -> WatchSummary:
     """Watch a workspace until a signal (or ``stop_event``); emits ``stopped`` at the end.
 
@@ -33,7 +35,9 @@ def run_watch(
     stop = stop_event or threading.Event()
     ws.ensure_state_dir()
     lock = acquire_watch_lock(ws)
-    watcher = Watcher(ws, settings, emit, stop, debounce_ms=debounce_ms)
+    watcher = Watcher(
+        ws, settings, emit, stop, debounce_ms=debounce_ms, embedder_factory=embedder_factory
+    )
     in_main = threading.current_thread() is threading.main_thread()
     signals: contextlib.AbstractContextManager[dict[str, Any]] = (
         stop_on_signals(stop) if handle_signals and in_main else contextlib.nullcontext({})
