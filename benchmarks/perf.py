@@ -236,8 +236,12 @@ def machine_info() -> dict[str, Any]:
         [
             CHILD_PY[0],
             "-c",
-            "import sqlite3, json; from memcli import db; m = db.driver();"
-            " print(json.dumps([db.driver_name(), m.sqlite_version, sqlite3.sqlite_version]))",
+            "import sqlite3, json\n"
+            "try:\n    from memcli.index import db\n"
+            "except ImportError:  # the layout of 0.1.0, for A/B runs with --pythonpath\n"
+            "    from memcli import db\n"
+            "m = db.driver()\n"
+            "print(json.dumps([db.driver_name(), m.sqlite_version, sqlite3.sqlite_version]))",
         ],
         capture_output=True,
         text=True,
@@ -261,8 +265,12 @@ def machine_info() -> dict[str, Any]:
 FLOOR = r"""
 import json, os, sys, time
 t0 = time.perf_counter()
-from memcli.index import db
-from memcli.index.store import FTS_TOKENIZER
+try:
+    from memcli.index import db
+    from memcli.index.store import FTS_TOKENIZER
+except ImportError:  # the layout of 0.1.0, for A/B runs with --pythonpath
+    from memcli import db
+    from memcli.store import FTS_TOKENIZER
 root, path = sys.argv[1], sys.argv[2]
 conn = db.driver().connect(path)
 conn.isolation_level = None
@@ -289,7 +297,10 @@ print(json.dumps({"files": n, "seconds": t2 - t1, "total": t2 - t0}))
 INPROC = r"""
 import json, sys, time
 from memcli.memory import Memory
-from memcli.search.pipeline import run_search
+try:
+    from memcli.search.pipeline import run_search
+except ImportError:  # the layout of 0.1.0, for A/B runs with --pythonpath
+    from memcli.search import run_search
 ws, qfile, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
 queries = json.loads(open(qfile).read())
 full, core = [], []
