@@ -9,6 +9,7 @@ from typing import Any
 from memcli import __version__
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.index import db
+from memcli.index.embedder import configured_model
 
 
 def check_python(ctx: dict[str, Any]) -> Check:
@@ -91,7 +92,7 @@ def check_sqlite_vec(ctx: dict[str, Any]) -> Check:
             details=details,
         )
     settings = ctx.get("settings")
-    wanted = bool(settings and settings.get("embedding.model"))
+    wanted = bool(settings and configured_model(settings))
     hint = "pip install sqlite-vec sqlean.py (in memcli's environment)"
     if wanted:
         return Check(

@@ -88,6 +88,11 @@ class Embedder(Protocol):
 EmbedderFactory = Callable[[Settings], Embedder | None]
 
 
+def configured_model(settings: Settings) -> str:
+    """The ``embedding.model`` setting, blanks stripped; empty: keyword search only."""
+    return str(settings.get("embedding.model") or "").strip()
+
+
 class LazyEmbedder:
     """The configured embedder, made by ``factory`` on first use and kept until :meth:`close`.
 
@@ -104,7 +109,7 @@ class LazyEmbedder:
     def get(self) -> Embedder | None:
         if not self._made:
             self._made = True
-            if str(self.settings.get("embedding.model") or "").strip():
+            if configured_model(self.settings):
                 self._embedder = self.factory(self.settings)
         return self._embedder
 

@@ -19,7 +19,7 @@ from memcli.config import Settings
 from memcli.errors import BadInput, ProviderError
 from memcli.index import vectorplan
 from memcli.index.embedcache import EmbedCache
-from memcli.index.embedder import Embedder, EmbedStats, Fingerprint
+from memcli.index.embedder import Embedder, EmbedStats, Fingerprint, configured_model
 from memcli.index.store import Store
 from memcli.notes.redact import redact
 from memcli.providers import remote
@@ -158,7 +158,7 @@ def register(provider: str, factory: Callable[[Settings], Embedder]) -> None:
 def embedder_from_settings(settings: Settings) -> Embedder | None:
     """The configured embedder (an :data:`~memcli.index.embedder.EmbedderFactory`), or None
     when no ``embedding.model`` is set."""
-    model = str(settings.get("embedding.model") or "").strip()
+    model = configured_model(settings)
     if not model:
         return None
     factory = _REGISTERED.get(remote.provider_name(model))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memcli.config import Settings
-from memcli.index.embedder import Embedder, EmbedderFactory, LazyEmbedder
+from memcli.index.embedder import Embedder, EmbedderFactory, LazyEmbedder, configured_model
 from memcli.index.indexer import Indexer, IndexReport
 from memcli.index.indexfile import RepairedIndex
 from memcli.index.store import Store
@@ -30,7 +30,7 @@ class BatchIndexer:
         self.settings = settings
         self.filter = change_filter
         self.embedder_factory = embedder_factory  # None: the configured provider's
-        self.embeds = bool(str(settings.get("embedding.model") or "").strip())
+        self.embeds = bool(configured_model(settings))
         self._embedder: LazyEmbedder | None = None  # one for the run (it holds the cache)
 
     def close(self) -> None:
