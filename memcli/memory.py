@@ -13,14 +13,13 @@ from memcli.service.git import GitService
 from memcli.service.notes import AddResult, GetResult, NotesService, parse_get_spec
 from memcli.service.searching import SearchService
 from memcli.service.settings import SettingsService
-from memcli.service.setup import InitResult, SetupService
+from memcli.service.setup import SetupService
 from memcli.service.watch import WatchService
 
 __all__ = [
     "SEARCH_EMBED_LIMIT",
     "AddResult",
     "GetResult",
-    "InitResult",
     "Memory",
     "parse_get_spec",
 ]

@@ -1,10 +1,11 @@
-"""Options and results of the operations that are not on the search path (git history and
-sync, flush, watch). They live apart from the service mixins so that a search, which imports
-``Memory`` and with it every mixin, does not pay for creating these classes."""
+"""Options and results of the operations that are not on the plain search path (git history
+and sync, flush, watch, init, the context block, batches). They live apart from the service
+mixins so that a search, which imports ``Memory`` and with it every mixin, does not pay for
+creating these classes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,8 @@ from memcli.errors import BadInput
 if TYPE_CHECKING:
     from memcli.git.sync import SyncResult
     from memcli.index.indexer import IndexReport
+    from memcli.search.context import ContextBlock
+    from memcli.search.results import SearchResult
 
 
 @dataclass(frozen=True)
@@ -82,3 +85,40 @@ class WatchOptions:
     def __post_init__(self) -> None:
         if self.debounce_ms is not None and self.debounce_ms < 0:
             raise BadInput("--debounce must be 0 or more milliseconds")
+
+
+@dataclass
+class Context:
+    """A search and the context block made of its results (``block.included`` of them fit)."""
+
+    result: SearchResult
+    block: ContextBlock
+    budget: int
+
+
+@dataclass
+class BatchAnswer:
+    """One query of a batch: its result, or the one-line error that stopped it."""
+
+    query: str
+    result: SearchResult | None
+    error: str | None
+
+    def as_dict(self) -> dict[str, Any]:
+        if self.result is None:
+            return {"query": self.query, "error": self.error, "results": []}
+        return self.result.as_dict()
+
+
+@dataclass
+class InitResult:
+    workspace: Path
+    created: list[str] = field(default_factory=list)
+    hooks: list[dict[str, Any]] | None = None  # set when hooks were asked for
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"workspace": str(self.workspace), "created": self.created}
+        if self.hooks is not None:
+            out["hooks"] = self.hooks
+        return out

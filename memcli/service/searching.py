@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memcli.errors import BadInput
 from memcli.index.vectorplan import plan_search
@@ -14,7 +14,7 @@ from memcli.search.results import SearchResult
 from memcli.service.indexing import IndexService
 
 if TYPE_CHECKING:
-    from memcli.search.context import ContextBlock
+    from memcli.service.options import BatchAnswer, Context
 
 
 class SearchService(IndexService):
@@ -59,6 +59,7 @@ class SearchService(IndexService):
         """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
         (default ``search.max_tokens``), with ``path:start-end`` citations."""
         from memcli.search.context import render  # only --format context builds a block
+        from memcli.service.options import Context
 
         budget = self.settings.get("search.max_tokens") if max_tokens is None else max_tokens
         if budget < 1:
@@ -69,6 +70,8 @@ class SearchService(IndexService):
     def search_batch(self, queries: Iterable[str], opts: SearchOptions) -> Iterator[BatchAnswer]:
         """One answer per non-blank query, in order, from one open index: the changed-files
         check runs once, before the first. A query that cannot run answers with its error."""
+        from memcli.service.options import BatchAnswer  # batches only
+
         stale, warnings = self.sync_before_search()
         for raw in queries:
             query = raw.rstrip("\n")
@@ -114,26 +117,3 @@ class SearchRequest:
         ):
             if getattr(self, name) is not None:
                 check_value(key, getattr(self, name), flag)
-
-
-@dataclass
-class Context:
-    """A search and the context block made of its results (``block.included`` of them fit)."""
-
-    result: SearchResult
-    block: ContextBlock
-    budget: int
-
-
-@dataclass
-class BatchAnswer:
-    """One query of a batch: its result, or the one-line error that stopped it."""
-
-    query: str
-    result: SearchResult | None
-    error: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        if self.result is None:
-            return {"query": self.query, "error": self.error, "results": []}
-        return self.result.as_dict()

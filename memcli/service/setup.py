@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from memcli.notes.workspace import find_git_root, init_workspace
 from memcli.service.core import MemoryCore
 
-
-@dataclass
-class InitResult:
-    workspace: Path
-    created: list[str] = field(default_factory=list)
-    hooks: list[dict[str, Any]] | None = None  # set when hooks were asked for
-    warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"workspace": str(self.workspace), "created": self.created}
-        if self.hooks is not None:
-            out["hooks"] = self.hooks
-        return out
+if TYPE_CHECKING:
+    from memcli.service.options import InitResult
 
 
 class SetupService(MemoryCore):
@@ -30,6 +18,8 @@ class SetupService(MemoryCore):
         """Create ``memory/``, ``MEMORY.md``, the ``.gitignore`` entry and (in git) the union
         merge in ``.gitattributes``; with ``git``, ``git init`` first unless already in a
         repository; with ``hooks``, install the git hooks. Idempotent."""
+        from memcli.service.options import InitResult  # init runs once: not on every start-up
+
         root.mkdir(parents=True, exist_ok=True)
         result = InitResult(root.resolve())
         if git or hooks:
