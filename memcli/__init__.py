@@ -13,7 +13,7 @@ __all__ = ["Memory", "__version__"]
 
 def __getattr__(name: str) -> object:
     if name == "Memory":
-        from memcli.memory import Memory
+        from memcli.memory import Memory  # the whole library: `import memcli` stays cheap
 
         return Memory
     raise AttributeError(name)

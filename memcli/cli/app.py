@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import copy
 import functools
+import importlib
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
+from typer.main import get_command_name
 
 from memcli import __version__
 from memcli.cli.runtime import State, exit_code_for
@@ -105,8 +107,6 @@ COMMAND_MODULES = ("cmd_core", "cmd_watch", "cmd_flush", "cmd_git", "cmd_config"
 
 def _register() -> None:
     """Commands register themselves on import of their module."""
-    import importlib
-
     for name in COMMAND_MODULES:
         importlib.import_module(f"memcli.cli.{name}")
 
@@ -149,8 +149,6 @@ def _app_for(args: list[str]) -> typer.Typer:
     command on each run, about 20 ms for all of them; a run needs one. Help, completion and
     unknown commands get the whole app, so their output is unchanged.
     """
-    from typer.main import get_command_name
-
     name = _command_name(args)
     if name is None:
         return app

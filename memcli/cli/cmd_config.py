@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 import typer
@@ -30,7 +31,7 @@ USER = typer.Option(
 
 def _setting_names(ctx: Any, param: Any, incomplete: str) -> list[str]:
     """Shell completion of KEY: every setting name."""
-    from memcli.config import SETTINGS
+    from memcli.config import SETTINGS  # the registry: not loaded on --help
 
     return [s.key for s in SETTINGS if s.key.startswith(incomplete)]
 
@@ -46,8 +47,6 @@ KEY = typer.Argument(
 
 def _show(value: Any) -> str:
     """A value as TOML writes it (strings quoted), for the table."""
-    import json
-
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str | list):
@@ -66,7 +65,7 @@ def config_show(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Every setting with its value and origin (default, user, workspace, env, flag)."""
     if ctx.invoked_subcommand is not None:
         return
-    from memcli.config.operations import list_settings
+    from memcli.config.operations import list_settings  # config code: not on --help or search
 
     st = state(ctx)
     listing = list_settings(st.workspace)
@@ -89,7 +88,7 @@ def config_get(
     as_json: bool = JSON,
 ) -> None:
     """Print the value of one setting (JSON: with origin, default and variable)."""
-    from memcli.config.operations import get_setting
+    from memcli.config.operations import get_setting  # config code: not on --help or search
 
     st = state(ctx)
     entry = get_setting(key, st.workspace)
@@ -112,7 +111,7 @@ def config_set(
     as_json: bool = JSON,
 ) -> None:
     """Write one setting to memcli.toml (or --user config.toml), keeping comments. No secrets."""
-    from memcli.config.operations import set_setting
+    from memcli.config.operations import set_setting  # config code: not on --help or search
 
     _report(ctx, set_setting(key, value, state(ctx).workspace, user=user), as_json)
 
@@ -125,7 +124,7 @@ def config_unset(
     as_json: bool = JSON,
 ) -> None:
     """Remove one setting from memcli.toml (or --user config.toml), keeping comments."""
-    from memcli.config.operations import unset_setting
+    from memcli.config.operations import unset_setting  # config code: not on --help or search
 
     _report(ctx, unset_setting(key, state(ctx).workspace, user=user), as_json)
 
@@ -160,7 +159,7 @@ def config_path(
     as_json: bool = JSON,
 ) -> None:
     """The config files memcli reads (they need not exist)."""
-    from memcli.config.operations import config_paths
+    from memcli.config.operations import config_paths  # config code: not on --help or search
 
     st = state(ctx)
     paths = config_paths(st.workspace, require_workspace=workspace).as_dict()

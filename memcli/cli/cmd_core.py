@@ -33,7 +33,7 @@ def init(
     as_json: bool = JSON,
 ) -> None:
     """Create memory/, MEMORY.md, .gitignore and (in git) .gitattributes; idempotent."""
-    from memcli.memory import Memory
+    from memcli.memory import Memory  # the service layer: not on --help
 
     st = state(ctx)
     root = path or Path(st.workspace or os.environ.get("MEMCLI_WORKSPACE") or ".")
@@ -110,7 +110,7 @@ def search(ctx: typer.Context, query: str | None, **options: Any) -> None:
 
     Results are the matching list items or paragraphs with a little context, best first.
     """
-    from memcli.cli import searching
+    from memcli.cli import searching  # the search stack: not on --help
 
     code = searching.run(state(ctx), query, SearchArgs(**options))
     if code:

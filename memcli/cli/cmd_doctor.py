@@ -27,7 +27,7 @@ def doctor(
 
     Exits 1 when something needs attention; each problem comes with a hint.
     """
-    from memcli.memory import Memory
+    from memcli.memory import Memory  # the service layer: not on --help
 
     st = state(ctx)
     report = Memory.doctor(st.workspace, network=not offline, timeout=timeout)

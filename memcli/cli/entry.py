@@ -5,6 +5,8 @@ from __future__ import annotations
 import gc
 import sys
 
+from memcli.cli import fastpath
+
 
 def main() -> None:
     """Run a search without Typer (:mod:`memcli.cli.fastpath`) where it can, else the full CLI.
@@ -14,14 +16,13 @@ def main() -> None:
     collector would traverse them again and again (a fifth of a search here). They are frozen
     out of later collections once loaded, and the collector runs as usual for the command.
     """
-    from memcli.cli import fastpath
-
     plain = fastpath.parse(sys.argv[1:])
     gc.disable()
     try:
         if plain is not None:
             from memcli.cli import searching  # noqa: F401  (what fastpath.run calls)
         else:
+            # the Typer app: a fast-path search never loads it
             from memcli.cli.app import main as run_cli
     finally:
         gc.freeze()

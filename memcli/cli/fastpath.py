@@ -109,7 +109,7 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] 
 
 def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
     """Run a search :func:`parse` accepted; returns its exit code."""
-    from memcli.cli import searching
+    from memcli.cli import searching  # parse() stays cheap: only a search run loads these
     from memcli.cli.runtime import State, exit_code_for
     from memcli.cli.search_args import SearchArgs
 

@@ -33,7 +33,7 @@ class Output:
         return sys.stderr.isatty()
 
     def _console(self, stderr: bool = False) -> Any:
-        from rich.console import Console
+        from rich.console import Console  # Rich: not on --help or plain output
 
         return Console(
             stderr=stderr,
@@ -68,7 +68,7 @@ class Output:
             for row in cells:
                 self.line("\t".join(c.replace("\t", " ").replace("\n", " ") for c in row))
             return
-        from rich.table import Table
+        from rich.table import Table  # Rich: only a table needs it
 
         table = Table(title=title, title_justify="left", header_style="bold")
         for col in columns:
@@ -124,6 +124,7 @@ class Output:
         if self.quiet or not self.stderr_tty:
             yield None
             return
+        # Rich: only a progress bar needs it
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
         with Progress(
@@ -151,7 +152,7 @@ def _safe(text: str) -> str:
 
 
 def _escape(text: str) -> str:
-    from rich.markup import escape
+    from rich.markup import escape  # Rich: only coloured output needs it
 
     return escape(text)
 

@@ -28,7 +28,7 @@ class State:
     def memory(self, overrides: dict[str, Any] | None = None, *, lenient: bool = False) -> Any:
         """The workspace's Memory; ``lenient``: a bad setting is a warning on stderr, not an
         error (for commands that read no setting, such as git history)."""
-        from memcli.memory import Memory
+        from memcli.memory import Memory  # the service layer: not on --help
 
         mem = Memory.open(self.workspace, overrides, lenient=lenient)
         if lenient:

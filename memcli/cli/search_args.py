@@ -80,7 +80,7 @@ class SearchArgs:
 
     def request(self) -> SearchRequest:
         """What these options ask of the service (the output options stay with the CLI)."""
-        from memcli.service.searching import SearchRequest
+        from memcli.service.searching import SearchRequest  # the service layer: not on --help
 
         return SearchRequest(
             limit=self.limit,

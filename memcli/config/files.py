@@ -69,7 +69,7 @@ def write_setting(path: Path, key: str, value: Any = None, *, remove: bool = Fal
     Returns whether the file changed.
     """
     import tomlkit  # only when a file is written (start-up time)
-    from tomlkit.exceptions import TOMLKitError
+    from tomlkit.exceptions import TOMLKitError  # with tomlkit above (start-up time)
 
     section, name = split_key(key)
     if not remove:

@@ -59,7 +59,7 @@ def user_config_path() -> Path:
     override = os.environ.get("MEMCLI_CONFIG_DIR")
     if override:
         return Path(override) / "config.toml"
-    import platformdirs
+    import platformdirs  # only when no path is given (start-up time)
 
     return Path(platformdirs.user_config_dir("memcli", appauthor=False)) / "config.toml"
 
@@ -74,7 +74,7 @@ def cache_dir() -> Path:
     override = os.environ.get("MEMCLI_CACHE_DIR")
     if override:
         return Path(override)
-    import platformdirs
+    import platformdirs  # only when no path is given (start-up time)
 
     return Path(platformdirs.user_cache_dir("memcli", appauthor=False))
 

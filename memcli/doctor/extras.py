@@ -6,13 +6,15 @@ import os
 from typing import Any
 
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
+from memcli.git import hooks
+from memcli.index.embedcache import cache_stats
+from memcli.notes.workspace import find_git_root
 
 
 def check_hooks(ctx: dict[str, Any]) -> Check:
     ws = ctx.get("ws")
     if ws is None:
         return Check("hooks", NOTE, "no workspace", details={"hooks": []})
-    from memcli.notes.workspace import find_git_root
 
     if find_git_root(ws.root) is None:
         return Check(
@@ -22,7 +24,6 @@ def check_hooks(ctx: dict[str, Any]) -> Check:
             "memcli init --git --hooks",
             {"hooks": []},
         )
-    from memcli.git import hooks
 
     report = hooks.status(ws.root)
     states = {h.name: h.state for h in report.hooks}
@@ -56,8 +57,6 @@ def check_hooks(ctx: dict[str, Any]) -> Check:
 
 
 def check_cache(ctx: dict[str, Any]) -> Check:
-    from memcli.index.embedcache import cache_stats
-
     stats = cache_stats()
     limit_mb = float(ctx["settings"].get("cache.max_mb"))
     details = {**stats, "max_mb": limit_mb}

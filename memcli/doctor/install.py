@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import platform
+import sqlite3
 import sys
 from typing import Any
 
@@ -10,6 +11,7 @@ from memcli import __version__
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.index import db
 from memcli.index.embedder import configured_model
+from memcli.index.store import FTS_TOKENIZER
 
 
 def check_python(ctx: dict[str, Any]) -> Check:
@@ -24,8 +26,6 @@ def check_python(ctx: dict[str, Any]) -> Check:
 
 
 def check_sqlite(ctx: dict[str, Any]) -> Check:
-    import sqlite3
-
     name = db.driver_name()
     details = {
         "driver": name,
@@ -42,8 +42,6 @@ def memory_conn() -> Any:
 
 
 def check_fts5(ctx: dict[str, Any]) -> Check:
-    from memcli.index.store import FTS_TOKENIZER
-
     conn = memory_conn()
     try:
         conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{FTS_TOKENIZER}')")

@@ -12,6 +12,9 @@ from typing import Any
 from memcli import __version__
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.index import db
+from memcli.index.store import Store
+from memcli.providers.embeddings import status_info
+from memcli.providers.remote import provider_name
 
 #: Environment variables LiteLLM reads for hosted providers (checked when no api_base is set).
 PROVIDER_KEYS = {
@@ -25,8 +28,6 @@ PROVIDER_KEYS = {
 
 
 def check_provider(ctx: dict[str, Any], section: str) -> Check:
-    from memcli.providers.remote import provider_name
-
     settings = ctx["settings"]
     model = str(settings.get(f"{section}.model") or "")
     api_base = str(settings.get(f"{section}.api_base") or "")
@@ -123,8 +124,6 @@ def search_mode(ctx: dict[str, Any]) -> dict[str, Any] | None:
     ws = ctx["ws"]
     if not ws.index_path.is_file():
         return None
-    from memcli.index.store import Store
-    from memcli.providers.embeddings import status_info
 
     conn = db.connect(ws.index_path, readonly=True)
     try:

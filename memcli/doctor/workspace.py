@@ -5,14 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from memcli.config import (
+    ENV_PREFIX,
+    Settings,
+    load_settings,
+    user_config_path,
+    workspace_config_path,
+)
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
+from memcli.errors import ConfigError, MemcliError
 from memcli.index import db
+from memcli.index.indexer import Indexer
+from memcli.index.store import SCHEMA_VERSION, Store
+from memcli.notes.workspace import find_workspace
 
 
 def check_workspace(ctx: dict[str, Any], explicit: str | Path | None) -> Check:
-    from memcli.errors import MemcliError
-    from memcli.notes.workspace import find_workspace
-
     try:
         ws = find_workspace(explicit)
     except MemcliError as exc:
@@ -34,15 +42,6 @@ def check_workspace(ctx: dict[str, Any], explicit: str | Path | None) -> Check:
 
 
 def check_config(ctx: dict[str, Any]) -> Check:
-    from memcli.config import (
-        ENV_PREFIX,
-        Settings,
-        load_settings,
-        user_config_path,
-        workspace_config_path,
-    )
-    from memcli.errors import ConfigError
-
     ws = ctx.get("ws")
     user = user_config_path()
     wsfile = workspace_config_path(ws.root) if ws else None
@@ -122,9 +121,6 @@ def check_index(ctx: dict[str, Any]) -> Check:
 def index_checks(
     ctx: dict[str, Any], conn: Any, details: dict[str, Any], stale_status: str
 ) -> Check:
-    from memcli.index.indexer import Indexer
-    from memcli.index.store import SCHEMA_VERSION, Store
-
     ws, settings = ctx["ws"], ctx["settings"]
     rebuild = "run 'memcli index --force' (the index is rebuilt from the Markdown)"
     rows = [r[0] for r in conn.execute("PRAGMA integrity_check").fetchall()]

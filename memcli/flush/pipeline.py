@@ -50,6 +50,7 @@ from memcli.flush.provenance import (
 )
 from memcli.notes import entries
 from memcli.notes.redact import redact
+from memcli.notes.workspace import find_git_root
 from memcli.providers import remote
 
 if TYPE_CHECKING:
@@ -181,8 +182,6 @@ def _redact_facts(facts: list[Fact], redactions: list[str]) -> list[Fact]:
 
 
 def _check_git(root: Path) -> None:
-    from memcli.notes.workspace import find_git_root
-
     if find_git_root(root) is None:
         raise GitError(
             f"--commit: {root} is not in a git repository",

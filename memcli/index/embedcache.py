@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from memcli.config import cache_dir
 from memcli.index import db
 
 CACHE_FILE = "embeddings.db"
@@ -33,8 +34,6 @@ _ROW_OVERHEAD = 64
 
 
 def cache_path() -> Path:
-    from memcli.config import cache_dir
-
     return cache_dir() / CACHE_FILE
 
 

@@ -24,7 +24,7 @@ def _file_date(rel: str, text: str) -> str | None:
 
 def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[tuple[str, int]]]:
     """Chunk a file and extract its facts (entry hashes with their line)."""
-    import hashlib
+    import hashlib  # not needed by searches, only by indexing
 
     from memcli.notes import entries  # (with hashlib) not needed by searches, only by indexing
 

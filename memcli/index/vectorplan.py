@@ -165,7 +165,7 @@ def status_info(store: Store, strategy: str, fingerprint: Fingerprint | None) ->
     ``fingerprint`` is the configured embedder's, None when no ``embedding.model`` is set.
     """
     from memcli.index import vectors  # status only: a search does not read the cache's size
-    from memcli.index.embedcache import cache_stats
+    from memcli.index.embedcache import cache_stats  # with vectors above (status only)
 
     cache = cache_stats()
     files_chunks = store.counts()[1]

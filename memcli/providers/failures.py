@@ -38,7 +38,7 @@ def classify(exc: Exception, cfg: ProviderConfig) -> Failure:
     """
     # LiteLLM's dependencies: imported only once a provider call has failed (start-up time)
     import httpx
-    import openai
+    import openai  # with httpx above: only once a call has failed
 
     litellm = loaded()
     chain = _chain(exc)
@@ -87,7 +87,7 @@ def classify(exc: Exception, cfg: ProviderConfig) -> Failure:
 def _http_status(chain: list[BaseException]) -> int | None:
     """Status of a real HTTP response found among the causes (not one LiteLLM made up)."""
     import httpx  # see classify: only once a call has failed
-    import openai
+    import openai  # with httpx above: only once a call has failed
 
     for e in chain:
         if isinstance(e, httpx.HTTPStatusError):

@@ -34,7 +34,7 @@ def load() -> Any:
         return _litellm
     with _litellm_lock:
         if _litellm is None:
-            import logging
+            import logging  # with LiteLLM: not loaded at start-up
             import warnings
 
             os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

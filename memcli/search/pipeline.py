@@ -252,7 +252,7 @@ def _entry_filter(ft: FileText, hit: Hit, filters: Filters) -> bool:
     """--type/--tag hold for the passage itself, not only for its chunk."""
     if not (filters.types or filters.tags) or hit.passage is None:
         return True
-    from memcli.notes.entries import parse_entries
+    from memcli.notes.entries import parse_entries  # only --type/--tag filters parse entries
 
     found = parse_entries(ft.passage_text(hit.passage))
     types = {t.lower() for t in filters.types}
@@ -290,7 +290,7 @@ def _diversify(store: Store, ft: FileText, hits: list[Hit], opts: SearchOptions)
 def _chunk_vectors(store: Store, ids: set[int]) -> dict[int, list[float]]:
     if not ids or not store.has_table("chunks_vec") or not store.ensure_vec():
         return {}
-    from memcli.index.embedcache import unpack
+    from memcli.index.embedcache import unpack  # vectors code: not for keyword search
 
     part = sorted(ids)
     rows = store.conn.execute(

@@ -22,7 +22,7 @@ class FlushService(GitService):
         under a provenance heading; see :mod:`memcli.flush.pipeline`."""
         # imported on use: every search imports this module, only a flush needs the pipeline
         from memcli.flush.pipeline import flush as run_flush
-        from memcli.flush.source import read_conversation
+        from memcli.flush.source import read_conversation  # flush code: only a flush needs it
 
         if opts.path is not None and opts.text is None:
             text = read_conversation(opts.path)

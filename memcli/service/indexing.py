@@ -120,6 +120,6 @@ class IndexService(MemoryCore):
 
 def _git_state(root: Path) -> dict[str, Any] | None:
     """Branch, dirty memory files, ahead/behind; None outside git (one subprocess, no GitPython)."""
-    from memcli.git.status import quick_status
+    from memcli.git.status import quick_status  # git code: only status reads git state
 
     return quick_status(root, MEMORY_DIR)

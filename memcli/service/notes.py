@@ -119,11 +119,11 @@ class NotesService(GitService):
         target = self.target_path(to=to, evergreen=evergreen, namespace=namespace, day=now)
         redactions: list[str] = []
         if redact:
-            from memcli.notes.redact import redact as redact_text
+            from memcli.notes.redact import redact as redact_text  # add's own: not on search
 
             red = redact_text(text)
             text, redactions = red.text, list(red.kinds)
-        from memcli.notes import entries
+        from memcli.notes import entries  # not on the search path, only add's
 
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
         if redact:  # again on the whole entry: a --tag or --type may hold a secret too

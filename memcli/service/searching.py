@@ -59,7 +59,7 @@ class SearchService(IndexService):
         """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
         (default ``search.max_tokens``), with ``path:start-end`` citations."""
         from memcli.search.context import render  # only --format context builds a block
-        from memcli.service.options import Context
+        from memcli.service.options import Context  # (with the block)
 
         budget = self.settings.get("search.max_tokens") if max_tokens is None else max_tokens
         if budget < 1:

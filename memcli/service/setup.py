@@ -32,7 +32,7 @@ class SetupService(MemoryCore):
             require_repo(root)
         result.created += init_workspace(root)
         if hooks:
-            from memcli.git.hooks import install
+            from memcli.git.hooks import install  # git code: only with --hooks
 
             report = install(root)
             result.warnings.extend(report.warnings)
