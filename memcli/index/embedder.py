@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from memcli.config import Settings
 from memcli.errors import ProviderError
 
 
-@dataclass(frozen=True)
-class Fingerprint:
+class Fingerprint(NamedTuple):  # a NamedTuple: cheap to define on every search's start-up
     """Which vectors are interchangeable: same provider, model and requested dimensions.
 
     ``dimensions`` is the configured size (0 = the model's own default). Vectors with different

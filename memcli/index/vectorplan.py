@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 from memcli.config.registry import lookup
 from memcli.errors import BadInput, ProviderError
@@ -19,8 +19,7 @@ from memcli.index.embedder import Embedder, Fingerprint
 from memcli.index.store import Store
 
 
-@dataclass
-class VectorState:
+class VectorState(NamedTuple):  # NamedTuples: cheap to define on every search's start-up
     """Whether the index's vectors can serve this embedder, and why not."""
 
     usable: bool
@@ -60,8 +59,7 @@ def vector_state(store: Store, fingerprint: Fingerprint) -> VectorState:
     return VectorState(True, reason, vecs, chunks, fingerprint.model)
 
 
-@dataclass(frozen=True)
-class ModeChoice:
+class ModeChoice(NamedTuple):
     """The mode a search runs in (keyword, vector or hybrid), why, and what a search tells the
     user about it (``warnings``; status and doctor show the reason instead)."""
 
