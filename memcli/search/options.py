@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from datetime import date
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.config.registry import default, lookup
 from memcli.errors import BadInput
-from memcli.search.fusion import FusionParams
+
+if TYPE_CHECKING:
+    from memcli.search.fusion import FusionParams
 
 
 @dataclass
@@ -60,6 +62,8 @@ class SearchOptions:
         )
 
     def fusion_params(self) -> FusionParams:
+        from memcli.search.fusion import FusionParams  # vectors only: keyword search never fuses
+
         return FusionParams(self.fusion, self.rrf_k, self.keyword_weight, self.vector_weight)
 
 

@@ -15,7 +15,7 @@ from datetime import date
 
 from memcli.errors import BadInput
 from memcli.index.store import Store
-from memcli.search import fusion, ranking
+from memcli.search import ranking
 from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
 from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
@@ -37,6 +37,8 @@ def run_search(
     # -- candidate chunks: keyword (FTS5), or vector KNN with their similarity ----------
     sims: dict[int, float | None] | None = None
     if mode in ("vector", "hybrid") and query_vector is not None:
+        from memcli.search import fusion  # vectors only: a keyword search never fuses
+
         params = opts.fusion_params().check()
         kw = _hybrid_keyword(store, query, opts.filters, pool) if mode == "hybrid" else {}
         sims = fusion.vector_candidates(
@@ -227,6 +229,8 @@ def _fused_passages(
             # the similarity as results show it (4 places); equal similarities within a
             # chunk: the better keyword passage ranks first
             vector[k] = round(sim, 4) + 1e-6 * keyword.get(k, 0.0)
+    from memcli.search import fusion  # vectors only (see run_search)
+
     combined = fusion.fuse(keyword, vector, mode, opts.fusion_params())
     hits: list[Hit] = []
     for k, score in combined.items():
