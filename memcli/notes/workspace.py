@@ -114,15 +114,24 @@ def find_workspace(explicit: str | Path | None = None, cwd: Path | None = None) 
                 f"workspace {str(chosen)!r} is not a directory",
                 hint="run 'memcli init' there first",
             )
+        if not (_is_workspace(root) or (root / STATE_DIR).is_dir()):  # only init makes one
+            raise WorkspaceNotFound(
+                f"{root} is not a memcli workspace (no {MEMORY_DIR}/ or {CONFIG_FILE})",
+                hint=f"run 'memcli init {chosen}' to create one there",
+            )
         return Workspace(root)
     start = (cwd or Path.cwd()).resolve()
     for folder in (start, *start.parents):
-        if (folder / MEMORY_DIR).is_dir() or (folder / CONFIG_FILE).is_file():
+        if _is_workspace(folder):
             return Workspace(folder)
     raise WorkspaceNotFound(
         f"no memcli workspace in {start} or any parent",
         hint="run 'memcli init' to create one, or pass -w DIR",
     )
+
+
+def _is_workspace(folder: Path) -> bool:
+    return (folder / MEMORY_DIR).is_dir() or (folder / CONFIG_FILE).is_file()
 
 
 def find_git_root(path: Path) -> Path | None:
