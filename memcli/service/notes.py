@@ -9,6 +9,7 @@ from typing import Any
 
 from memcli.errors import BadInput, MemcliError
 from memcli.index.chunking import split_lines
+from memcli.notes.scan import Matcher, read_text
 from memcli.notes.workspace import MEMORY_DIR, date_from_name
 from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.git import GitService
@@ -196,7 +197,16 @@ class NotesService(GitService):
             target = self.ws.resolve_user_path(path_text, base=cwd)
         if not target.is_file():
             raise BadInput(f"no such file: {path_text}")
-        lines = entries_lines(target)
+        include = self.settings.get("index.include")
+        if not Matcher(self.ws, include).matches(self.ws.rel(target)):
+            raise BadInput(
+                f"{path_text} is not a memory file",
+                hint=f"get reads the files the index covers (index.include: {', '.join(include)})",
+            )
+        _, text, _ = read_text(target)
+        if text is None:
+            raise BadInput(f"{path_text} is a binary file")
+        lines = split_lines(text)
         if start > max(len(lines), 1):
             raise BadInput(f"{path_text} has {len(lines)} lines; line {start} is past the end")
         end = len(lines) if count is None else min(len(lines), start + count - 1)
@@ -216,10 +226,6 @@ def _to_path(to: str) -> str:
 
 def _is_daily(target: Path) -> bool:
     return date_from_name(target.name) is not None
-
-
-def entries_lines(path: Path) -> list[str]:
-    return split_lines(path.read_text(encoding="utf-8", errors="replace"))
 
 
 def parse_get_spec(spec: str) -> tuple[str, int, int | None]:
