@@ -127,8 +127,10 @@ def git(root: Path, *args: str) -> None:
 
 
 def _clock_free_vector(text: str, dims: int) -> list[float]:
-    """The stub's vector of ``text`` without its HH:MM times: an entry added at 09:14 and the
-    same entry added at 09:15 get one vector, so scores do not depend on the clock."""
+    """The stub's vector of ``text`` without today's date and HH:MM times: an entry added at
+    09:14 and the same entry added at 09:15, or on another day, get one vector, so scores do not
+    depend on the clock."""
+    text = text.replace(date.today().isoformat(), "")
     return _stub_vector(re.sub(r"\b\d\d:\d\d\b", "", text), dims)
 
 
