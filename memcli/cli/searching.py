@@ -29,8 +29,8 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
         if fmt == "context":
             context = mem.context(query, opts, args.max_tokens)
             st.out.warnings(context.result.warnings)
-            if context.result.hits and not context.block.included:
-                st.out.warn(f"no result fits in {context.budget} tokens; raise --max-tokens")
+            if context.overflow:
+                st.out.warn(context.overflow)
                 return int(ExitCode.NOT_FOUND)
             sys.stdout.write(context.block.text)
             return 0 if context.result.hits else int(ExitCode.NOT_FOUND)

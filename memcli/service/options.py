@@ -95,6 +95,13 @@ class Context:
     block: ContextBlock
     budget: int
 
+    @property
+    def overflow(self) -> str | None:
+        """Why the block is empty although results were found (the budget is too small)."""
+        if self.result.hits and not self.block.included:
+            return f"no result fits in {self.budget} tokens; raise --max-tokens"
+        return None
+
 
 @dataclass
 class BatchAnswer:
