@@ -5,6 +5,11 @@ machine hits both alike).
 Usage::
 
     python benchmarks/ab_startup.py BEFORE/bin/memcli AFTER/bin/memcli [--rounds 21]
+    python benchmarks/ab_startup.py BEFORE/bin/memcli AFTER/bin/memcli --instructions
+
+``--instructions`` counts the CPU instructions of ``--help`` and of a search instead
+(``valgrind --tool=callgrind``, ``PYTHONHASHSEED=0``): the same count on every run whatever
+else the machine is doing, so two builds compare on a shared machine too.
 
 Each build should be a regular (not editable) install in its own venv: an editable install
 adds an import hook to every memcli module. The corpora come from ``perf.py`` runs
@@ -15,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -38,11 +44,23 @@ def copy_corpus(size: int) -> str:
     return folder
 
 
+def instructions(cmd: list[str], env: dict[str, str]) -> int:
+    """CPU instructions of one run of ``cmd`` (after a warm-up run that writes any cache)."""
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    grind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd]
+    r = subprocess.run(grind, capture_output=True, text=True, env={**env, "PYTHONHASHSEED": "0"})
+    match = re.search(r"Collected : (\d+)", r.stderr)
+    if not match:
+        raise SystemExit(f"valgrind gave no count for {cmd}: {r.stderr[-300:]}")
+    return int(match.group(1))
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("before")
     ap.add_argument("after")
     ap.add_argument("--rounds", type=int, default=21)
+    ap.add_argument("--instructions", action="store_true", help="count instructions (callgrind)")
     args = ap.parse_args()
     builds = {"before": args.before, "after": args.after}
     env = {
@@ -55,6 +73,20 @@ def main() -> int:
     for name, exe in builds.items():  # each build searches an index it made itself
         workspaces[name] = copy_corpus(10000)
         subprocess.run([exe, "-w", workspaces[name], "-q", "index"], env=env, check=True)
+    if args.instructions:
+        counts: dict[str, dict[str, int]] = {}
+        for name, exe in builds.items():
+            ws = workspaces[name]
+            counts[name] = {
+                "--help": instructions([exe, "--help"], env),
+                "search --json (10k files)": instructions(
+                    [exe, "-w", ws, "search", "--json", "deploy rollback token"], env
+                ),
+            }
+        for label, before in counts["before"].items():
+            after = counts["after"][label]
+            print(f"{label}: {before:,} -> {after:,} instructions ({after / before:.3f}x)")
+        return 0
     times: dict[str, list[float]] = {}
     for i in range(args.rounds):
         order = list(builds.items()) if i % 2 == 0 else list(builds.items())[::-1]

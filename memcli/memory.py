@@ -10,7 +10,7 @@ from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.doctor import DoctorService
 from memcli.service.flush import FlushService
 from memcli.service.git import GitService
-from memcli.service.notes import AddResult, GetResult, NotesService, parse_get_spec
+from memcli.service.notes import NotesService, parse_get_spec
 from memcli.service.searching import SearchService
 from memcli.service.settings import SettingsService
 from memcli.service.setup import SetupService
@@ -18,8 +18,6 @@ from memcli.service.watch import WatchService
 
 __all__ = [
     "SEARCH_EMBED_LIMIT",
-    "AddResult",
-    "GetResult",
     "Memory",
     "parse_get_spec",
 ]

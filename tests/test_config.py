@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import pytest
 from memcli.config import DEFAULTS, REGISTRY, SETTINGS, coerce, load_settings, user_config_path
 from memcli.errors import ConfigError
 from memcli.search.fusion import FusionParams
-from memcli.search.options import SearchOptions
+from memcli.search.options import SETTING_OF, SearchOptions
 from tests.conftest import Cli
 
 
@@ -76,10 +75,13 @@ def test_every_setting_is_declared_once_with_a_valid_default() -> None:
 
 def test_search_and_fusion_defaults_are_the_registrys() -> None:
     opts = SearchOptions()
-    for field in dataclasses.fields(SearchOptions):
-        key = f"search.{field.name}"
+    for name in SearchOptions._fields:
+        key = f"search.{name}"
         if key in REGISTRY:
-            assert getattr(opts, field.name) == REGISTRY[key].default, key
+            assert getattr(opts, name) == REGISTRY[key].default, key
+    assert SETTING_OF["half_life_days"] == "decay.half_life_days"
+    for name, key in SETTING_OF.items():
+        assert getattr(opts, name) == REGISTRY[key].default, key
     assert (opts.decay, opts.half_life_days) == (
         REGISTRY["decay.enabled"].default,
         REGISTRY["decay.half_life_days"].default,

@@ -278,6 +278,20 @@ def test_fast_commands_import_nothing_heavy(repo: Path, args: tuple[str, ...]) -
         assert "rich" not in names  # nothing is drawn: Rich is not even loaded
 
 
+# dataclasses imports inspect (and with it ast, dis, tokenize): about a tenth of a keyword
+# search's start-up. Classes on the search path are NamedTuples or plain classes (searches
+# skip Typer, which loads inspect for every other command).
+@pytest.mark.parametrize("args", [("search", "--json", "valkey"), ("search", "valkey")])
+def test_search_path_does_not_load_dataclasses(repo: Path, args: tuple[str, ...]) -> None:
+    names = _imported(repo, *args)
+    assert not names & {"dataclasses", "inspect"}, sorted(names & {"dataclasses", "inspect"})
+
+
+def test_importtime_parse_sees_dataclasses(repo: Path) -> None:
+    """The control case: an add creates its result class (a dataclass)."""
+    assert "dataclasses" in _imported(repo, "add", "--json", "a fact for the control case")
+
+
 def test_importtime_parse_sees_heavy_imports(repo: Path) -> None:
     """The control case: doctor loads sqlite-vec, which imports numpy; the parse shows it."""
     assert "numpy" in _imported(repo, "doctor", "--json")

@@ -224,3 +224,11 @@ def test_a_plain_search_does_not_import_typer(notes: Path) -> None:
     )
     assert p.stderr.split()[-3:] == ["False", "False", "0"], p.stderr
     assert '"results": [{' in p.stdout
+
+
+def test_every_search_option_fills_one_field_of_search_args() -> None:
+    from memcli.cli.search_args import OPTIONS, SearchArgs
+
+    assert [o.field for o in OPTIONS] == list(SearchArgs._fields)
+    flags = {o.field for o in OPTIONS if o.kind == "flag"}
+    assert all(SearchArgs._field_defaults[f] is False for f in flags)

@@ -121,7 +121,7 @@ _TYPES = {"flag": bool, "switch": bool | None, "int": int | None, "float": float
 
 
 def _search_parameters() -> list[inspect.Parameter]:
-    """The Typer parameters of ``search``, made from :class:`SearchArgs` (declared once)."""
+    """The Typer parameters of ``search``, made from its options (declared once)."""
     keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD
     params = [
         inspect.Parameter("ctx", keyword, annotation=typer.Context),
@@ -132,14 +132,13 @@ def _search_parameters() -> list[inspect.Parameter]:
             default=typer.Argument(None, help="What to look for (omit with --batch)."),
         ),
     ]
-    for f in search_args.options():
-        kind, names, text = f.metadata["kind"], f.metadata["names"], f.metadata["help"]
+    for field, kind, names, text in search_args.OPTIONS:
         if kind == "switch":
             names = (f"{names[0]}/{names[1]}",)
         default: Any = [] if kind == "list" else (False if kind == "flag" else None)
         annotation = list[str] if kind == "list" else _TYPES.get(kind, str | None)
         option = typer.Option(default, *names, help=text)
-        params.append(inspect.Parameter(f.name, keyword, annotation=annotation, default=option))
+        params.append(inspect.Parameter(field, keyword, annotation=annotation, default=option))
     return params
 
 

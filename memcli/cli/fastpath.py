@@ -23,15 +23,14 @@ _FLAG_VALUES = {"flag": True, "on": True, "off": False}
 def search_options() -> dict[str, tuple[str, str]]:
     """Every option name of ``search``: (field of SearchArgs, kind), from its one declaration
     (:mod:`memcli.cli.search_args`). ``on``/``off``: the two names of a switch."""
-    from memcli.cli.search_args import options  # only once the command is known to be search
+    from memcli.cli.search_args import OPTIONS  # only once the command is known to be search
 
     table: dict[str, tuple[str, str]] = {}
-    for f in options():
-        kind, names = f.metadata["kind"], f.metadata["names"]
+    for field, kind, names, _ in OPTIONS:
         if kind == "switch":
-            table[names[0]], table[names[1]] = (f.name, "on"), (f.name, "off")
+            table[names[0]], table[names[1]] = (field, "on"), (field, "off")
         else:
-            table.update((name, (f.name, kind)) for name in names)
+            table.update((name, (field, kind)) for name in names)
     return table
 
 

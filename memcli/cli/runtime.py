@@ -5,15 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from memcli.cli.output import Output
 from memcli.errors import ExitCode, MemcliError
 
 
-@dataclass
-class State:
+class State(NamedTuple):
     """Global flags, shared by every command."""
 
     workspace: str | None = None

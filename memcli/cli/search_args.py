@@ -1,15 +1,17 @@
 """The options of ``memcli search``, declared once.
 
-:class:`SearchArgs` is what :func:`memcli.cli.searching.run` takes. Each field carries its
-command-line names, its kind and its help; the Typer command (:mod:`memcli.cli.cmd_core`)
-builds its parameters from them and the fast path (:mod:`memcli.cli.fastpath`) its option
-table, so the two parsers cannot drift apart. No Typer here: the fast path imports this.
+:data:`OPTIONS` names every option of ``memcli search``: its field of :class:`SearchArgs`,
+its kind, its command-line names and its help. The Typer command (:mod:`memcli.cli.cmd_core`)
+builds its parameters from it and the fast path (:mod:`memcli.cli.fastpath`) its option table,
+so the two parsers cannot drift apart. :class:`SearchArgs` is what
+:func:`memcli.cli.searching.run` takes. No Typer and no dataclasses here: the fast path imports
+this on every search.
 """
 
 from __future__ import annotations
 
-from dataclasses import Field, dataclass, field, fields
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # the service loads with the search itself, not when --help builds options
     from memcli.service.searching import SearchRequest
@@ -19,64 +21,97 @@ if TYPE_CHECKING:  # the service loads with the search itself, not when --help b
 JSON_HELP = "Print JSON (stable field names, see README)."
 
 
-def _opt(kind: str, *names: str, help: str) -> Any:  # noqa: A002 (Typer's own word)
-    default: Any = False if kind == "flag" else None
-    if kind == "list":
-        return field(default_factory=list, metadata={"names": names, "kind": kind, "help": help})
-    return field(default=default, metadata={"names": names, "kind": kind, "help": help})
+class Option(NamedTuple):
+    """One option of ``memcli search``: the :class:`SearchArgs` field it fills, its kind,
+    its command-line names (a switch: the on and the off name) and its help."""
+
+    field: str
+    kind: str
+    names: tuple[str, ...]
+    help: str
 
 
-@dataclass
-class SearchArgs:
-    """Every option of ``memcli search``, in the order ``--help`` lists them."""
-
-    limit: int | None = _opt("int", "--limit", "-n", help="Number of results.")
-    min_score: float | None = _opt(
+#: Every option of ``memcli search``, in the order ``--help`` lists them.
+OPTIONS: tuple[Option, ...] = (
+    Option("limit", "int", ("--limit", "-n"), "Number of results."),
+    Option(
+        "min_score",
         "float",
-        "--min-score",
-        help="Drop results whose final score (after decay) is below (0..1).",
-    )
-    source: list[str] = _opt("list", "--source", help="Only this namespace (repeatable).")
-    type_: list[str] = _opt("list", "--type", help="Only entries of this type.")
-    tag: list[str] = _opt("list", "--tag", help="Only entries with this tag.")
-    since: str | None = _opt("str", "--since", help="Only files dated on/after.")
-    until: str | None = _opt("str", "--until", help="Only files dated on/before.")
-    path: str | None = _opt("str", "--path", help="Only paths matching this glob.")
-    decay: bool | None = _opt(
+        ("--min-score",),
+        "Drop results whose final score (after decay) is below (0..1).",
+    ),
+    Option("source", "list", ("--source",), "Only this namespace (repeatable)."),
+    Option("type_", "list", ("--type",), "Only entries of this type."),
+    Option("tag", "list", ("--tag",), "Only entries with this tag."),
+    Option("since", "str", ("--since",), "Only files dated on/after."),
+    Option("until", "str", ("--until",), "Only files dated on/before."),
+    Option("path", "str", ("--path",), "Only paths matching this glob."),
+    Option(
+        "decay",
         "switch",
-        "--decay",
-        "--no-decay",
-        help="Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).",
-    )
-    strategy: str | None = _opt(
+        ("--decay", "--no-decay"),
+        "Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).",
+    ),
+    Option(
+        "strategy",
         "str",
-        "--strategy",
-        help="keyword, vector or hybrid (default auto: hybrid when an embedding model is set).",
-    )
-    mmr: bool | None = _opt(
+        ("--strategy",),
+        "keyword, vector or hybrid (default auto: hybrid when an embedding model is set).",
+    ),
+    Option(
+        "mmr",
         "switch",
-        "--mmr",
-        "--no-mmr",
-        help="Diversify results (MMR): near-duplicates do not crowd out.",
-    )
-    mmr_lambda: float | None = _opt(
+        ("--mmr", "--no-mmr"),
+        "Diversify results (MMR): near-duplicates do not crowd out.",
+    ),
+    Option(
+        "mmr_lambda",
         "float",
-        "--mmr-lambda",
-        help="MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).",
-    )
-    explain: bool = _opt(
-        "flag", "--explain", help="Show how each score came to be (JSON: 'explain' per result)."
-    )
-    fmt: str | None = _opt(
-        "str", "--format", help="text, json or context (one Markdown block for a prompt)."
-    )
-    max_tokens: int | None = _opt(
-        "int", "--max-tokens", help="Token budget of --format context (estimate: characters / 4)."
-    )
-    as_json: bool = _opt("flag", "--json", help=JSON_HELP)
-    jsonl: bool = _opt("flag", "--jsonl", help="One JSON result per line.")
-    files_only: bool = _opt("flag", "--files", help="Only the paths of matching files.")
-    batch: bool = _opt("flag", "--batch", help="Queries from stdin, one JSON per line.")
+        ("--mmr-lambda",),
+        "MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).",
+    ),
+    Option(
+        "explain",
+        "flag",
+        ("--explain",),
+        "Show how each score came to be (JSON: 'explain' per result).",
+    ),
+    Option("fmt", "str", ("--format",), "text, json or context (one Markdown block for a prompt)."),
+    Option(
+        "max_tokens",
+        "int",
+        ("--max-tokens",),
+        "Token budget of --format context (estimate: characters / 4).",
+    ),
+    Option("as_json", "flag", ("--json",), JSON_HELP),
+    Option("jsonl", "flag", ("--jsonl",), "One JSON result per line."),
+    Option("files_only", "flag", ("--files",), "Only the paths of matching files."),
+    Option("batch", "flag", ("--batch",), "Queries from stdin, one JSON per line."),
+)
+
+
+class SearchArgs(NamedTuple):
+    """The values of the options of ``memcli search`` (fields named in :data:`OPTIONS`)."""
+
+    limit: int | None = None
+    min_score: float | None = None
+    source: Sequence[str] = ()
+    type_: Sequence[str] = ()
+    tag: Sequence[str] = ()
+    since: str | None = None
+    until: str | None = None
+    path: str | None = None
+    decay: bool | None = None
+    strategy: str | None = None
+    mmr: bool | None = None
+    mmr_lambda: float | None = None
+    explain: bool = False
+    fmt: str | None = None
+    max_tokens: int | None = None
+    as_json: bool = False
+    jsonl: bool = False
+    files_only: bool = False
+    batch: bool = False
 
     def request(self) -> SearchRequest:
         """What these options ask of the service (the output options stay with the CLI)."""
@@ -85,9 +120,9 @@ class SearchArgs:
         return SearchRequest(
             limit=self.limit,
             min_score=self.min_score,
-            source=self.source,
-            type=self.type_,
-            tag=self.tag,
+            source=list(self.source),
+            type=list(self.type_),
+            tag=list(self.tag),
             since=self.since,
             until=self.until,
             path=self.path,
@@ -96,9 +131,4 @@ class SearchArgs:
             mmr=self.mmr,
             mmr_lambda=self.mmr_lambda,
             explain=self.explain,
-        )
-
-
-def options() -> tuple[Field[Any], ...]:
-    """The fields of :class:`SearchArgs`, each with ``metadata`` names, kind and help."""
-    return fields(SearchArgs)
+        ).checked()

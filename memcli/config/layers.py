@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -17,13 +16,20 @@ from memcli.config.registry import REGISTRY, SETTINGS, coerce, default, lookup
 from memcli.errors import ConfigError
 
 
-@dataclass
 class Settings:
     """Resolved settings with the origin of every value."""
 
-    values: dict[str, Any] = field(default_factory=dict)
-    origins: dict[str, str] = field(default_factory=dict)
-    files: dict[str, Path] = field(default_factory=dict)
+    __slots__ = ("values", "origins", "files")
+
+    def __init__(
+        self,
+        values: dict[str, Any] | None = None,
+        origins: dict[str, str] | None = None,
+        files: dict[str, Path] | None = None,
+    ) -> None:
+        self.values: dict[str, Any] = values if values is not None else {}
+        self.origins: dict[str, str] = origins if origins is not None else {}
+        self.files: dict[str, Path] = files if files is not None else {}
 
     @classmethod
     def defaults(cls) -> Settings:

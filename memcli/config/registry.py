@@ -6,8 +6,7 @@ the docs generator all read :data:`SETTINGS`; nothing else holds a default.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from memcli.errors import ConfigError
 
@@ -17,8 +16,7 @@ ENV_PREFIX = "MEMCLI_"
 Value = bool | int | float | str | list[str]
 
 
-@dataclass(frozen=True)
-class Setting:
+class Setting(NamedTuple):
     """One setting: ``section.name``, its default (whose type is the setting's type), the
     allowed values (a closed range ``low..high``, ``above`` for an open lower bound, or
     ``choices``) and one line of help."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
 from memcli.config import Settings
@@ -49,13 +48,19 @@ class Fingerprint(NamedTuple):  # a NamedTuple: cheap to define on every search'
         return f"{self.model} ({self.dimensions} dims)" if self.dimensions else self.model
 
 
-@dataclass
 class EmbedStats:
     """What an embedder did: vectors served from a cache and provider requests made."""
 
-    cached: int = 0
-    embedded: int = 0
-    requests: int = 0
+    __slots__ = ("cached", "embedded", "requests")
+
+    def __init__(self, cached: int = 0, embedded: int = 0, requests: int = 0) -> None:
+        self.cached = cached
+        self.embedded = embedded
+        self.requests = requests
+
+    def __repr__(self) -> str:
+        counts = f"cached={self.cached}, embedded={self.embedded}, requests={self.requests}"
+        return f"EmbedStats({counts})"
 
 
 class Embedder(Protocol):

@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from collections.abc import Callable, Generator, Iterable
-from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -38,21 +37,17 @@ PARALLEL_FILES = 2000
 Progress = Callable[[int, int], None]
 
 
-@dataclass
 class IndexReport:
-    """What one sync did (the ``index --json`` payload plus warnings)."""
+    """What one sync did (the ``index --json`` payload plus warnings); counts start at 0."""
 
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    unchanged: int = 0
-    files: int = 0
-    chunks: int = 0
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-    changed: list[str] = field(default_factory=list)
-    embedded: int = 0  # chunks given a vector by this run
-    missing_vectors: int = 0  # chunks still without one (embedding model configured)
+    def __init__(self) -> None:
+        self.added = self.updated = self.removed = self.unchanged = 0
+        self.files = self.chunks = 0
+        self.seconds = 0.0
+        self.warnings: list[str] = []
+        self.changed: list[str] = []  # paths written or removed
+        self.embedded = 0  # chunks given a vector by this run
+        self.missing_vectors = 0  # chunks still without one (embedding model configured)
 
     def as_dict(self) -> dict[str, object]:
         return {

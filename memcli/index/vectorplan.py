@@ -9,7 +9,6 @@ all read it. No provider is called here except to embed a search's query, throug
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -127,14 +126,13 @@ def choose_mode(
     return ModeChoice("vector" if strategy == "vector" else "hybrid", state.reason, warnings)
 
 
-@dataclass
-class SearchPlan:
+class SearchPlan(NamedTuple):
     """The mode a search runs in, why, and the query vector when vectors take part."""
 
     mode: str
     reason: str
-    vector: list[float] | None = None
-    warnings: list[str] = field(default_factory=list)
+    vector: list[float] | None
+    warnings: list[str]
 
 
 def plan_search(store: Store, embedder: Embedder | None, strategy: str, query: str) -> SearchPlan:

@@ -7,7 +7,6 @@ import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from functools import partial
 from operator import itemgetter
 from pathlib import Path
@@ -33,10 +32,11 @@ class FoundFile(NamedTuple):
     size: int
 
 
-@dataclass
-class ScanResult:
-    files: dict[str, FoundFile] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+class ScanResult(NamedTuple):
+    """Every indexable file by path, and the warnings (sorted) for what was skipped."""
+
+    files: dict[str, FoundFile]
+    warnings: list[str]
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -150,11 +150,11 @@ def gc_paused() -> Iterator[None]:
 
 def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
     """Every indexable file with its (mtime_ns, size); warnings (sorted) for what is skipped."""
-    result = ScanResult()
+    warnings: list[str] = []
     with gc_paused():
-        result.files = {f.rel: f for f in iter_files(ws, include, max_bytes, result.warnings)}
-    result.warnings.sort()
-    return result
+        files = {f.rel: f for f in iter_files(ws, include, max_bytes, warnings)}
+    warnings.sort()
+    return ScanResult(files, warnings)
 
 
 def iter_files(

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+from typing import NamedTuple
 
 from memcli.errors import BadInput, PathOutsideWorkspace, WorkspaceNotFound
 
@@ -21,8 +21,7 @@ _DATE_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NS_NAME = re.compile(r"^[\w][\w.\-]*$")
 
 
-@dataclass(frozen=True)
-class Workspace:
+class Workspace(NamedTuple):
     """A folder with ``memory/`` (the Markdown) and ``.memcli/`` (derived state)."""
 
     root: Path

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.config.registry import default, lookup
 from memcli.errors import BadInput
@@ -13,8 +12,7 @@ if TYPE_CHECKING:
     from memcli.search.fusion import FusionParams
 
 
-@dataclass
-class Filters:
+class Filters(NamedTuple):
     """Restrictions applied to candidates (all optional)."""
 
     sources: tuple[str, ...] = ()
@@ -25,13 +23,20 @@ class Filters:
     path_glob: str | None = None
 
 
+_KEYS: list[str] = []
+
+
 def _setting(key: str) -> Any:
-    """A field whose default is the setting ``key``'s (see :meth:`SearchOptions.from_settings`)."""
-    return field(default=default(key), metadata={"setting": key})
+    """The default of the setting ``key``, for the next field of :class:`SearchOptions` (the
+    fields a setting sets come first, in the order of ``_KEYS``)."""
+    _KEYS.append(key)
+    return default(key)
 
 
-@dataclass
-class SearchOptions:
+class SearchOptions(NamedTuple):
+    """How a search runs: the fields a setting sets (defaults: the registry's), then the
+    filters, the date that decay counts from, and whether to explain scores."""
+
     limit: int = _setting("search.limit")
     min_score: float = _setting("search.min_score")
     strategy: str = _setting("search.strategy")
@@ -39,8 +44,6 @@ class SearchOptions:
     decay: bool = _setting("decay.enabled")
     half_life_days: float = _setting("decay.half_life_days")
     snippet_lines: int = _setting("search.snippet_lines")  # context passages after/before a match
-    filters: Filters = field(default_factory=Filters)
-    today: date | None = None
     # fusion of keyword and vector candidates (memcli.search.fusion; settings search.fusion etc.)
     fusion: str = _setting("search.fusion")
     rrf_k: int = _setting("search.rrf_k")
@@ -52,19 +55,25 @@ class SearchOptions:
     heading_weight: float = _setting("search.heading_weight")
     mmr: bool = _setting("search.mmr")
     mmr_lambda: float = _setting("search.mmr_lambda")
+    filters: Filters = Filters()
+    today: date | None = None
     explain: bool = False
 
     @classmethod
-    def from_settings(cls, settings: Any) -> SearchOptions:
-        """Every field that a setting sets, from ``settings`` (a memcli.config.Settings)."""
-        return cls(
-            **{f.name: settings.get(f.metadata["setting"]) for f in fields(cls) if f.metadata}
-        )
+    def from_settings(cls, settings: Any, **given: Any) -> SearchOptions:
+        """Every field that a setting sets, from ``settings`` (a memcli.config.Settings), with
+        the fields in ``given`` on top."""
+        values = {name: settings.get(key) for name, key in SETTING_OF.items()}
+        return cls(**{**values, **given})
 
     def fusion_params(self) -> FusionParams:
         from memcli.search.fusion import FusionParams  # vectors only: keyword search never fuses
 
         return FusionParams(self.fusion, self.rrf_k, self.keyword_weight, self.vector_weight)
+
+
+#: The setting behind each field of :class:`SearchOptions` that a setting sets.
+SETTING_OF: dict[str, str] = dict(zip(SearchOptions._fields, _KEYS, strict=False))
 
 
 def check_date(value: str | None, flag: str) -> str | None:
@@ -79,9 +88,8 @@ def check_date(value: str | None, flag: str) -> str | None:
 def check_options(opts: SearchOptions) -> None:
     """Refuse a value the settings registry does not allow (exit 2): options built by a
     library caller get the checks a setting or a flag gets."""
-    for f in fields(opts):
-        if f.metadata:
-            check_value(f.metadata["setting"], getattr(opts, f.name))
+    for name, key in SETTING_OF.items():
+        check_value(key, getattr(opts, name))
 
 
 def check_value(key: str, value: Any, name: str | None = None) -> None:

@@ -120,8 +120,8 @@ def _passage_hits(
         while i < len(ps) and ps[i].start <= c.chunk_end:
             p = ps[i]
             if p.end >= c.chunk_start:
-                cand.setdefault((p.path, p.index), (p, c))
-                first_of_chunk.setdefault(cid, (p.path, p.index))
+                cand.setdefault((p.path, p.pos), (p, c))
+                first_of_chunk.setdefault(cid, (p.path, p.pos))
             i += 1
     keys = list(cand)
     params = _params(opts)
@@ -155,7 +155,7 @@ def _passage_hits(
             p = cand[k][0]
             near = 0.0
             ps = ft.passages(p.path)
-            for j in (p.index - 1, p.index + 1):
+            for j in (p.pos - 1, p.pos + 1):
                 nk = (p.path, j)
                 if nk in own and 0 <= j < len(ps) and ps[j].section == p.section:
                     near += own[nk][0]

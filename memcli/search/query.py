@@ -9,7 +9,7 @@ both sides.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from memcli.errors import BadInput
 
@@ -35,8 +35,7 @@ _TOKEN = re.compile(r"[\w][\w'\-./:@+#]*")
 _PART = re.compile(r"[^\W_]+")
 
 
-@dataclass(frozen=True)
-class ParsedQuery:
+class ParsedQuery(NamedTuple):
     """Terms (single tokens) and phrases (token sequences) of a query."""
 
     text: str

@@ -27,9 +27,8 @@ import math
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import date
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from memcli.index.store import FTS_TOKENIZER
 
@@ -152,16 +151,14 @@ def idf(n: int, df: int) -> float:
 
 
 # -- keyword scores of passages --------------------------------------------------------------
-@dataclass
-class KeywordParams:
+class KeywordParams(NamedTuple):
     k1: float = K1
     b: float = B
     heading_weight: float = HEADING_WEIGHT
     neighbour_weight: float = NEIGHBOUR_WEIGHT
 
 
-@dataclass
-class QueryTerms:
+class QueryTerms(NamedTuple):
     """The query's stems with their idf, and the BM25 of an ideal passage."""
 
     stems: dict[str, list[str]]  # stem -> the query words that produced it
@@ -183,8 +180,7 @@ def query_terms(conn: Any, analyzer: Analyzer, words: Sequence[str]) -> QueryTer
     return QueryTerms(stems, {t: idf(n, df[t]) for t in stems})
 
 
-@dataclass
-class KeywordSignal:
+class KeywordSignal(NamedTuple):
     """How a passage matched: its own BM25, the neighbours' share, the terms it holds."""
 
     bm25: float

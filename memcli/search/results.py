@@ -2,33 +2,51 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from memcli.search import ranking
 from memcli.search.snippets import Passage
 
 
-@dataclass
 class Hit:
-    chunk_id: int
-    path: str
-    chunk_start: int
-    chunk_end: int
-    heading: str
-    text: str  # the whole chunk (chunk_start is its first line)
-    source: str
-    date: str | None
-    evergreen: bool
-    score: float = 0.0
-    scores: dict[str, Any] = field(default_factory=dict)
-    snippet: str = ""
-    start_line: int = 0
-    end_line: int = 0
-    explain: dict[str, Any] | None = None
-    passage: Passage | None = None
-    signal: ranking.KeywordSignal | None = None
-    terms: ranking.QueryTerms | None = None
+    """A chunk that matched and, once ranked, the passage of it that a result shows: its
+    score, the scores behind it, the snippet and its lines."""
+
+    __slots__ = (
+        "chunk_id", "path", "chunk_start", "chunk_end", "heading", "text", "source", "date",
+        "evergreen", "score", "scores", "snippet", "start_line", "end_line", "explain",
+        "passage", "signal", "terms",
+    )  # fmt: skip
+
+    def __init__(
+        self,
+        chunk_id: int,
+        path: str,
+        chunk_start: int,
+        chunk_end: int,
+        heading: str,
+        text: str,  # the whole chunk (chunk_start is its first line)
+        source: str,
+        date: str | None,
+        evergreen: bool,
+        score: float = 0.0,
+        *,
+        passage: Passage | None = None,
+        signal: ranking.KeywordSignal | None = None,
+        terms: ranking.QueryTerms | None = None,
+    ) -> None:
+        self.chunk_id, self.path, self.heading, self.text = chunk_id, path, heading, text
+        self.chunk_start, self.chunk_end = chunk_start, chunk_end
+        self.source, self.date, self.evergreen = source, date, evergreen
+        self.score = score
+        self.scores: dict[str, Any] = {}
+        self.snippet = ""
+        self.start_line = self.end_line = 0
+        self.explain: dict[str, Any] | None = None
+        self.passage, self.signal, self.terms = passage, signal, terms
+
+    def __repr__(self) -> str:
+        return f"Hit({self.path}:{self.start_line}-{self.end_line}, score={self.score:.4f})"
 
     def as_dict(self) -> dict[str, Any]:
         out = {
@@ -48,13 +66,16 @@ class Hit:
         return out
 
 
-@dataclass
 class SearchResult:
-    query: str
-    mode: str
-    stale: bool | None = False  # None: not checked (index.sync_on_search is off)
-    warnings: list[str] = field(default_factory=list)
-    hits: list[Hit] = field(default_factory=list)
+    """The envelope of a search: the query, the mode it ran in, whether the index may be
+    stale (None: not checked, ``index.sync_on_search`` is off), warnings and the hits."""
+
+    __slots__ = ("query", "mode", "stale", "warnings", "hits")
+
+    def __init__(self, query: str, mode: str, stale: bool | None = False) -> None:
+        self.query, self.mode, self.stale = query, mode, stale
+        self.warnings: list[str] = []
+        self.hits: list[Hit] = []
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from memcli.index.chunking import blocks
 from memcli.index.store import Store
@@ -29,12 +28,11 @@ from memcli.index.store import Store
 MAX_CHARS = 600
 
 
-@dataclass(frozen=True)
-class Passage:
+class Passage(NamedTuple):
     """A block of a file: lines ``start``..``end`` (1-based, inclusive)."""
 
     path: str
-    index: int  # position in the file's passage list
+    pos: int  # position in the file's passage list
     start: int
     end: int
     kind: str  # item, para, code, front
@@ -295,15 +293,15 @@ def _split_lines(lines: list[str], start: int, end: int, max_chars: int) -> list
     return out
 
 
-@dataclass
 class Span:
-    """A result's range of passages (``lo``..``hi`` indexes in one file's passage list)."""
+    """A result's range of passages (``lo``..``hi`` indexes in one file's passage list): the
+    payload of the passage that opened it and of those ``merged`` into it."""
 
-    path: str
-    lo: int
-    hi: int
-    payload: Any = None
-    merged: list[Any] = field(default_factory=list)
+    __slots__ = ("path", "lo", "hi", "payload", "merged")
+
+    def __init__(self, path: str, lo: int, hi: int, payload: Any = None) -> None:
+        self.path, self.lo, self.hi, self.payload = path, lo, hi, payload
+        self.merged: list[Any] = []
 
 
 def window(ft: FileText, p: Passage, context: int, max_chars: int) -> tuple[int, int]:
@@ -312,7 +310,7 @@ def window(ft: FileText, p: Passage, context: int, max_chars: int) -> tuple[int,
     Neighbours stay in ``p``'s section and are added only while the text fits ``max_chars``.
     """
     ps = ft.passages(p.path)
-    lo = hi = p.index
+    lo = hi = p.pos
     for _ in range(max(context, 0)):
         grown = False
         for step in (1, -1):  # after, then before

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput, MemcliError
 from memcli.index.chunking import split_lines
@@ -14,47 +13,8 @@ from memcli.notes.workspace import MEMORY_DIR, date_from_name
 from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.git import GitService
 
-
-@dataclass
-class AddResult:
-    path: str
-    line: int
-    entry: str
-    added: bool
-    duplicate_of: str | None = None
-    redactions: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    committed: bool = False  # a commit was asked for (``commit`` is then its sha, or None)
-    commit: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "path": self.path,
-            "line": self.line,
-            "entry": self.entry.rstrip("\n"),
-            "added": self.added,
-            "duplicate_of": self.duplicate_of,
-            "redactions": self.redactions,
-        }
-        if self.committed:
-            out["commit"] = self.commit
-        return out
-
-
-@dataclass
-class GetResult:
-    path: str
-    start_line: int
-    end_line: int
-    lines: list[str]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "path": self.path,
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "text": "\n".join(self.lines),
-        }
+if TYPE_CHECKING:
+    from memcli.service.options import AddResult, GetResult
 
 
 class NotesService(GitService):
@@ -125,6 +85,7 @@ class NotesService(GitService):
             red = redact_text(text)
             text, redactions = red.text, list(red.kinds)
         from memcli.notes import entries  # not on the search path, only add's
+        from memcli.service.options import AddResult  # (with the add)
 
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
         if redact:  # again on the whole entry: a --tag or --type may hold a secret too
@@ -210,6 +171,8 @@ class NotesService(GitService):
         if start > max(len(lines), 1):
             raise BadInput(f"{path_text} has {len(lines)} lines; line {start} is past the end")
         end = len(lines) if count is None else min(len(lines), start + count - 1)
+        from memcli.service.options import GetResult  # get's own result: not on search
+
         return GetResult(self.ws.rel(target), start, end, lines[start - 1 : end])
 
     def files(self) -> list[dict[str, Any]]:

@@ -1,7 +1,7 @@
-"""Options and results of the operations that are not on the plain search path (git history
-and sync, flush, watch, init, the context block, batches). They live apart from the service
-mixins so that a search, which imports ``Memory`` and with it every mixin, does not pay for
-creating these classes."""
+"""Options and results of the operations that are not on the plain search path (add, get,
+git history and sync, flush, watch, init, the context block, batches). They live apart from
+the service mixins so that a search, which imports ``Memory`` and with it every mixin, does
+not pay for creating these classes."""
 
 from __future__ import annotations
 
@@ -129,3 +129,45 @@ class InitResult:
         if self.hooks is not None:
             out["hooks"] = self.hooks
         return out
+
+
+@dataclass
+class AddResult:
+    path: str
+    line: int
+    entry: str
+    added: bool
+    duplicate_of: str | None = None
+    redactions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    committed: bool = False  # a commit was asked for (``commit`` is then its sha, or None)
+    commit: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "path": self.path,
+            "line": self.line,
+            "entry": self.entry.rstrip("\n"),
+            "added": self.added,
+            "duplicate_of": self.duplicate_of,
+            "redactions": self.redactions,
+        }
+        if self.committed:
+            out["commit"] = self.commit
+        return out
+
+
+@dataclass
+class GetResult:
+    path: str
+    start_line: int
+    end_line: int
+    lines: list[str]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "text": "\n".join(self.lines),
+        }

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.errors import BadInput
 from memcli.index.vectorplan import plan_search
@@ -36,9 +35,15 @@ class SearchService(IndexService):
 
     def search_options(self, request: SearchRequest | None = None) -> SearchOptions:
         """The options of a search: the settings, with what ``request`` sets on top."""
-        req = request or SearchRequest()
-        opts = SearchOptions.from_settings(self.settings)
-        opts.filters = Filters(
+        req = (request or SearchRequest()).checked()
+        given: dict[str, Any] = {
+            name: getattr(req, name)
+            for name in ("limit", "min_score", "decay", "strategy", "mmr", "mmr_lambda")
+            if getattr(req, name) is not None
+        }
+        if req.mmr_lambda is not None:
+            given["mmr"] = req.mmr is not False  # a trade-off given means MMR, unless turned off
+        filters = Filters(
             sources=tuple(req.source),
             types=tuple(req.type),
             tags=tuple(req.tag),
@@ -46,14 +51,9 @@ class SearchService(IndexService):
             until=req.until,
             path_glob=req.path,
         )
-        for name in ("limit", "min_score", "decay", "strategy", "mmr", "mmr_lambda"):
-            value = getattr(req, name)
-            if value is not None:
-                setattr(opts, name, value)
-        if req.mmr_lambda is not None:
-            opts.mmr = req.mmr is not False  # a trade-off given means MMR, unless turned off
-        opts.explain = req.explain
-        return opts
+        return SearchOptions.from_settings(
+            self.settings, filters=filters, explain=req.explain, **given
+        )
 
     def context(self, query: str, opts: SearchOptions, max_tokens: int | None = None) -> Context:
         """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
@@ -87,8 +87,7 @@ class SearchService(IndexService):
             yield BatchAnswer(query, result, None)
 
 
-@dataclass
-class SearchRequest:
+class SearchRequest(NamedTuple):
     """What a caller asks of a search; None and empty leave the settings' value."""
 
     limit: int | None = None
@@ -105,11 +104,11 @@ class SearchRequest:
     mmr_lambda: float | None = None
     explain: bool = False
 
-    def __post_init__(self) -> None:
-        """Checked before any workspace is opened: dates (written as YYYY-MM-DD), and numbers
-        against the settings registry's bounds for the same settings."""
-        self.since = check_date(self.since, "--since")
-        self.until = check_date(self.until, "--until")
+    def checked(self) -> SearchRequest:
+        """This request with its dates written as YYYY-MM-DD, after checking them and the
+        numbers against the settings registry's bounds (BadInput). The CLI checks before it
+        opens a workspace; :meth:`SearchService.search_options` checks again."""
+        since, until = check_date(self.since, "--since"), check_date(self.until, "--until")
         for name, key, flag in (
             ("limit", "search.limit", "-n/--limit"),
             ("min_score", "search.min_score", "--min-score"),
@@ -117,3 +116,4 @@ class SearchRequest:
         ):
             if getattr(self, name) is not None:
                 check_value(key, getattr(self, name), flag)
+        return self._replace(since=since, until=until)
