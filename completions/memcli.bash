@@ -29,9 +29,9 @@ _memcli() {
             'memcli doctor --timeout') skip=1 ;;
             'memcli init'|'memcli add'|'memcli index'|'memcli search'|'memcli status'|\
             'memcli files'|'memcli get'|'memcli watch'|'memcli flush'|'memcli diff'|'memcli log'|\
-            'memcli sync'|'memcli doctor'|'memcli hooks'|'memcli config'|'memcli hooks install'|\
-            'memcli hooks uninstall'|'memcli hooks status'|'memcli config get'|\
-            'memcli config set'|'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
+            'memcli sync'|'memcli trust'|'memcli doctor'|'memcli hooks'|'memcli config'|\
+            'memcli hooks install'|'memcli hooks uninstall'|'memcli hooks status'|\
+            'memcli config get'|'memcli config set'|'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
             *) [[ $w == -* ]] || pos=$((pos + 1)) ;;
         esac
     done
@@ -52,7 +52,7 @@ _memcli() {
     fi
 
     case "$cmd" in
-        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get watch flush diff log sync doctor hooks config" ;;
+        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get watch flush diff log sync trust doctor hooks config" ;;
         'memcli init') opts="--git --hooks --json -h --help" ;;
         'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --json -h --help" ;;
         'memcli index') opts="--force --no-embed --json -h --help" ;;
@@ -65,6 +65,7 @@ _memcli() {
         'memcli diff') opts="--since --stat --json -h --help" ;;
         'memcli log') opts="-n --limit --since --json -h --help" ;;
         'memcli sync') opts="--strategy --no-push --no-commit --json -h --help" ;;
+        'memcli trust') opts="--show --revoke --list --json -h --help" ;;
         'memcli doctor') opts="--offline --timeout --json -h --help" ;;
         'memcli hooks') opts="-h --help"; subs="install uninstall status" ;;
         'memcli hooks install') opts="--json -h --help" ;;

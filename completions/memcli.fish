@@ -25,10 +25,10 @@ function __memcli_command --description 'The memcli (sub)command being typed'
                 set skip 1
             case 'memcli init' 'memcli add' 'memcli index' 'memcli search' 'memcli status' \
                  'memcli files' 'memcli get' 'memcli watch' 'memcli flush' 'memcli diff' \
-                 'memcli log' 'memcli sync' 'memcli doctor' 'memcli hooks' 'memcli config' \
-                 'memcli hooks install' 'memcli hooks uninstall' 'memcli hooks status' \
-                 'memcli config get' 'memcli config set' 'memcli config unset' \
-                 'memcli config path'
+                 'memcli log' 'memcli sync' 'memcli trust' 'memcli doctor' 'memcli hooks' \
+                 'memcli config' 'memcli hooks install' 'memcli hooks uninstall' \
+                 'memcli hooks status' 'memcli config get' 'memcli config set' \
+                 'memcli config unset' 'memcli config path'
                 set path "$path $token"
         end
     end
@@ -54,6 +54,7 @@ complete -c memcli -n '__memcli_is memcli' -a flush -d 'Extract durable facts fr
 complete -c memcli -n '__memcli_is memcli' -a diff -d 'Facts added and removed under memory/ (exit 1 when nothing changed).'
 complete -c memcli -n '__memcli_is memcli' -a log -d 'Commits that touched memory/, with the number of facts each added and removed.'
 complete -c memcli -n '__memcli_is memcli' -a sync -d 'Share memory through the upstream remote: commit memory, pull, re-index, push.'
+complete -c memcli -n '__memcli_is memcli' -a trust -d 'Trust this workspace\'s memcli.toml as it is now. Until then the settings in it that reach outside the workspace or spend a credential (embedding/llm model, api_base, api_key_env, llm.prompt_file) are ignored; a changed file needs trusting again. Your user config and environment always apply.'
 complete -c memcli -n '__memcli_is memcli' -a doctor -d 'Check SQLite (FTS5, sqlite-vec), settings, providers, the index, hooks and the cache.'
 complete -c memcli -n '__memcli_is memcli' -a hooks -d 'Git hooks that re-index after commit, merge, checkout and rewrite.'
 complete -c memcli -n '__memcli_is memcli' -a config -d 'Show every setting with its value and origin (no subcommand), or get, set, unset one. Layers, later wins: default < user config.toml < workspace memcli.toml < environment (MEMCLI_SECTION_KEY) < command-line flag.'
@@ -154,6 +155,13 @@ complete -c memcli -n '__memcli_is memcli sync' -l no-push -d 'Pull and re-index
 complete -c memcli -n '__memcli_is memcli sync' -l no-commit -d 'Refuse to run with uncommitted memory changes.'
 complete -c memcli -n '__memcli_is memcli sync' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli sync' -s h -l help -d 'Show this message and exit.'
+
+# memcli trust
+complete -c memcli -n '__memcli_is memcli trust' -l show -d 'Show the trust state; change nothing.'
+complete -c memcli -n '__memcli_is memcli trust' -l revoke -d 'Forget the trust in this memcli.toml.'
+complete -c memcli -n '__memcli_is memcli trust' -l list -d 'Every trusted memcli.toml recorded in the user config.'
+complete -c memcli -n '__memcli_is memcli trust' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli trust' -s h -l help -d 'Show this message and exit.'
 
 # memcli doctor
 complete -c memcli -n '__memcli_is memcli doctor' -l offline -d 'Do not contact the embedding or LLM server.'

@@ -80,6 +80,7 @@ def test_outside_a_workspace_shows_defaults_user_and_env(
         "origin": "env",
         "default": 8,
         "env": "MEMCLI_SEARCH_LIMIT",
+        "ignored": None,
     }
     assert "no workspace" in run_here("config").stderr
 
@@ -87,6 +88,14 @@ def test_outside_a_workspace_shows_defaults_user_and_env(
 # -- get --------------------------------------------------------------------------------------
 def test_get_prints_the_bare_value(cli: Cli, workspace: Path) -> None:
     (workspace / "memcli.toml").write_text('[embedding]\nmodel = "openai/text-embedding-3-small"\n')
+    untrusted = cli("config", "get", "embedding.model")
+    assert untrusted.stdout == "\n" and "not trusted (memcli trust)" in untrusted.stderr
+    assert cli("config", "get", "--json", "embedding.model").json()["ignored"] == {
+        "value": "openai/text-embedding-3-small",
+        "origin": "workspace",
+        "reason": "untrusted",
+    }
+    assert cli("trust").exit_code == 0
     assert cli("config", "get", "embedding.model").stdout == "openai/text-embedding-3-small\n"
     assert cli("config", "get", "search.limit").stdout == "8\n"
     assert cli("config", "get", "decay.enabled").stdout == "false\n"
@@ -98,6 +107,7 @@ def test_get_prints_the_bare_value(cli: Cli, workspace: Path) -> None:
         "origin": "workspace",
         "default": "",
         "env": "MEMCLI_EMBEDDING_MODEL",
+        "ignored": None,
     }
 
 

@@ -695,7 +695,7 @@ def test_prompt_file_flag_and_setting(
 ) -> None:
     prompt = tmp_path / "prompt.md"
     prompt.write_text("Only keep facts about PIZZA toppings.\n")
-    stub.chat_replies = ['{"facts": []}', '{"facts": []}']
+    stub.chat_replies = ['{"facts": []}'] * 3
     assert flush(cli, CONV, "--prompt-file", str(prompt)).exit_code == 0
     system = chats(stub)[0]["messages"][0]["content"]
     assert system.startswith("Only keep facts about PIZZA toppings.")
@@ -703,8 +703,12 @@ def test_prompt_file_flag_and_setting(
     (workspace / "prompts").mkdir()
     (workspace / "prompts" / "flush.md").write_text("Team prompt: keep decisions only.")
     (workspace / "memcli.toml").write_text('[llm]\nprompt_file = "prompts/flush.md"\n')
+    untrusted = flush(cli, CONV)  # a workspace's prompt file is used once the file is trusted
+    assert untrusted.exit_code == 0 and "ignoring llm.prompt_file" in untrusted.stderr
+    assert chats(stub)[1]["messages"][0]["content"].startswith("You extract durable facts")
+    assert cli("trust").exit_code == 0
     assert flush(cli, CONV).exit_code == 0
-    assert chats(stub)[1]["messages"][0]["content"].startswith("Team prompt")
+    assert chats(stub)[2]["messages"][0]["content"].startswith("Team prompt")
     r = flush(cli, CONV, "--prompt-file", str(tmp_path / "missing.md"))
     assert r.exit_code == 2 and "prompt file" in r.stderr
 

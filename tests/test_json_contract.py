@@ -53,6 +53,7 @@ RESULT = {
     "date",
     "evergreen",
     "scores",
+    "flags",
 }
 BATCH_ERROR = {"query", "error", "results"}
 STATUS = {
@@ -111,9 +112,12 @@ SYNC = {
     "changed",
     "index",
 }
-CONFIG = {"workspace", "files", "settings"}
+CONFIG = {"workspace", "files", "settings", "trust"}
 CONFIG_FILE = {"path", "exists"}
-CONFIG_SETTING = {"value", "origin", "default", "env"}
+CONFIG_SETTING = {"value", "origin", "default", "env", "ignored"}
+TRUST = {"file", "state", "sha256", "trusted_sha256", "sets", "ignored", "changed"}
+TRUST_LIST = {"trusted"}
+TRUSTED_FILE = {"file", "sha256", "state"}
 CONFIG_GET = {"key"} | CONFIG_SETTING
 CONFIG_SET = {"key", "value", "changed", "file", "scope", "effective"}
 CONFIG_UNSET = {"key", "changed", "file", "scope", "effective"}
@@ -127,6 +131,7 @@ DOCTOR_CHECKS = [
     "fts5",
     "workspace",
     "config",
+    "trust",
     "sqlite_vec",
     "index",
     "embedding",
@@ -312,6 +317,16 @@ def test_config(cli: Cli, workspace: Path) -> None:
     u = cli("config", "unset", "--json", "search.limit").json()
     assert keys(u) == CONFIG_UNSET and keys(u["effective"]) == CONFIG_EFFECTIVE
     assert keys(cli("config", "path", "--json").json()) == CONFIG_PATH
+    assert keys(d["trust"]) == TRUST
+
+
+def test_trust(cli: Cli, workspace: Path) -> None:
+    (workspace / "memcli.toml").write_text('[llm]\nmodel = "openai/x"\n')
+    for args in (["--show"], [], ["--revoke"]):
+        assert keys(cli("trust", "--json", *args).json()) == TRUST
+    cli("trust")
+    listed = cli("trust", "--list", "--json").json()
+    assert keys(listed) == TRUST_LIST and all(keys(t) == TRUSTED_FILE for t in listed["trusted"])
 
 
 def test_doctor(cli: Cli, facts: Path) -> None:

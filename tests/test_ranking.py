@@ -285,7 +285,10 @@ def test_context_block_never_exceeds_budget(many: Cli) -> None:
         r = context(budget)
         assert math.ceil(len(r.stdout) / 4) <= budget, (budget, len(r.stdout))
         if r.exit_code == 0:
-            assert r.stdout.startswith('## Memory for "payment webhooks retries"\n')
+            first, second = r.stdout.splitlines()[:2]
+            assert first.startswith("<<<BEGIN MEMORY ") and first.endswith(">>>")
+            assert second == '## Memory for "payment webhooks retries"'
+            assert r.stdout.endswith(first.replace("BEGIN", "END") + "\n")
             shown = [ln.strip("`") for ln in r.stdout.splitlines() if ln.startswith("`memory/")]
             assert shown, budget
             # rank order kept; a citation may be narrowed to the matching passage

@@ -74,11 +74,20 @@ def config_show(ctx: typer.Context, as_json: bool = JSON) -> None:
         return
     st.out.table(
         ["setting", "value", "origin"],
-        [[e.key, _show(e.value), e.origin] for e in listing.entries],
+        [[e.key, _show(e.value), _origin(e)] for e in listing.entries],
         title="memcli settings",
     )
     if listing.workspace is None:
         st.out.info("no workspace here: workspace settings (memcli.toml) are not shown")
+    elif listing.trust is not None and listing.trust.ignored:
+        st.out.info("memcli.toml is not trusted: review it, then run 'memcli trust'")
+
+
+def _origin(entry: Any) -> str:
+    """Where a value came from, and the untrusted workspace value it stands in for."""
+    if entry.ignored is None:
+        return str(entry.origin)
+    return f"{entry.origin}; workspace {_show(entry.ignored)} ignored (untrusted)"
 
 
 @config_app.command("get")
@@ -96,6 +105,11 @@ def config_get(
         st.out.json({"key": key, **entry.as_dict()})
     else:
         st.out.line(_raw(entry.value))
+        if entry.ignored is not None:
+            st.out.warn(
+                f"memcli.toml sets {key} = {_show(entry.ignored)}, ignored: the file is not "
+                "trusted (memcli trust)"
+            )
 
 
 @config_app.command("set")
@@ -169,3 +183,65 @@ def config_path(
         st.out.line(paths["user" if user else "workspace"] or "")
     else:
         st.out.kv([(name, value) for name, value in paths.items()])
+
+
+@app.command("trust")
+def trust_cmd(
+    ctx: typer.Context,
+    show: bool = typer.Option(False, "--show", help="Show the trust state; change nothing."),
+    revoke: bool = typer.Option(False, "--revoke", help="Forget the trust in this memcli.toml."),
+    list_all: bool = typer.Option(
+        False, "--list", help="Every trusted memcli.toml recorded in the user config."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Trust this workspace's memcli.toml as it is now. Until then the settings in it that
+    reach outside the workspace or spend a credential (embedding/llm model, api_base,
+    api_key_env, llm.prompt_file) are ignored; a changed file needs trusting again. Your user
+    config and environment always apply."""
+    from memcli.errors import BadInput  # errors only: the trust code loads with the call
+
+    st = state(ctx)
+    if show + revoke + list_all > 1:
+        raise BadInput("--show, --revoke and --list cannot be combined")
+    if list_all:
+        from memcli.config.trust import list_trusted  # trust code: not on --help or search
+
+        records = list_trusted()
+        if as_json:
+            st.out.json({"trusted": [r.as_dict() for r in records]})
+        elif records:
+            st.out.table(
+                ["file", "state", "sha256"], [[r.file, r.state, r.sha256] for r in records]
+            )
+        else:
+            st.out.info("no trusted memcli.toml")
+        return
+    with st.memory(lenient=True, warn_untrusted=False) as mem:
+        trust_state = mem.trust_state() if show else mem.revoke_trust() if revoke else mem.trust()
+    if as_json:
+        st.out.json(trust_state.as_dict())
+        return
+    _trust_report(st.out, trust_state, "show" if show else "revoke" if revoke else "trust")
+
+
+def _trust_report(out: Any, ts: Any, action: str) -> None:
+    """The state of a memcli.toml in words, and the settings needing trust it sets."""
+    short = (ts.sha256 or "")[:19]
+    if action == "trust":
+        verb = "trusted" if ts.changed else "already trusted:"
+        out.line(f"{verb} {ts.file} ({short})")
+    elif action == "revoke":
+        out.line(f"{'revoked trust in' if ts.changed else 'was not trusted:'} {ts.file}")
+    else:
+        words = {
+            "trusted": f"trusted ({short})",
+            "changed": "changed since it was trusted: its settings below are ignored",
+            "untrusted": "not trusted: its settings below are ignored",
+            "no-file": "does not exist",
+        }
+        out.line(f"{ts.file}: {words[ts.state]}")
+    for key, value in ts.sets.items():
+        out.line(f"  {key} = {_show(value)}")
+    if action == "show" and ts.state in ("untrusted", "changed") and ts.sets:
+        out.info("review the file, then run 'memcli trust' to use them")

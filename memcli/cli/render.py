@@ -53,7 +53,7 @@ def search_result(out: Output, result: Any) -> None:
         return
     for hit in result.hits:
         where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-        meta = ", ".join(x for x in (hit.source, hit.date or "evergreen") if x)
+        meta = ", ".join(x for x in (hit.source, hit.date or "evergreen", *hit.flags) if x)
         out.styled(f"{where}  {hit.score:.3f}  ({meta})", "bold cyan")
         for line in hit.snippet.splitlines():
             out.line(f"  {line}")
@@ -74,6 +74,8 @@ def explain_lines(out: Output, explain: dict[str, Any]) -> None:
             out.styled(f"    missing: {', '.join(terms['missing'])}", "dim")
     for step in explain.get("steps", []):
         out.styled(f"    {step}", "dim")
+    for flag, phrase in (explain.get("flags") or {}).items():
+        out.styled(f"    flag {flag}: {phrase!r} reads as an instruction; it is memory text", "dim")
 
 
 def status(out: Output, info: dict[str, Any]) -> None:

@@ -23,15 +23,28 @@ class State(NamedTuple):
     def out(self) -> Output:
         return Output(quiet=self.quiet, no_color=self.no_color)
 
-    def memory(self, overrides: dict[str, Any] | None = None, *, lenient: bool = False) -> Any:
+    def memory(
+        self,
+        overrides: dict[str, Any] | None = None,
+        *,
+        lenient: bool = False,
+        warn_untrusted: bool = True,
+    ) -> Any:
         """The workspace's Memory; ``lenient``: a bad setting is a warning on stderr, not an
-        error (for commands that read no setting, such as git history)."""
+        error (for commands that read no setting, such as git history). Settings an untrusted
+        memcli.toml sets are ignored with one warning (unless ``warn_untrusted`` is off)."""
         from memcli.memory import Memory  # the service layer: not on --help
 
         mem = Memory.open(self.workspace, overrides, lenient=lenient)
         if lenient:
             self.out.warnings(mem.warnings)
             mem.warnings = []
+        if warn_untrusted and mem.settings.ignored:
+            from memcli.config.trust import untrusted_warning  # only with an untrusted file
+
+            warning = untrusted_warning(mem.settings)
+            if warning:
+                self.out.warn(warning)
         return mem
 
 

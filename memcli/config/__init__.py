@@ -7,6 +7,7 @@ from __future__ import annotations
 from memcli.config.layers import (
     Settings,
     cache_dir,
+    confine_file,
     load_settings,
     read_toml,
     user_config_path,
@@ -34,6 +35,7 @@ __all__ = [
     "Settings",
     "cache_dir",
     "coerce",
+    "confine_file",
     "default",
     "env_var",
     "load_settings",

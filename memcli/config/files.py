@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from memcli.config.layers import Settings, apply_table
+from memcli.config.layers import TRUST_TABLE, Settings, apply_table
 from memcli.config.registry import coerce, lookup, split_key
 from memcli.errors import ConfigError
 from memcli.notes.redact import contains_secret
@@ -62,8 +62,11 @@ def check_storable(key: str, value: Any = None) -> None:
         )
 
 
-def write_setting(path: Path, key: str, value: Any = None, *, remove: bool = False) -> bool:
-    """Set (or remove) one setting in a TOML file, keeping its comments and layout.
+def write_setting(
+    path: Path, key: str, value: Any = None, *, remove: bool = False, user: bool = False
+) -> bool:
+    """Set (or remove) one setting in a TOML file (the ``user`` config.toml, which also
+    holds the [trust] table, or a workspace memcli.toml), keeping its comments and layout.
 
     The file is replaced atomically and only when the result is a valid memcli config.
     Returns whether the file changed.
@@ -102,14 +105,17 @@ def write_setting(path: Path, key: str, value: Any = None, *, remove: bool = Fal
     import tomllib  # the check below reads the result back as memcli will (start-up time)
 
     try:
-        apply_table(Settings.defaults(), tomllib.loads(new_text), "check", path)
+        data = tomllib.loads(new_text)
+        if user:
+            data.pop(TRUST_TABLE, None)  # memcli trust's records, not settings
+        apply_table(Settings.defaults(), data, "check", path)
     except tomllib.TOMLDecodeError as exc:  # pragma: no cover - tomlkit wrote it
         raise ConfigError(f"{path}: the change would make invalid TOML: {exc}") from None
-    _replace_file(path, new_text)
+    replace_file(path, new_text)
     return True
 
 
-def _replace_file(path: Path, text: str) -> None:
+def replace_file(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777

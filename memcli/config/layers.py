@@ -3,6 +3,11 @@
 Every value remembers where it came from, so ``memcli config`` can show it. Every value is
 checked against the registry (:mod:`memcli.config.registry`) as it is read: a bad one is a
 ConfigError naming the key, the value, the allowed values and the file or variable.
+
+A workspace memcli.toml arrives with a clone: settings that reach outside the workspace or
+spend a credential (``Setting.needs_trust``) are taken from it only when the user config's
+``[trust]`` table records the sha256 of its content (``memcli trust``); until then they are
+kept aside in :attr:`Settings.ignored` and the layers below stay in effect.
 """
 
 from __future__ import annotations
@@ -10,16 +15,33 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from memcli.config.registry import REGISTRY, SETTINGS, coerce, default, lookup
-from memcli.errors import ConfigError
+from memcli.errors import ConfigError, PathOutsideWorkspace
+
+#: The user config's table of trusted workspace files: ``"/path/memcli.toml" = "sha256:..."``.
+TRUST_TABLE = "trust"
+
+
+class TrustCheck(NamedTuple):
+    """A workspace memcli.toml that sets settings needing trust: the digest of its content
+    and the one the user trusted (None: never trusted)."""
+
+    file: Path
+    sha256: str
+    trusted: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.sha256 == self.trusted
 
 
 class Settings:
-    """Resolved settings with the origin of every value."""
+    """Resolved settings with the origin of every value; ``ignored`` holds what an untrusted
+    workspace memcli.toml set and was not taken (key -> its value there)."""
 
-    __slots__ = ("values", "origins", "files")
+    __slots__ = ("values", "origins", "files", "ignored", "trust")
 
     def __init__(
         self,
@@ -30,6 +52,9 @@ class Settings:
         self.values: dict[str, Any] = values if values is not None else {}
         self.origins: dict[str, str] = origins if origins is not None else {}
         self.files: dict[str, Path] = files if files is not None else {}
+        self.ignored: dict[str, Any] = {}
+        #: set when the workspace file sets a setting that needs trust
+        self.trust: TrustCheck | None = None
 
     @classmethod
     def defaults(cls) -> Settings:
@@ -85,14 +110,39 @@ def cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("memcli", appauthor=False))
 
 
+def confine_file(key: str, value: str, root: Path) -> Path:
+    """The file a path setting names, relative to the workspace ``root``, links resolved; a
+    path leading outside the workspace is refused, naming the setting."""
+    target = (root / Path(value).expanduser()).resolve()
+    inside = root.resolve()
+    if target != inside and inside not in target.parents:
+        raise PathOutsideWorkspace(
+            f"{key}: {value!r} is outside the workspace {inside}",
+            hint=f"a workspace's {key} names a file inside it; "
+            "set a file elsewhere in your user config (--user)",
+        )
+    return target
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; a missing file is empty, a broken one a ConfigError."""
+    return parse_toml(read_bytes(path), path)
+
+
+def read_bytes(path: Path) -> bytes | None:
+    """A config file's content; None when there is none."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def parse_toml(data: bytes | None, path: Path) -> dict[str, Any]:
+    """Parse a config file's content (None: no file, empty)."""
+    if data is None:
+        return {}
     import tomllib  # only when there is a file: most runs have none (start-up time)
 
     try:
@@ -107,9 +157,12 @@ def apply_table(
     origin: str,
     path: Path,
     problems: list[ConfigError] | None = None,
+    *,
+    trusted: bool = True,
 ) -> None:
     """Set every value of a parsed config file; ``problems`` collects errors instead of
-    raising the first (the value stays as it was)."""
+    raising the first (the value stays as it was). Unless the file is ``trusted``, settings
+    that need trust are checked and kept in ``settings.ignored`` instead."""
     for section, table in data.items():
         if not isinstance(table, dict) or not any(s.section == section for s in SETTINGS):
             _fail(ConfigError(f"{path}: unknown section [{section}]"), problems)
@@ -120,9 +173,49 @@ def apply_table(
                 _fail(ConfigError(f"{path}: unknown setting {key}"), problems)
                 continue
             try:
-                settings.set(key, value, origin, str(path))
+                if trusted or not REGISTRY[key].needs_trust:
+                    settings.set(key, value, origin, str(path))
+                else:
+                    settings.ignored[key] = coerce(key, value, str(path))
             except ConfigError as exc:
                 _fail(exc, problems)
+
+
+def needs_trust(data: dict[str, Any]) -> bool:
+    """Whether a parsed config file sets a setting that needs trust."""
+    for section, table in data.items():
+        if isinstance(table, dict):
+            for name in table:
+                setting = REGISTRY.get(f"{section}.{name}")
+                if setting is not None and setting.needs_trust:
+                    return True
+    return False
+
+
+def digest(data: bytes) -> str:
+    """How a trusted file's content is recorded: ``sha256:<hex>``."""
+    import hashlib  # only for a workspace file that sets a setting needing trust (start-up)
+
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def trust_key(path: Path) -> str:
+    """A workspace memcli.toml as the user config's [trust] table names it: its absolute
+    path, with the workspace folder's links resolved (the file itself is not followed)."""
+    return str(path.parent.resolve() / path.name)
+
+
+def trusted_files(data: dict[str, Any], path: Path) -> dict[str, str]:
+    """The [trust] table of a parsed user config (file -> digest)."""
+    table = data.get(TRUST_TABLE, {})
+    if not isinstance(table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in table.items()
+    ):
+        raise ConfigError(
+            f"{path}: [{TRUST_TABLE}] must map memcli.toml paths to sha256 digests",
+            hint="it is written by 'memcli trust'; remove the table to start again",
+        )
+    return table
 
 
 def _fail(exc: ConfigError, problems: list[ConfigError] | None) -> None:
@@ -147,14 +240,23 @@ def load_settings(
     files = [("user", user_config_path())]
     if workspace_root is not None:
         files.append(("workspace", workspace_config_path(workspace_root)))
+    trusted: dict[str, str] = {}
     for origin, path in files:
         settings.files[origin] = path
         try:
-            data = read_toml(path)
+            raw = read_bytes(path)
+            data = parse_toml(raw, path)
+            if origin == "user":
+                trusted = trusted_files(data, path)
+                data = {k: v for k, v in data.items() if k != TRUST_TABLE}
         except ConfigError as exc:
             _fail(exc, problems)
             continue
-        apply_table(settings, data, origin, path, problems)
+        ok = True
+        if origin == "workspace" and raw is not None and needs_trust(data):
+            check = TrustCheck(path, digest(raw), trusted.get(trust_key(path)))
+            settings.trust, ok = check, check.ok
+        apply_table(settings, data, origin, path, problems, trusted=ok)
     for s in SETTINGS:
         if s.env in env:
             try:

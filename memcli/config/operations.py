@@ -15,11 +15,13 @@ from typing import Any
 from memcli.config import (
     SETTINGS,
     Settings,
+    confine_file,
     load_settings,
     lookup,
     user_config_path,
     workspace_config_path,
 )
+from memcli.config.trust import TrustState, retrust_after_edit, trust_state
 from memcli.errors import WorkspaceNotFound
 from memcli.notes.workspace import Workspace, find_workspace
 
@@ -29,18 +31,27 @@ Where = Workspace | str | Path | None
 
 @dataclass
 class SettingEntry:
-    """One setting's value in effect, where it came from, its default and its variable."""
+    """One setting's value in effect, where it came from, its default and its variable;
+    ``ignored``: the value an untrusted workspace memcli.toml gives it, not in effect."""
 
     key: str
     value: Any
     origin: str
     default: Any
     env: str
+    ignored: Any = None
 
     @classmethod
     def of(cls, settings: Settings, key: str) -> SettingEntry:
         setting = lookup(key)
-        return cls(key, settings.get(key), settings.origin(key), setting.default, setting.env)
+        return cls(
+            key,
+            settings.get(key),
+            settings.origin(key),
+            setting.default,
+            setting.env,
+            settings.ignored.get(key),
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +59,11 @@ class SettingEntry:
             "origin": self.origin,
             "default": self.default,
             "env": self.env,
+            "ignored": (
+                None
+                if self.ignored is None
+                else {"value": self.ignored, "origin": "workspace", "reason": "untrusted"}
+            ),
         }
 
 
@@ -68,6 +84,7 @@ class SettingsListing:
     user_file: ConfigFile
     workspace_file: ConfigFile | None
     entries: list[SettingEntry]
+    trust: TrustState | None = None  # the workspace memcli.toml's (None outside a workspace)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +94,7 @@ class SettingsListing:
                 "workspace": self.workspace_file.as_dict() if self.workspace_file else None,
             },
             "settings": {e.key: e.as_dict() for e in self.entries},
+            "trust": self.trust.as_dict() if self.trust else None,
         }
 
 
@@ -156,6 +174,7 @@ def list_settings(where: Where = None) -> SettingsListing:
         ConfigFile(user, user.is_file()),
         ConfigFile(wsfile, wsfile.is_file()) if wsfile else None,
         [SettingEntry.of(settings, s.key) for s in SETTINGS],
+        trust_state(ws.root) if ws else None,
     )
 
 
@@ -170,23 +189,37 @@ def set_setting(key: str, text: str, where: Where = None, *, user: bool = False)
     the ``user`` config.toml), keeping comments. Secrets and values outside the setting's
     allowed range are refused before any file is touched."""
     # tomlkit, tempfile and the secret scanner only when a file is written (start-up time)
-    from memcli.config.files import check_storable, parse_value, write_setting
+    from memcli.config.files import check_storable, parse_value
 
     check_storable(key)  # a secret's name is refused before anything else is looked at
     value = parse_value(key, text)
     check_storable(key, value)
     path, scope, ws = _target(where, user)
-    changed = write_setting(path, key, value)
+    if ws is not None and not user and lookup(key).path == "file" and value:
+        confine_file(key, value, ws.root)
+    changed = _write(path, key, value, ws if not user else None)
     return SettingChange(key, path, scope, changed, SettingEntry.of(_load(ws), key), value)
+
+
+def _write(path: Path, key: str, value: Any, ws: Workspace | None, remove: bool = False) -> bool:
+    """Write one setting; in a workspace memcli.toml, the trust the file had is kept (the
+    edit is the user's own), and an untrusted file stays untrusted."""
+    from memcli.config.files import write_setting  # tomlkit: see set_setting
+
+    if ws is None:
+        return write_setting(path, key, value, remove=remove, user=True)
+    before = trust_state(ws.root)
+    changed = write_setting(path, key, value, remove=remove)
+    if changed:
+        retrust_after_edit(ws.root, before)
+    return changed
 
 
 def unset_setting(key: str, where: Where = None, *, user: bool = False) -> SettingChange:
     """Remove one setting from the workspace memcli.toml (or the ``user`` config.toml)."""
-    from memcli.config.files import write_setting  # tomlkit, tempfile: see set_setting
-
     lookup(key)
     path, scope, ws = _target(where, user)
-    changed = write_setting(path, key, remove=True)
+    changed = _write(path, key, None, ws if not user else None, remove=True)
     return SettingChange(key, path, scope, changed, SettingEntry.of(_load(ws), key))
 
 

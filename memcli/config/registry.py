@@ -28,6 +28,12 @@ class Setting(NamedTuple):
     high: float | None = None
     above: float | None = None  # the value must be greater than this
     choices: tuple[str, ...] = ()
+    #: It reaches outside the workspace or spends a credential: a workspace memcli.toml sets
+    #: it only once the user has trusted that file (``memcli trust``).
+    needs_trust: bool = False
+    #: Its value names paths in the workspace: ``"file"`` (one file) or ``"globs"``; they
+    #: must stay inside it.
+    path: str = ""
 
     @property
     def section(self) -> str:
@@ -93,9 +99,25 @@ def _s(key: str, default: Value, help: str, **bounds: Any) -> Setting:
 
 #: Every setting, in the order ``memcli config`` and the man page list them.
 SETTINGS: tuple[Setting, ...] = (
-    _s("embedding.model", "", "LiteLLM model for embeddings (empty: keyword search only)."),
-    _s("embedding.api_base", "", "Base URL of an OpenAI-compatible server (Ollama, vLLM, ...)."),
-    _s("embedding.api_key_env", "", "Name of the environment variable holding the API key."),
+    # needs_trust: honoured from a workspace memcli.toml only once it is trusted (memcli trust)
+    _s(
+        "embedding.model",
+        "",
+        "LiteLLM model for embeddings (empty: keyword search only).",
+        needs_trust=True,
+    ),
+    _s(
+        "embedding.api_base",
+        "",
+        "Base URL of an OpenAI-compatible server (Ollama, vLLM, ...).",
+        needs_trust=True,
+    ),
+    _s(
+        "embedding.api_key_env",
+        "",
+        "Name of the environment variable holding the API key.",
+        needs_trust=True,
+    ),
     _s(
         "embedding.dimensions",
         0,
@@ -112,12 +134,33 @@ SETTINGS: tuple[Setting, ...] = (
         low=0,
         high=20,
     ),
-    _s("llm.model", "", "LiteLLM chat model used by flush (empty: flush is unavailable)."),
-    _s("llm.api_base", "", "Base URL of an OpenAI-compatible server for the chat model."),
-    _s("llm.api_key_env", "", "Name of the environment variable holding the API key."),
+    _s(
+        "llm.model",
+        "",
+        "LiteLLM chat model used by flush (empty: flush is unavailable).",
+        needs_trust=True,
+    ),
+    _s(
+        "llm.api_base",
+        "",
+        "Base URL of an OpenAI-compatible server for the chat model.",
+        needs_trust=True,
+    ),
+    _s(
+        "llm.api_key_env",
+        "",
+        "Name of the environment variable holding the API key.",
+        needs_trust=True,
+    ),
     _s("llm.timeout", 60.0, "Seconds per chat request.", above=0, high=3600),
     _s("llm.max_retries", 2, "Retries after a failed chat request.", low=0, high=20),
-    _s("llm.prompt_file", "", "File with the fact-extraction instructions (empty: built in)."),
+    _s(
+        "llm.prompt_file",
+        "",
+        "File with the fact-extraction instructions (empty: built in).",
+        needs_trust=True,
+        path="file",
+    ),
     _s(
         "llm.max_chars",
         24000,
@@ -208,7 +251,12 @@ SETTINGS: tuple[Setting, ...] = (
         above=0,
         high=36500,
     ),
-    _s("index.include", ["memory/**/*.md"], "Globs of files to index, relative to the workspace."),
+    _s(
+        "index.include",
+        ["memory/**/*.md"],
+        "Globs of files to index, relative to the workspace (never leaving it).",
+        path="globs",
+    ),
     _s(
         "index.max_file_mb",
         5.0,
@@ -303,7 +351,19 @@ def coerce(key: str, value: Any, where: str = "") -> Any:
     if not setting.admits(out):
         shown = f'"{out}"' if isinstance(out, str) else _num(out)
         raise ConfigError(f"{prefix}{key} must be {setting.allowed()}, got {shown}")
+    if setting.path == "globs":
+        for pattern in out:
+            if _leaves(pattern):
+                raise ConfigError(
+                    f"{prefix}{key}: {pattern!r} leads outside the workspace",
+                    hint="include patterns are relative to the workspace, without '..' or '~'",
+                )
     return out
+
+
+def _leaves(pattern: str) -> bool:
+    """A glob that names a parent folder (``..``) or a home folder (``~``)."""
+    return pattern.startswith("~") or ".." in pattern.replace("\\", "/").split("/")
 
 
 def _convert(default: Value, value: Any) -> Any:

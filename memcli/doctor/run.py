@@ -10,7 +10,7 @@ from memcli.doctor.extras import check_cache, check_hooks
 from memcli.doctor.install import check_fts5, check_python, check_sqlite, check_sqlite_vec
 from memcli.doctor.providers import check_provider
 from memcli.doctor.report import PROBE_TIMEOUT, PROBLEM, Check, DoctorReport
-from memcli.doctor.workspace import check_config, check_index, check_workspace
+from memcli.doctor.workspace import check_config, check_index, check_trust, check_workspace
 
 
 def run_doctor(
@@ -28,6 +28,7 @@ def run_doctor(
         ("fts5", check_fts5),
         ("workspace", lambda c: check_workspace(c, workspace)),
         ("config", check_config),
+        ("trust", check_trust),
         ("sqlite_vec", check_sqlite_vec),
         ("index", check_index),
         ("embedding", lambda c: check_provider(c, "embedding")),

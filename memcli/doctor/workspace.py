@@ -8,6 +8,7 @@ from typing import Any
 from memcli.config import (
     ENV_PREFIX,
     Settings,
+    confine_file,
     load_settings,
     user_config_path,
     workspace_config_path,
@@ -79,6 +80,39 @@ def check_config(ctx: dict[str, Any]) -> Check:
     details["changed"] = changed
     return Check(
         "config", OK, f"{len(changed)} setting(s) differ from the defaults", details=details
+    )
+
+
+def check_trust(ctx: dict[str, Any]) -> Check:
+    """Whether the workspace memcli.toml is trusted, and what is ignored until it is."""
+    from memcli.config.trust import trust_state  # with doctor only
+
+    ws = ctx.get("ws")
+    if ws is None:
+        return Check("trust", NOTE, "no workspace", details={"file": None})
+    state = trust_state(ws.root)
+    details = state.as_dict()
+    name = workspace_config_path(ws.root).name
+    if state.state == "no-file":
+        return Check("trust", OK, f"no {name}: nothing to trust", details=details)
+    if not state.sets:
+        return Check("trust", OK, f"{name} sets nothing that needs trust", details=details)
+    if state.state == "trusted":
+        settings = ctx.get("settings")
+        try:
+            if settings is not None and settings.origin("llm.prompt_file") == "workspace":
+                confine_file("llm.prompt_file", settings.get("llm.prompt_file"), ws.root)
+        except MemcliError as exc:
+            return Check("trust", PROBLEM, exc.message, exc.hint, details)
+        keys = ", ".join(state.sets)
+        return Check("trust", OK, f"{name} is trusted ({keys} apply)", details=details)
+    why = "changed since it was trusted" if state.state == "changed" else "is not trusted"
+    return Check(
+        "trust",
+        NOTE,
+        f"{name} {why}: ignoring {', '.join(state.ignored)}",
+        f"review {state.file}, then run 'memcli trust'",
+        details,
     )
 
 

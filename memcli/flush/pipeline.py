@@ -27,6 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memcli.config import Settings, confine_file
 from memcli.errors import ConfigError, GitError, MemcliError
 from memcli.flush.conversation import (
     MIN_PART_CHARS,
@@ -97,7 +98,7 @@ def flush(
         result.message = f"conversation {hash8} was already flushed ({earlier}); nothing to do"
         return result
 
-    instructions = load_prompt(prompt_file or settings.get("llm.prompt_file"), ws.root)
+    instructions = load_prompt(prompt_file or _prompt_setting(settings, ws.root), ws.root)
     cfg = llm_config(settings)
     if commit and not dry_run:
         _check_git(ws.root)
@@ -197,3 +198,12 @@ def commit_message(hash8: str, facts: list[Fact]) -> str:
     more = f" (+{len(facts) - 1} more)" if len(facts) > 1 else ""
     body = "\n".join(f"- {'[' + f.type + '] ' if f.type else ''}{f.text}" for f in facts)
     return f"memory: {first}{more}\n\nFlushed from conversation {hash8}:\n\n{body}\n"
+
+
+def _prompt_setting(settings: Settings, root: Path) -> str | Path | None:
+    """``llm.prompt_file``; from the workspace memcli.toml (trusted: see memcli trust), it
+    must name a file inside the workspace, links resolved (exit 2 otherwise)."""
+    value = str(settings.get("llm.prompt_file") or "")
+    if value and settings.origin("llm.prompt_file") == "workspace":
+        return confine_file("llm.prompt_file", value, root)
+    return value or None

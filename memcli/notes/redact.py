@@ -13,14 +13,19 @@ value cannot be told from prose.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from typing import NamedTuple
 
-__all__ = ["Redaction", "redact", "contains_secret", "MARKER_RE"]
+__all__ = ["Redaction", "redact", "redact_lines", "contains_secret", "marker_re"]
 
-#: An existing replacement marker; never redacted again.
-MARKER_RE = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
+@functools.cache
+def marker_re() -> re.Pattern[str]:
+    """An existing replacement marker; never redacted again (compiled on first use)."""
+    return re.compile(r"\[REDACTED:[a-z0-9-]+\]")
+
 
 # Claimed spans are masked with NUL (same length, so offsets stay valid). Every pattern below
 # excludes NUL from its character classes, so no match can reach into a claimed span.
@@ -41,20 +46,22 @@ _KEYWORD = (
 )
 
 # Values that are references or placeholders rather than secrets.
-_NOT_A_VALUE = re.compile(
-    r"""\$\{?[A-Z_][A-Z0-9_]*\}?        # $ENV_VAR, ${ENV_VAR}
+_NOT_A_VALUE = r"""\$\{?[A-Z_][A-Z0-9_]*\}?        # $ENV_VAR, ${ENV_VAR}
     |\$\{\{.*\}\}|\{\{.*\}\}            # ${{ secrets.X }}, {{ template }}
     |%[A-Za-z_][A-Za-z0-9_]*%           # %WINDOWS_VAR%
     |<[^<>]*>                           # <your-password>
     |(?i:null|none|nil|true|false|undefined)
-    """,
-    re.VERBOSE,
-)
+    """
 
 
 def _is_value(value: str) -> bool:
     """Whether an assigned value looks like a real secret value (not a placeholder)."""
-    return any(c.isalnum() for c in value) and not _NOT_A_VALUE.fullmatch(value)
+    return any(c.isalnum() for c in value) and not _not_a_value().fullmatch(value)
+
+
+@functools.cache
+def _not_a_value() -> re.Pattern[str]:
+    return re.compile(_NOT_A_VALUE, re.VERBOSE)
 
 
 # (kind, pattern, predicate on the redacted text or None). Where a pattern has a group named
@@ -62,134 +69,142 @@ def _is_value(value: str) -> bool:
 # replaced; otherwise the whole match.
 _Rule = tuple[str, "re.Pattern[str]", "Callable[[str], bool] | None"]
 
-_RULES: tuple[_Rule, ...] = (
-    (
-        "private-key",
-        re.compile(
-            r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-            # Lazy scan to END that never runs past the next BEGIN (keeps it linear).
-            r"(?:(?:[^\0-]|-(?!----BEGIN))*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
-            # Unterminated block: take the base64 and header lines that follow.
-            r"|(?:(?:\r?\n|\\n)(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*|[A-Za-z-]+:[^\n\0]*|[ \t]*))*)"
+
+@functools.cache
+def _rules() -> tuple[_Rule, ...]:
+    """The rules, compiled on first use: a search imports this module for the few snippets
+    it shows and most of them hold no trigger word (see :data:`_TRIGGERS`)."""
+    return (
+        (
+            "private-key",
+            re.compile(
+                r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+                # Lazy scan to END that never runs past the next BEGIN (keeps it linear).
+                r"(?:(?:[^\0-]|-(?!----BEGIN))*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
+                # Unterminated block: take the base64 and header lines that follow.
+                r"|(?:(?:\r?\n|\\n)(?:[ \t]*[A-Za-z0-9+/=]+[ \t]*|[A-Za-z-]+:[^\n\0]*|[ \t]*))*)"
+            ),
+            None,
         ),
-        None,
-    ),
-    (
-        "aws-access-key",
-        re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
-        None,
-    ),
-    (
-        "github-token",
-        re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
-        None,
-    ),
-    (
-        "slack-token",
-        re.compile(
-            r"(?<![A-Za-z0-9])xox[abprs]-(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{10,}"
-            r"|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"
+        (
+            "aws-access-key",
+            re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+            None,
         ),
-        None,
-    ),
-    (
-        "api-key",
-        re.compile(r"(?<![A-Za-z0-9])sk-(?=[a-z_-]{0,64}[A-Z0-9])[A-Za-z0-9_-]{20,}"),
-        None,
-    ),
-    (
-        "stripe-key",
-        re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
-        None,
-    ),
-    (
-        "google-api-key",
-        re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
-        None,
-    ),
-    (
-        "gitlab-token",
-        re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
-        None,
-    ),
-    (
-        "huggingface-token",
-        re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])"),
-        None,
-    ),
-    (
-        "npm-token",
-        re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}(?![A-Za-z0-9])"),
-        None,
-    ),
-    (
-        "azure-key",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"
+        (
+            "github-token",
+            re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+            None,
         ),
-        None,
-    ),
-    (
-        "jwt",
-        re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8,}"),
-        None,
-    ),
-    (
-        "url-credentials",
-        # The password runs to the last '@' before the host: it may hold '/' and '#'
-        # (mysql://root:pa/ss#word@db); "host:8080/path@x" is a port and a path, not a password.
-        re.compile(
-            r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\0\"'<>]*:"
-            r"(?P<v>[^\s\0\"'<>]+)@(?=[A-Za-z0-9\[])"
+        (
+            "slack-token",
+            re.compile(
+                r"(?<![A-Za-z0-9])xox[abprs]-(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{10,}"
+                r"|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"
+            ),
+            None,
         ),
-        lambda value: not re.match(r"\d+/", value),
-    ),
-    (
-        "aws-secret",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
-            + _SEP
-            + _VALUE
+        (
+            "api-key",
+            re.compile(r"(?<![A-Za-z0-9])sk-(?=[a-z_-]{0,64}[A-Z0-9])[A-Za-z0-9_-]{20,}"),
+            None,
         ),
-        _is_value,
-    ),
-    (
-        "password",
-        re.compile(
-            r"(?<![A-Za-z0-9])(?i:(?:proxy-)?authorization)(?:[\"']|\*\*)?[ \t]*[:=][ \t]*[\"']?"
-            r"(?i:bearer|basic|token|bot|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]+)"
+        (
+            "stripe-key",
+            re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+            None,
         ),
-        None,
-    ),
-    (
-        "password",
-        # A bare bearer token in prose or a curl line, without its "Authorization:" header.
-        re.compile(
-            r"(?<![A-Za-z0-9])(?i:bearer)[ \t]+"
-            r"(?P<v>(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,})"
+        (
+            "google-api-key",
+            re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+            None,
         ),
-        None,
-    ),
-    (
-        "password",
-        # ODBC and ADO connection strings: Pwd=...; (a path after "pwd:" is a shell's output).
-        re.compile(r"(?<![A-Za-z0-9_])(?i:pwd)" + _SEP + _VALUE),
-        lambda value: _is_value(value) and not value.startswith(("/", "~")),
-    ),
-    (
-        "password",
-        # Any key that ends with a keyword (DB_PASSWORD, x-api-key, clientSecret).
-        re.compile("(?i:" + _KEYWORD + ")" + _SEP + _VALUE),
-        _is_value,
-    ),
-)
+        (
+            "gitlab-token",
+            re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
+            None,
+        ),
+        (
+            "huggingface-token",
+            re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])"),
+            None,
+        ),
+        (
+            "npm-token",
+            re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}(?![A-Za-z0-9])"),
+            None,
+        ),
+        (
+            "azure-key",
+            re.compile(
+                r"(?<![A-Za-z0-9])(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"
+            ),
+            None,
+        ),
+        (
+            "jwt",
+            re.compile(
+                r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8,}"
+            ),
+            None,
+        ),
+        (
+            "url-credentials",
+            # The password runs to the last '@' before the host: it may hold '/' and '#'
+            # (mysql://root:pa/ss#word@db); "host:8080/path@x" is a port and a path, not a password.
+            re.compile(
+                r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\0\"'<>]*:"
+                r"(?P<v>[^\s\0\"'<>]+)@(?=[A-Za-z0-9\[])"
+            ),
+            lambda value: not re.match(r"\d+/", value),
+        ),
+        (
+            "aws-secret",
+            re.compile(
+                r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
+                + _SEP
+                + _VALUE
+            ),
+            _is_value,
+        ),
+        (
+            "password",
+            re.compile(
+                r"(?<![A-Za-z0-9])(?i:(?:proxy-)?authorization)"
+                r"(?:[\"']|\*\*)?[ \t]*[:=][ \t]*[\"']?"
+                r"(?i:bearer|basic|token|bot|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]+)"
+            ),
+            None,
+        ),
+        (
+            "password",
+            # A bare bearer token in prose or a curl line, without its "Authorization:" header.
+            re.compile(
+                r"(?<![A-Za-z0-9])(?i:bearer)[ \t]+"
+                r"(?P<v>(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,})"
+            ),
+            None,
+        ),
+        (
+            "password",
+            # ODBC and ADO connection strings: Pwd=...; (a path after "pwd:" is a shell's output).
+            re.compile(r"(?<![A-Za-z0-9_])(?i:pwd)" + _SEP + _VALUE),
+            lambda value: _is_value(value) and not value.startswith(("/", "~")),
+        ),
+        (
+            "password",
+            # Any key that ends with a keyword (DB_PASSWORD, x-api-key, clientSecret).
+            re.compile("(?i:" + _KEYWORD + ")" + _SEP + _VALUE),
+            _is_value,
+        ),
+    )
+
 
 _VALUE_GROUPS = ("v", "dq", "sq", "bq", "ph", "bare")
 
 
-@dataclass(frozen=True)
-class Redaction:
-    """Result of :func:`redact`."""
+class Redaction(NamedTuple):
+    """Result of :func:`redact` (a NamedTuple: cheaper to define on a search's start-up)."""
 
     text: str  # redacted text
     kinds: tuple[str, ...]  # kind of each replacement, in order of occurrence
@@ -204,12 +219,44 @@ def _value_span(match: re.Match[str]) -> tuple[int, int]:
     return match.span()
 
 
+#: Every rule needs one of these (in lower case): text holding none of them is returned as it
+#: is without running the rules, the common case (a few substring tests, nothing to compile).
+_TRIGGERS = (
+    *("-----begin", "akia", "asia", "github_pat_", "hooks.slack.com", "sk-", "aiza"),
+    *(f"gh{c}_" for c in "pousr"),
+    *(f"xox{c}-" for c in "abprs"),
+    *(f"{a}_{b}_" for a in ("sk", "rk") for b in ("live", "test")),
+    *("glpat-", "hf_", "npm_", "accountkey", "sharedaccesskey", "eyj", "://", "secret"),
+    *("authorization", "bearer", "pwd", "passw", "passphrase", "token", "apikey"),
+    *(f"{w}{sep}key" for w in ("api", "private") for sep in "_-"),
+    "privatekey",
+)
+
+
+def _triggered(text: str) -> bool:
+    low = text.lower()
+    return any(t in low for t in _TRIGGERS)
+
+
 def redact(text: str) -> Redaction:
     """Replace every secret in ``text`` by ``[REDACTED:<kind>]``."""
+    return _replace(text, _claims(text), keep_lines=False)
+
+
+def redact_lines(text: str) -> Redaction:
+    """:func:`redact` keeping the lines: a secret over several lines (a private key block)
+    becomes one marker on each of them, so line numbers still hold (``get``, snippets)."""
+    return _replace(text, _claims(text), keep_lines=True)
+
+
+def _claims(text: str) -> list[tuple[int, int, str | None]]:
+    """The spans of ``text`` to replace, with their kind (None: a marker already there)."""
+    if not _triggered(text):
+        return []
     masked = list(text)
     # Existing markers are claimed first (kind None) so they are never redacted again.
     claims: list[tuple[int, int, str | None]] = []
-    for m in MARKER_RE.finditer(text):
+    for m in marker_re().finditer(text):
         claims.append((m.start(), m.end(), None))
         masked[m.start() : m.end()] = _MASK * (m.end() - m.start())
     current = "".join(masked)
@@ -218,7 +265,7 @@ def redact(text: str) -> Redaction:
     changed = True
     while changed:
         changed = False
-        for kind, pattern, accept in _RULES:
+        for kind, pattern, accept in _rules():
             found: list[tuple[int, int]] = []
             for m in pattern.finditer(current):
                 start, end = _value_span(m)
@@ -234,7 +281,13 @@ def redact(text: str) -> Redaction:
                 claims.append((start, end, kind))
                 masked[start:end] = _MASK * (end - start)
             current = "".join(masked)
-    if len(claims) == 0:
+    return claims
+
+
+def _replace(
+    text: str, claims: list[tuple[int, int, str | None]], *, keep_lines: bool
+) -> Redaction:
+    if not any(kind for _, _, kind in claims):
         return Redaction(text, ())
     claims.sort(key=lambda claim: claim[0])
     out: list[str] = []
@@ -245,7 +298,9 @@ def redact(text: str) -> Redaction:
         if claim is None:
             out.append(text[start:end])
         else:
-            out.append(f"[REDACTED:{claim}]")
+            marker = f"[REDACTED:{claim}]"
+            lines = text.count("\n", start, end) if keep_lines else 0
+            out.append("\n".join([marker] * (lines + 1)))
             kinds.append(claim)
         pos = end
     out.append(text[pos:])

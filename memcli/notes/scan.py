@@ -12,6 +12,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple, cast
 
+from memcli.errors import ConfigError
 from memcli.notes.workspace import STATE_DIR, Workspace
 
 SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
@@ -259,6 +260,13 @@ def iter_files(
             continue
         base = ws.root / prefix if prefix else ws.root
         if base.is_dir():
+            if prefix and not _inside(root, base):
+                raise ConfigError(
+                    f"index.include: {prefix}/ leads outside the workspace"
+                    f" (to {os.path.realpath(base)})",
+                    hint="include patterns name folders inside the workspace; links leaving it"
+                    " are not followed",
+                )
             roots.append((f"{prefix}/", str(base)))
     stack: list[Iterator[FoundFile | tuple[str, str]]] = [iter(sorted(roots))]
     while stack:
@@ -270,6 +278,12 @@ def iter_files(
             yield item
         else:
             stack.pop()
+
+
+def _inside(root: Path, path: Path) -> bool:
+    """Whether ``path`` (links resolved) is ``root`` or below it."""
+    target = Path(os.path.realpath(path))
+    return target == root or root in target.parents
 
 
 def _utf8_name(name: str) -> bool:

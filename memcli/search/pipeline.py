@@ -15,6 +15,8 @@ from datetime import date
 
 from memcli.errors import BadInput
 from memcli.index.store import Store
+from memcli.notes import instructions
+from memcli.notes.redact import redact_lines
 from memcli.search import ranking
 from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
 from memcli.search.options import Filters, SearchOptions, check_options
@@ -75,7 +77,10 @@ def run_search(
     )
     for span in spans:
         hit: Hit = span.payload
-        hit.start_line, hit.end_line, hit.snippet = span_lines(ft, span)
+        hit.start_line, hit.end_line, snippet = span_lines(ft, span)
+        hit.snippet = redact_lines(snippet).text  # as get shows it: no secret on screen
+        phrase = instructions.detect(hit.snippet)
+        hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []
         if opts.explain:
             hit.explain = ranking.explain(
                 hit.signal,
@@ -87,6 +92,7 @@ def run_search(
             )
             hit.explain["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
             hit.explain["merged"] = [[m.passage.start, m.passage.end] for m in span.merged]
+            hit.explain["flags"] = {instructions.INSTRUCTION_LIKE: phrase} if phrase else {}
         result.hits.append(hit)
     return result
 

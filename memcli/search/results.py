@@ -15,7 +15,7 @@ class Hit:
     __slots__ = (
         "chunk_id", "path", "chunk_start", "chunk_end", "heading", "text", "source", "date",
         "evergreen", "score", "scores", "snippet", "start_line", "end_line", "explain",
-        "passage", "signal", "terms",
+        "flags", "passage", "signal", "terms",
     )  # fmt: skip
 
     def __init__(
@@ -43,6 +43,7 @@ class Hit:
         self.snippet = ""
         self.start_line = self.end_line = 0
         self.explain: dict[str, Any] | None = None
+        self.flags: list[str] = []  # "instruction-like": the snippet reads as an order
         self.passage, self.signal, self.terms = passage, signal, terms
 
     def __repr__(self) -> str:
@@ -60,6 +61,7 @@ class Hit:
             "date": self.date,
             "evergreen": self.evergreen,
             "scores": self.scores,
+            "flags": self.flags,
         }
         if self.explain is not None:
             out["explain"] = self.explain

@@ -150,7 +150,8 @@ class NotesService(GitService):
         return self.ws.daily_path((day or datetime.now()).date(), namespace)
 
     def get(self, spec: str) -> GetResult:
-        """``PATH[:LINE[:COUNT]]`` -> those lines of a memory file."""
+        """``PATH[:LINE[:COUNT]]`` -> those lines of a memory file (a file the index covers,
+        as text), secrets redacted as a search shows them."""
         path_text, start, count = parse_get_spec(spec)
         target = self.ws.resolve_user_path(path_text)
         cwd = Path.cwd().resolve()
@@ -167,7 +168,10 @@ class NotesService(GitService):
         _, text, _ = read_text(target)
         if text is None:
             raise BadInput(f"{path_text} is a binary file")
-        lines = split_lines(text)
+        from memcli.notes.redact import redact_lines  # get's own: not on --help
+
+        # the whole file, so a key block that starts above the lines asked for is found too
+        lines = split_lines(redact_lines(text).text)
         if start > max(len(lines), 1):
             raise BadInput(f"{path_text} has {len(lines)} lines; line {start} is past the end")
         end = len(lines) if count is None else min(len(lines), start + count - 1)

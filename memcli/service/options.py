@@ -102,6 +102,21 @@ class Context:
             return f"no result fits in {self.budget} tokens; raise --max-tokens"
         return None
 
+    def as_dict(self) -> dict[str, Any]:
+        """The block for a program that hands it to a model (an MCP tool, a hook): its text,
+        its sections with their citations and flags, and what the search said."""
+        return {
+            "query": self.result.query,
+            "mode": self.result.mode,
+            "stale": self.result.stale,
+            "warnings": [*self.result.warnings, *([self.overflow] if self.overflow else [])],
+            "budget": self.budget,
+            "text": self.block.text,
+            "included": self.block.included,
+            "left_out": self.block.left_out,
+            "sections": [s.as_dict() for s in self.block.sections],
+        }
+
 
 @dataclass
 class BatchAnswer:
