@@ -99,12 +99,13 @@ def _strings(obj: Any) -> list[str]:
 
 def test_no_false_positive_on_locomo_and_the_docs() -> None:
     """The false-positive rate on ordinary text: every string of the LoCoMo conversations
-    (turns, summaries, observations, questions) and every paragraph of the project's docs."""
+    (turns, summaries, observations, questions) and every paragraph of the project's docs,
+    but those that document the flag by quoting injection phrases (they name the flag)."""
     texts = [
         p
         for name in ("README.md", "ARCHITECTURE.md", "CHANGELOG.md")
         for p in re.split(r"\n\s*\n", (ROOT / name).read_text())
-        if p.strip()
+        if p.strip() and INSTRUCTION_LIKE not in p
     ]
     if LOCOMO.is_file():
         texts += _strings(json.loads(LOCOMO.read_text()))
@@ -116,20 +117,9 @@ def test_no_false_positive_on_locomo_and_the_docs() -> None:
 # -- the context block ------------------------------------------------------------------------
 def _hit(path: str, start: int, snippet: str) -> Hit:
     end = start + snippet.count("\n")
-    return Hit(
-        0,
-        path,
-        start,
-        end,
-        "",
-        snippet,
-        "memory",
-        None,
-        True,
-        snippet=snippet,
-        start_line=start,
-        end_line=end,
-    )
+    hit = Hit(0, path, start, end, "", snippet, "memory", None, True)
+    hit.snippet, hit.start_line, hit.end_line = snippet, start, end
+    return hit
 
 
 def test_the_block_is_framed_and_its_marker_cannot_be_forged() -> None:

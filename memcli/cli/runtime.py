@@ -40,7 +40,7 @@ class State(NamedTuple):
             self.out.warnings(mem.warnings)
             mem.warnings = []
         if warn_untrusted and mem.settings.ignored:
-            from memcli.config.trust import untrusted_warning  # only with an untrusted file
+            from memcli.config.layers import untrusted_warning  # loaded with the settings
 
             warning = untrusted_warning(mem.settings)
             if warning:

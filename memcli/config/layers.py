@@ -267,3 +267,13 @@ def load_settings(
         if value is not None:
             settings.set(key, value, "flag")
     return settings
+
+
+def untrusted_warning(settings: Settings) -> str | None:
+    """The one-line warning for settings a workspace file set and that are ignored."""
+    check = settings.trust
+    if check is None or check.ok or not settings.ignored:
+        return None
+    keys = ", ".join(sorted(settings.ignored))
+    why = "changed since you trusted it" if check.trusted else "is not trusted"
+    return f"{check.file} {why}: ignoring {keys} (review it, then run 'memcli trust')"

@@ -21,7 +21,6 @@ from typing import Any
 
 from memcli.config.layers import (
     TRUST_TABLE,
-    Settings,
     digest,
     parse_toml,
     read_bytes,
@@ -148,16 +147,6 @@ def retrust_after_edit(root: Path, before: TrustState) -> bool:
     if not after.exists or (not after.sets and before.trusted_sha256 is None):
         return False
     return _write(trust_key(after.file), after.sha256)
-
-
-def untrusted_warning(settings: Settings) -> str | None:
-    """The one-line warning for settings a workspace file set and that are ignored."""
-    check = settings.trust
-    if check is None or check.ok or not settings.ignored:
-        return None
-    keys = ", ".join(sorted(settings.ignored))
-    why = "changed since you trusted it" if check.trusted else "is not trusted"
-    return f"{check.file} {why}: ignoring {keys} (review it, then run 'memcli trust')"
 
 
 def _records() -> dict[str, str]:
