@@ -77,7 +77,9 @@ def test_prompt_injection_is_data(
     assert "ignore previous instructions" in hits[0]["snippet"]  # returned verbatim, as data
     if mode == "hybrid":
         assert runs[1].json()["mode"] == "hybrid"
-    assert runs[6].stdout == INJECTION  # get shows exactly what is in the file
+    assert hits[0]["flags"] == ["instruction-like"]  # and flagged for whoever reads it
+    # get shows what is in the file, its secret redacted as search shows it
+    assert runs[6].stdout == INJECTION.replace("Zk29xQv8Lp3Rt7Wm", "[REDACTED:password]")
 
     # Nothing was obeyed: memory/ is byte for byte the same, no file appeared anywhere.
     assert tree_digest(mem) == before
