@@ -117,6 +117,11 @@ def test_one_warning_on_stderr_and_keyword_search_keeps_working(cli: Cli, worksp
         "embedding.api_base, embedding.model (review it, then run 'memcli trust')"
     )
     assert cli("-q", "search", "valkey").stderr == ""
+    status = cli("status", "--json").json()
+    assert (status["mode"], status["mode_reason"]) == (
+        "keyword",
+        "memcli.toml's embedding.model waits for 'memcli trust'",
+    )
 
 
 def test_trust_command_show_revoke_list(cli: Cli, workspace: Path) -> None:

@@ -93,6 +93,8 @@ class IndexService(MemoryCore):
         from memcli.providers.embeddings import status_info  # no provider call, no LiteLLM
 
         vec = status_info(store, self.settings)
+        if vec["mode"] == "keyword" and "embedding.model" in self.settings.ignored:
+            vec["mode_reason"] = "memcli.toml's embedding.model waits for 'memcli trust'"
         return {
             "workspace": str(self.ws.root),
             "index": str(self.ws.index_path),
