@@ -40,3 +40,20 @@ def test_an_ignored_memory_file_is_refused(cli: Cli, workspace: Path) -> None:
     (workspace / ".memignore").write_text("memory/private.md\n")
     run = cli("get", "memory/private.md")
     assert run.exit_code == 2 and "is not a memory file" in run.stderr
+
+
+def test_get_redacts_like_search_and_keeps_line_numbers(cli: Cli, workspace: Path) -> None:
+    from tests.test_redact import PEM
+
+    token = "ghp_" + "Zq81Lm0Xc4Vb7Nn2Aa9Ss3Dd6Ff1Gg5Hh8Jj"
+    text = f"# Keys\n\n- CI pushes with {token}\n\n```\n{PEM}\n```\n- last line\n"
+    (workspace / "memory" / "keys.md").write_text(text)
+    whole = cli("get", "memory/keys.md").stdout
+    assert token not in whole and "MII" not in whole
+    assert whole.count("\n") == text.count("\n")
+    # a window that starts inside the key block is redacted too (the whole file is read)
+    inside = cli("get", "--json", "memory/keys.md:8:2").json()
+    assert inside["text"] == "[REDACTED:private-key]\n[REDACTED:private-key]"
+    assert cli("get", "memory/keys.md:10").stdout.endswith("- last line\n")
+    hit = cli("search", "--json", "CI pushes").json()["results"][0]
+    assert token not in hit["snippet"] and "[REDACTED:github-token]" in hit["snippet"]

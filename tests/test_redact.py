@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli.notes.redact import Redaction, contains_secret, redact
+from memcli.notes.redact import Redaction, contains_secret, redact, redact_lines
 
 GH36 = "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"  # 36 characters
 JWT = (
@@ -505,3 +505,25 @@ def test_idempotent_on_arbitrary_text(text: str) -> None:
     twice = redact(once.text)
     assert twice.text == once.text
     assert twice.kinds == ()
+
+
+# -- redact_lines: what get and search show keeps its line numbers ---------------------------------
+@given(
+    st.lists(st.one_of(*SECRET_KINDS.values()), min_size=1, max_size=4),
+    st.lists(st.sampled_from(VOCAB), min_size=1, max_size=12),
+)
+def test_redact_lines_keeps_lines_and_removes_every_secret(
+    secrets: list[tuple[str, str]], ws: list[str]
+) -> None:
+    text = "\n".join([" ".join(ws), *(f"- note {s}" for s, _ in secrets), PEM, " ".join(ws)])
+    result = redact_lines(text)
+    assert result.text.count("\n") == text.count("\n")
+    assert result.kinds == redact(text).kinds
+    for _, raw in secrets:
+        assert raw not in result.text
+    assert not contains_secret(result.text)
+
+
+def test_a_key_block_becomes_one_marker_per_line() -> None:
+    shown = redact_lines(f"before\n{PEM}\nafter").text.splitlines()
+    assert shown == ["before", *[marker("private-key")] * (len(PEM_BODY) + 2), "after"]
