@@ -67,17 +67,18 @@ def _not_a_value() -> re.Pattern[str]:
 # (kind, pattern, predicate on the redacted text or None). Where a pattern has a group named
 # in _VALUE_GROUPS (``v``, or the quoted/bare value of an assignment) only that group is
 # replaced; otherwise the whole match.
-_Rule = tuple[str, "re.Pattern[str]", "Callable[[str], bool] | None"]
+_Rule = tuple[str, str, "Callable[[str], bool] | None"]
 
 
 @functools.cache
 def _rules() -> tuple[_Rule, ...]:
-    """The rules, compiled on first use: a search imports this module for the few snippets
-    it shows and most of them hold no trigger word (see :data:`_TRIGGERS`)."""
+    """The rules, as pattern sources: each is compiled the first time a text holds one of
+    its trigger words (:func:`_compiled`); a search shows a few snippets and most of them
+    hold none (see :data:`_RULE_TRIGGERS`)."""
     return (
         (
             "private-key",
-            re.compile(
+            (
                 r"-----BEGIN[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
                 # Lazy scan to END that never runs past the next BEGIN (keeps it linear).
                 r"(?:(?:[^\0-]|-(?!----BEGIN))*?-----END[ A-Z0-9]*PRIVATE KEY(?: BLOCK)?-----"
@@ -88,17 +89,17 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         (
             "aws-access-key",
-            re.compile(r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])"),
+            r"(?<![A-Za-z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Za-z0-9])",
             None,
         ),
         (
             "github-token",
-            re.compile(r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})"),
+            r"(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,})",
             None,
         ),
         (
             "slack-token",
-            re.compile(
+            (
                 r"(?<![A-Za-z0-9])xox[abprs]-(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{10,}"
                 r"|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"
             ),
@@ -106,53 +107,49 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         (
             "api-key",
-            re.compile(r"(?<![A-Za-z0-9])sk-(?=[a-z_-]{0,64}[A-Z0-9])[A-Za-z0-9_-]{20,}"),
+            r"(?<![A-Za-z0-9])sk-(?=[a-z_-]{0,64}[A-Z0-9])[A-Za-z0-9_-]{20,}",
             None,
         ),
         (
             "stripe-key",
-            re.compile(r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}"),
+            r"(?<![A-Za-z0-9])(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{10,}",
             None,
         ),
         (
             "google-api-key",
-            re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"),
+            r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])",
             None,
         ),
         (
             "gitlab-token",
-            re.compile(r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}"),
+            r"(?<![A-Za-z0-9])glpat-[A-Za-z0-9_-]{20,}",
             None,
         ),
         (
             "huggingface-token",
-            re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])"),
+            r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}(?![A-Za-z0-9])",
             None,
         ),
         (
             "npm-token",
-            re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}(?![A-Za-z0-9])"),
+            r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}(?![A-Za-z0-9])",
             None,
         ),
         (
             "azure-key",
-            re.compile(
-                r"(?<![A-Za-z0-9])(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"
-            ),
+            (r"(?<![A-Za-z0-9])(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"),
             None,
         ),
         (
             "jwt",
-            re.compile(
-                r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8,}"
-            ),
+            (r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{8,}"),
             None,
         ),
         (
             "url-credentials",
             # The password runs to the last '@' before the host: it may hold '/' and '#'
             # (mysql://root:pa/ss#word@db); "host:8080/path@x" is a port and a path, not a password.
-            re.compile(
+            (
                 r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\0\"'<>]*:"
                 r"(?P<v>[^\s\0\"'<>]+)@(?=[A-Za-z0-9\[])"
             ),
@@ -160,7 +157,7 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         (
             "aws-secret",
-            re.compile(
+            (
                 r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
                 + _SEP
                 + _VALUE
@@ -169,7 +166,7 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         (
             "password",
-            re.compile(
+            (
                 r"(?<![A-Za-z0-9])(?i:(?:proxy-)?authorization)"
                 r"(?:[\"']|\*\*)?[ \t]*[:=][ \t]*[\"']?"
                 r"(?i:bearer|basic|token|bot|digest)[ \t]+(?P<v>[A-Za-z0-9._~+/=-]+)"
@@ -179,7 +176,7 @@ def _rules() -> tuple[_Rule, ...]:
         (
             "password",
             # A bare bearer token in prose or a curl line, without its "Authorization:" header.
-            re.compile(
+            (
                 r"(?<![A-Za-z0-9])(?i:bearer)[ \t]+"
                 r"(?P<v>(?=[A-Za-z._~+/=-]*[0-9])[A-Za-z0-9._~+/=-]{16,})"
             ),
@@ -188,16 +185,21 @@ def _rules() -> tuple[_Rule, ...]:
         (
             "password",
             # ODBC and ADO connection strings: Pwd=...; (a path after "pwd:" is a shell's output).
-            re.compile(r"(?<![A-Za-z0-9_])(?i:pwd)" + _SEP + _VALUE),
+            r"(?<![A-Za-z0-9_])(?i:pwd)" + _SEP + _VALUE,
             lambda value: _is_value(value) and not value.startswith(("/", "~")),
         ),
         (
             "password",
             # Any key that ends with a keyword (DB_PASSWORD, x-api-key, clientSecret).
-            re.compile("(?i:" + _KEYWORD + ")" + _SEP + _VALUE),
+            "(?i:" + _KEYWORD + ")" + _SEP + _VALUE,
             _is_value,
         ),
     )
+
+
+@functools.cache
+def _compiled(source: str) -> re.Pattern[str]:
+    return re.compile(source)
 
 
 _VALUE_GROUPS = ("v", "dq", "sq", "bq", "ph", "bare")
@@ -279,7 +281,8 @@ def _claims(text: str) -> list[tuple[int, int, str | None]]:
     changed = True
     while changed:
         changed = False
-        for kind, pattern, accept in rules:
+        for kind, source, accept in rules:
+            pattern = _compiled(source)
             found: list[tuple[int, int]] = []
             for m in pattern.finditer(current):
                 start, end = _value_span(m)
