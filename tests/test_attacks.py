@@ -296,11 +296,14 @@ def test_5_get_reads_only_memory_files(tmp_path: Path, secrets: Path) -> None:
     ):
         r = memcli(clone, "get", target)
         assert r.code == 2, (target, r.err)
+        assert r.err.startswith(("Error: get: path", f"Error: {target} is not a memory file"))
         assert TOKEN not in r.out and "awscredsmarker" not in r.out and "[core]" not in r.out
     assert memcli(clone, "get", "memory/MEMORY.md:3").out.startswith("- The session cache")
     # the other path arguments are held to the workspace the same way
-    assert memcli(clone, "index", "../secrets").code == 2
-    assert memcli(clone, "add", "--to", "../../secrets/x.md", "a fact").code == 2
+    r = memcli(clone, "index", "../secrets")
+    assert r.code == 2 and r.err.startswith("Error: index PATH: path '../secrets' is outside")
+    r = memcli(clone, "add", "--to", "../../secrets/x.md", "a fact")
+    assert r.code == 2 and r.err.startswith("Error: --to: path '../../secrets/x.md' is outside")
     assert not (secrets / "x.md").exists()
 
 

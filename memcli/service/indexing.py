@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli.errors import LockTimeout
+from memcli.errors import LockTimeout, PathOutsideWorkspace
 from memcli.index.indexer import IndexReport, rel_paths
 from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR
@@ -29,7 +29,10 @@ class IndexService(MemoryCore):
     ) -> IndexReport:
         """Incremental sync under the writer lock (then vectors, unless ``embed`` is False;
         with ``embed_limit``, only when that few chunks wait for one)."""
-        rels = rel_paths(self.ws, paths) if paths else None
+        try:
+            rels = rel_paths(self.ws, paths) if paths else None
+        except PathOutsideWorkspace as exc:  # the refusal names the argument
+            raise PathOutsideWorkspace(f"index PATH: {exc.message}", exc.hint) from None
         with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)) as lock:
             self._writing = True
             try:

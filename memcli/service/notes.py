@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.errors import BadInput, MemcliError
+from memcli.errors import BadInput, MemcliError, PathOutsideWorkspace
 from memcli.index.chunking import split_lines
 from memcli.notes.scan import Matcher, read_text
 from memcli.notes.workspace import MEMORY_DIR, date_from_name
@@ -14,6 +14,8 @@ from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.git import GitService
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from memcli.service.options import AddResult, GetResult
 
 
@@ -136,7 +138,7 @@ class NotesService(GitService):
             raise BadInput("--to and --evergreen cannot be combined")
         if to:
             base = self.ws.memory_dir if not Path(to).is_absolute() else None
-            target = self.ws.resolve_user_path(_to_path(to), base=base)
+            target = _named("--to", lambda: self.ws.resolve_user_path(_to_path(to), base=base))
             if target.suffix != ".md":
                 raise BadInput(f"--to {to!r}: memory files end in .md")
             memory_root = self.ws.memory_dir.resolve()
@@ -153,10 +155,10 @@ class NotesService(GitService):
         """``PATH[:LINE[:COUNT]]`` -> those lines of a memory file (a file the index covers,
         as text), secrets redacted as a search shows them."""
         path_text, start, count = parse_get_spec(spec)
-        target = self.ws.resolve_user_path(path_text)
+        target = _named("get", lambda: self.ws.resolve_user_path(path_text))
         cwd = Path.cwd().resolve()
         if not target.is_file() and self.ws.root.resolve() in (cwd, *cwd.parents):
-            target = self.ws.resolve_user_path(path_text, base=cwd)
+            target = _named("get", lambda: self.ws.resolve_user_path(path_text, base=cwd))
         if not target.is_file():
             raise BadInput(f"no such file: {path_text}")
         include = self.settings.get("index.include")
@@ -181,6 +183,14 @@ class NotesService(GitService):
 
     def files(self) -> list[dict[str, Any]]:
         return self._with_repair(lambda: self.store.list_files())
+
+
+def _named(argument: str, resolve: Callable[[], Path]) -> Path:
+    """A path resolved inside the workspace; the refusal names the argument it came from."""
+    try:
+        return resolve()
+    except PathOutsideWorkspace as exc:
+        raise PathOutsideWorkspace(f"{argument}: {exc.message}", exc.hint) from None
 
 
 def _to_path(to: str) -> str:
