@@ -243,5 +243,7 @@ def _trust_report(out: Any, ts: Any, action: str) -> None:
         out.line(f"{ts.file}: {words[ts.state]}")
     for key, value in ts.sets.items():
         out.line(f"  {key} = {_show(value)}")
+    if action == "trust" and not ts.sets:
+        out.info("it sets nothing that needs trust: its settings applied already")
     if action == "show" and ts.state in ("untrusted", "changed") and ts.sets:
         out.info("review the file, then run 'memcli trust' to use them")
