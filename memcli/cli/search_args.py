@@ -45,7 +45,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("tag", "list", ("--tag",), "Only entries with this tag."),
     Option("since", "str", ("--since",), "Only files dated on/after."),
     Option("until", "str", ("--until",), "Only files dated on/before."),
-    Option("path", "str", ("--path",), "Only paths matching this glob."),
+    Option(
+        "path",
+        "str",
+        ("--path",),
+        "Only these paths: a shell glob (coder/*, *.md, memory/2026-11-*) or a folder prefix,"
+        " from the workspace or from memory/.",
+    ),
     Option(
         "decay",
         "switch",

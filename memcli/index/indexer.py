@@ -14,6 +14,7 @@ from memcli.config import Settings
 from memcli.index import changes, chunking
 from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
+from memcli.index.grams import GRAMS_VERSION
 from memcli.index.parsing import Parsed, parse_text
 from memcli.index.store import FileState, Store
 from memcli.locks import ProcessLock
@@ -65,7 +66,11 @@ class IndexReport:
 
 def chunk_params(settings: Settings) -> str:
     return json.dumps(
-        {"chunker": chunking.CHUNKER_VERSION, "chars": settings.get("index.chunk_chars")},
+        {
+            "chunker": chunking.CHUNKER_VERSION,
+            "chars": settings.get("index.chunk_chars"),
+            "grams": GRAMS_VERSION,
+        },
         sort_keys=True,
     )
 

@@ -11,9 +11,15 @@ from typing import Any, NamedTuple
 
 from memcli.errors import IndexProblem
 from memcli.index import db
+from memcli.index.grams import grams
 
 APP_ID = "memcli"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: The keyword index: a chunk's text, its heading breadcrumb, and the search pieces of the
+#: scripts written without spaces (memcli.index.grams; empty for other text).
+FTS_TABLE = (
+    f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, grams, tokenize='{FTS_TOKENIZER}')"
+)
 
 
 def _script(conn: Any, sql: str) -> None:
@@ -72,8 +78,16 @@ def _m002_skipped(conn: Any) -> None:
     )
 
 
+def _m003_grams(conn: Any) -> None:
+    # A third FTS5 column, ``grams``: search pieces of scripts written without spaces
+    # (memcli.index.grams). FTS5 tables cannot gain a column: the table is made anew, empty,
+    # and the next sync rebuilds the index (its chunking stamp names the grams version).
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute(FTS_TABLE)
+
+
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
-MIGRATIONS: list[db.Migration] = [_m001_base, _m002_skipped]
+MIGRATIONS: list[db.Migration] = [_m001_base, _m002_skipped, _m003_grams]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -309,8 +323,8 @@ class Store:
                 ],
             )
             conn.executemany(
-                "INSERT INTO chunks_fts (rowid, text, heading) VALUES (?, ?, ?)",
-                [(i, c.text, c.heading) for i, c in zip(ids, chunks, strict=True)],
+                "INSERT INTO chunks_fts (rowid, text, heading, grams) VALUES (?, ?, ?, ?)",
+                [(i, c.text, c.heading, grams(c.text)) for i, c in zip(ids, chunks, strict=True)],
             )
         conn.executemany(
             "INSERT INTO facts (hash, file_id, line) VALUES (?, ?, ?)",

@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
+from memcli.notes.workspace import MEMORY_DIR
 from memcli.search import ranking
 from memcli.search.options import Filters
 from memcli.search.query import ParsedQuery
 from memcli.search.results import Hit
 
-KEYWORD_WEIGHTS = (1.0, 0.3)  # bm25 column weights of the candidate query: text, heading
+KEYWORD_WEIGHTS = (
+    1.0,
+    0.3,
+    1.0,
+)  # bm25 column weights of the candidate query: text, heading, grams
 
 
 def filter_sql(filters: Filters, store: Store) -> tuple[str, list[Any]]:
@@ -31,10 +37,44 @@ def filter_sql(filters: Filters, store: Store) -> tuple[str, list[Any]]:
         where.append("f.date <= ?")
         args.append(filters.until)
     if filters.path_glob:
-        rx = glob_to_regex(filters.path_glob)
-        store.conn.create_function("memcli_glob", 1, lambda p: 1 if rx.match(p) else 0)
+        matches = path_matcher(filters.path_glob)
+        store.conn.create_function("memcli_glob", 1, lambda p: 1 if matches(p) else 0)
         where.append("memcli_glob(f.path)")
     return ("".join(f" AND {w}" for w in where)), args
+
+
+def path_matcher(pattern: str) -> Callable[[str], bool]:
+    """What ``--path PATTERN`` keeps, given a workspace-relative path (``memory/...``).
+
+    The pattern is a shell glob (``*`` and ``?`` within a folder, ``**`` across folders,
+    ``[...]``) or a plain prefix (``memory/coder``), written from the workspace or from the
+    memory folder (``coder/*`` is ``memory/coder/*``). A pattern without ``/`` also matches
+    file names in any folder (``*.md``, ``2026-11-*``)."""
+    pattern = pattern.strip().removeprefix("./")
+    if not any(ch in pattern for ch in "*?["):
+        prefix = pattern.rstrip("/")
+
+        def under(path: str) -> bool:
+            forms = _forms(path)
+            if any(rel == prefix or rel.startswith(prefix + "/") for rel in forms):
+                return True
+            return "/" not in prefix and _name(path) == prefix
+
+        return under
+    rx = glob_to_regex(pattern)
+    if "/" not in pattern.rstrip("/"):
+        return lambda p: rx.match(_name(p)) is not None or any(rx.match(r) for r in _forms(p))
+    return lambda p: any(rx.match(rel) for rel in _forms(p))
+
+
+def _forms(path: str) -> tuple[str, ...]:
+    """A path as given (from the workspace) and from inside the memory folder."""
+    inner = path.removeprefix(f"{MEMORY_DIR}/")
+    return (path, inner) if inner != path else (path,)
+
+
+def _name(path: str) -> str:
+    return path.rpartition("/")[2]
 
 
 def keyword_candidates(
@@ -44,14 +84,14 @@ def keyword_candidates(
     extra, args = filter_sql(filters, store)
     if extra:
         sql = (
-            "SELECT c.id, -bm25(chunks_fts, ?, ?) AS s"
+            "SELECT c.id, -bm25(chunks_fts, ?, ?, ?) AS s"
             " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
             " JOIN files f ON f.id = c.file_id"
             f" WHERE chunks_fts MATCH ?{extra} ORDER BY s DESC LIMIT ?"
         )
     else:  # no filter: no join for every match (half the time of a common-word query)
         sql = (
-            "SELECT rowid, -bm25(chunks_fts, ?, ?) AS s FROM chunks_fts"
+            "SELECT rowid, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts"
             " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
         )
     rows = store.conn.execute(sql, (*KEYWORD_WEIGHTS, parsed.fts(), *args, limit))

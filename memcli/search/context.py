@@ -19,7 +19,10 @@ text reads as an instruction (:mod:`memcli.notes.instructions`) says so after it
     <<<END MEMORY 3f9a1c2e7b4d>>>
 
 Tokens are estimated as ``ceil(characters / 4)``, the usual rule of thumb for English text
-and GPT-style tokenizers (cheap, no tokenizer to load). The estimate of the whole block,
+and GPT-style tokenizers (cheap, no tokenizer to load), except that a character of a script
+written without spaces (Chinese, Japanese, Korean, Thai...) counts as a whole token and any
+other non-ASCII character (accented Latin, Cyrillic, Greek, Arabic...) as half of one, as
+those tokenizers cut such text much finer. The estimate of the whole block,
 frame and final newline included, never exceeds the budget. A result that does not fit whole
 is reduced to its matching passage (its context dropped); if even that does not fit it is
 left out, and later, shorter results may still be included. Lines are never cut in half.
@@ -34,9 +37,21 @@ from typing import Any
 CHARS_PER_TOKEN = 4
 
 
+def cost(text: str) -> int:
+    """``text`` in quarter tokens: 1 an ASCII character, 4 an unsegmented-script one
+    (:mod:`memcli.index.grams`), 2 any other."""
+    if text.isascii():
+        return len(text)
+    from memcli.index.grams import UNSEGMENTED_CHAR  # only non-ASCII text needs it
+
+    wide = len(UNSEGMENTED_CHAR.findall(text))
+    other = sum(1 for ch in text if ord(ch) > 127) - wide
+    return len(text) + 3 * wide + other
+
+
 def estimate_tokens(text: str) -> int:
-    """Estimated tokens of ``text``: ``ceil(len / 4)``."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
+    """Estimated tokens of ``text``: ``ceil(cost / 4)`` (``ceil(len / 4)`` for ASCII)."""
+    return math.ceil(cost(text) / CHARS_PER_TOKEN)
 
 
 @dataclass
@@ -104,10 +119,10 @@ def render(query: str, hits: list[Any], max_tokens: int) -> ContextBlock:
     from memcli.notes.controls import strip_controls  # with the block only
     from memcli.notes.instructions import flags as flags_of  # with the block only
 
-    budget = max(max_tokens, 0) * CHARS_PER_TOKEN  # characters
+    budget = max(max_tokens, 0) * CHARS_PER_TOKEN  # quarter tokens (see cost)
     header = f'## Memory for "{" ".join(query.split())}"\n{NOTE}\n'
     begin, end_line = _frame("0" * MARKER_CHARS)
-    frame = len(begin) + len(header) + len(end_line)
+    frame = cost(begin) + cost(header) + cost(end_line)
     block = ContextBlock("")
     parts: list[str] = []
     used = 0
@@ -120,7 +135,7 @@ def render(query: str, hits: list[Any], max_tokens: int) -> ContextBlock:
             text = strip_controls(raw)  # a prompt gets no terminal escapes or bidi overrides
             flags = flags_of(text)
             section = _section(hit.path, start, end, text, flags)
-            add = len(section) + 1 + (frame if not parts else 0)  # +1: blank line before
+            add = cost(section) + 1 + (frame if not parts else 0)  # +1: blank line before
             if used + add <= budget:
                 parts.append(section)
                 used += add

@@ -141,7 +141,7 @@ def _passage_hits(
         parsed = None
     if parsed is not None and keys:
         analyzer = ranking.Analyzer(store.conn)
-        q = ranking.query_terms(store.conn, analyzer, parsed.words)
+        q = ranking.query_terms(store.conn, analyzer, parsed.words, parsed.prefixes)
         headings = sorted({cand[k][0].heading for k in keys})
         texts = [ft.passage_text(cand[k][0]) for k in keys]
         tfs, lengths = analyzer.counts(texts + headings, list(q.idf))

@@ -3,7 +3,9 @@
 Words are OR-ed (a natural-language question must find facts), stop words are
 dropped, quoted phrases stay phrases, and identifiers such as ``CX-7742-B``
 become exact token sequences. Stemming is done by FTS5's porter tokenizer on
-both sides.
+both sides. A word ending in ``*`` is a prefix (``valk*``). Text in scripts written
+without spaces (Chinese, Japanese, Korean, Thai...) becomes the pieces the index keeps
+for it (:mod:`memcli.index.grams`): any part of such a text is found.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import re
 from typing import NamedTuple
 
 from memcli.errors import BadInput
+from memcli.index.grams import has_unsegmented, query_pieces, unsegmented_phrase
 
 STOPWORDS = frozenset(
     """
@@ -31,8 +34,9 @@ STOPWORDS = frozenset(
 )
 
 _PHRASE = re.compile(r'"([^"]*)"')
-_TOKEN = re.compile(r"[\w][\w'\-./:@+#]*")
+_TOKEN = re.compile(r"[\w][\w'\-./:@+#]*\*?")
 _PART = re.compile(r"[^\W_]+")
+_PREFIX = re.compile(r"[^\W_]+\*\Z")
 
 
 class ParsedQuery(NamedTuple):
@@ -41,11 +45,13 @@ class ParsedQuery(NamedTuple):
     text: str
     terms: tuple[str, ...]
     phrases: tuple[tuple[str, ...], ...]
+    prefixes: tuple[str, ...] = ()  # ``valk*``: valk
 
     def fts(self) -> str:
-        """The FTS5 MATCH expression: every term and phrase OR-ed."""
+        """The FTS5 MATCH expression: every term, phrase and prefix OR-ed."""
         parts = [f'"{t}"' for t in self.terms]
         parts += ['"' + " ".join(p) + '"' for p in self.phrases]
+        parts += [f'"{p}"*' for p in self.prefixes]
         return " OR ".join(parts)
 
     @property
@@ -62,11 +68,22 @@ def parse_query(text: str) -> ParsedQuery:
     for m in _PHRASE.finditer(text):
         parts = tuple(p.lower() for p in _PART.findall(m.group(1)))
         if parts:
-            phrases.append(parts)
+            phrases.append(unsegmented_phrase(parts))
     rest = _PHRASE.sub(" ", text)
     terms: list[str] = []
     stop_terms: list[str] = []
+    prefixes: list[str] = []
     for tok in _TOKEN.findall(rest):
+        if _PREFIX.match(tok):
+            prefixes.append(tok[:-1].lower())
+            continue
+        tok = tok.rstrip("*")
+        if has_unsegmented(tok):
+            pieces, others = query_pieces(tok)
+            terms.extend(p.lower() for p in pieces)
+            for other in others:
+                terms.extend(p.lower() for p in _PART.findall(other))
+            continue
         parts = tuple(p.lower() for p in _PART.findall(tok))
         if not parts:
             continue
@@ -75,11 +92,16 @@ def parse_query(text: str) -> ParsedQuery:
             continue
         word = parts[0]
         (stop_terms if tok.lower() in STOPWORDS or word in STOPWORDS else terms).append(word)
-    if not terms and not phrases:
+    if not terms and not phrases and not prefixes:
         terms = stop_terms  # a query of only stop words still searches them
-    if not terms and not phrases:
+    if not terms and not phrases and not prefixes:
         raise BadInput(f"query {text!r} has no searchable words")
-    return ParsedQuery(text, tuple(dict.fromkeys(terms)), tuple(dict.fromkeys(phrases)))
+    return ParsedQuery(
+        text,
+        tuple(dict.fromkeys(terms)),
+        tuple(dict.fromkeys(phrases)),
+        tuple(dict.fromkeys(prefixes)),
+    )
 
 
 def _is_contraction(tok: str) -> bool:

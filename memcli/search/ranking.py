@@ -30,6 +30,7 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, NamedTuple, TypeVar
 
+from memcli.index.grams import grams, has_unsegmented
 from memcli.index.store import FTS_TOKENIZER
 
 K1 = 1.2
@@ -43,6 +44,7 @@ _INDEX_TERMS = "memcli_index_terms"
 _WORD = re.compile(r"\w+")
 
 T = TypeVar("T")
+PREFIX_TERMS = 32  # index terms a prefix query scores passages with
 
 
 # -- tokenising like the index ---------------------------------------------------------------
@@ -82,6 +84,7 @@ class Analyzer:
         )
 
     def _load(self, texts: Sequence[str]) -> None:
+        """Put ``texts`` in the temp table as rows 0..n-1."""
         conn = self.conn
         # one savepoint: one temp-database transaction for all rows, inside a caller's
         # transaction or not
@@ -109,8 +112,9 @@ class Analyzer:
     def counts(
         self, texts: Sequence[str], terms: Sequence[str]
     ) -> tuple[list[Counter[str]], list[int]]:
-        """Per text: how often each of ``terms`` occurs, and the number of tokens."""
-        self._load(texts)
+        """Per text: how often each of ``terms`` occurs, and the number of tokens. A text in a
+        script written without spaces counts its grams too, as the index does."""
+        self._load([f"{t}\n{grams(t)}" if has_unsegmented(t) else t for t in texts])
         tfs: list[Counter[str]] = [Counter() for _ in texts]
         lengths = [0] * len(texts)
         if terms:
@@ -129,12 +133,28 @@ class Analyzer:
         return tfs, lengths
 
 
-def doc_freqs(conn: Any, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-    """(number of chunks, chunks holding each term) from the index's FTS5 vocabulary."""
+def _index_terms(conn: Any) -> None:
     conn.execute(
         f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_INDEX_TERMS}"
         " USING fts5vocab(main, chunks_fts, row)"
     )
+
+
+def prefix_terms(conn: Any, prefix: str) -> list[str]:
+    """The index's terms that start with ``prefix``, the most common first (at most
+    :data:`PREFIX_TERMS`): what ``prefix*`` matches, for scoring passages."""
+    _index_terms(conn)
+    rows = conn.execute(
+        f"SELECT term FROM temp.{_INDEX_TERMS} WHERE term >= ? AND term < ?"
+        " ORDER BY doc DESC, term LIMIT ?",
+        (prefix, prefix + "\U0010ffff", PREFIX_TERMS),
+    )
+    return [str(r[0]) for r in rows]
+
+
+def doc_freqs(conn: Any, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """(number of chunks, chunks holding each term) from the index's FTS5 vocabulary."""
+    _index_terms(conn)
     n = int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
     df = dict.fromkeys(terms, 0)
     if terms:
@@ -169,13 +189,20 @@ class QueryTerms(NamedTuple):
         return sum(self.idf.values())
 
 
-def query_terms(conn: Any, analyzer: Analyzer, words: Sequence[str]) -> QueryTerms:
+def query_terms(
+    conn: Any, analyzer: Analyzer, words: Sequence[str], prefixes: Sequence[str] = ()
+) -> QueryTerms:
+    """The stems of ``words`` and the index's terms that start with each of ``prefixes`` (the
+    most common :data:`PREFIX_TERMS` of them), with their idf."""
     stems: dict[str, list[str]] = {}
     for word, toks in zip(words, analyzer.tokens(list(words)), strict=True):
         for t in toks:
             stems.setdefault(t, [])
             if word not in stems[t]:
                 stems[t].append(word)
+    for prefix in prefixes:
+        for t in prefix_terms(conn, prefix):
+            stems.setdefault(t, []).append(f"{prefix}*")
     n, df = doc_freqs(conn, list(stems))
     return QueryTerms(stems, {t: idf(n, df[t]) for t in stems})
 
