@@ -97,7 +97,7 @@ complete -c memcli -n '__memcli_is memcli search' -l type -x -d 'Only entries of
 complete -c memcli -n '__memcli_is memcli search' -l tag -x -d 'Only entries with this tag.'
 complete -c memcli -n '__memcli_is memcli search' -l since -x -d 'Only files dated on/after.'
 complete -c memcli -n '__memcli_is memcli search' -l until -x -d 'Only files dated on/before.'
-complete -c memcli -n '__memcli_is memcli search' -l path -x -d 'Only paths matching this glob.'
+complete -c memcli -n '__memcli_is memcli search' -l path -x -d 'Only these paths: a shell glob (coder/*, *.md, memory/2026-11-*) or a folder prefix, from the workspace or from memory/.'
 complete -c memcli -n '__memcli_is memcli search' -l decay -l no-decay -d 'Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).'
 complete -c memcli -n '__memcli_is memcli search' -l strategy -x -d 'keyword, vector or hybrid (default auto: hybrid when an embedding model is set).'
 complete -c memcli -n '__memcli_is memcli search' -l mmr -l no-mmr -d 'Diversify results (MMR): near-duplicates do not crowd out.'

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from memcli.index import db
+from memcli.index.store import SCHEMA_VERSION
 from tests.conftest import Cli, Run
 from tests.test_reliability import tree_digest
 
@@ -306,7 +307,7 @@ def test_schema_1_index_is_migrated_in_place(cli: Cli, indexed: Path) -> None:
     assert r.exit_code == 0 and "rebuilt" not in r.stderr
     _check_search(r)
     conn = db.connect(_index(indexed))
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("SELECT path FROM skipped").fetchall() == [("memory/blob.md",)]
     conn.close()
 

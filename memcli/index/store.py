@@ -81,9 +81,10 @@ def _m002_skipped(conn: Any) -> None:
 def _m003_grams(conn: Any) -> None:
     # A third FTS5 column, ``grams``: search pieces of scripts written without spaces
     # (memcli.index.grams). FTS5 tables cannot gain a column: the table is made anew, empty,
-    # and the next sync rebuilds the index (its chunking stamp names the grams version).
+    # and the chunking stamp is dropped, so that the next sync rebuilds the index.
     conn.execute("DROP TABLE chunks_fts")
     conn.execute(FTS_TABLE)
+    conn.execute("DELETE FROM meta WHERE key = 'chunking'")
 
 
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
