@@ -207,6 +207,22 @@ SETTINGS: tuple[Setting, ...] = (
         low=0,
         high=1,
     ),
+    _s(
+        "search.time_boost",
+        0.5,
+        "How far a time expression in the query (last week, in May 2023) lifts results"
+        " dated in its window toward a score of 1 (0: off).",
+        low=0,
+        high=1,
+    ),
+    _s(
+        "search.name_weight",
+        1.0,
+        "Weight of a proper name in the query (a word written with a capital after the first"
+        " word) against other words of the same rarity.",
+        low=0.1,
+        high=10,
+    ),
     # context passages (list items, paragraphs) after/before a match
     _s(
         "search.snippet_lines",

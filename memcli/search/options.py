@@ -55,6 +55,8 @@ class SearchOptions(NamedTuple):
     heading_weight: float = _setting("search.heading_weight")
     mmr: bool = _setting("search.mmr")
     mmr_lambda: float = _setting("search.mmr_lambda")
+    time_boost: float = _setting("search.time_boost")
+    name_weight: float = _setting("search.name_weight")
     filters: Filters = Filters()
     today: date | None = None
     explain: bool = False

@@ -17,7 +17,7 @@ from memcli.errors import BadInput
 from memcli.index.store import Store
 from memcli.notes import instructions
 from memcli.notes.redact import redact_lines
-from memcli.search import ranking
+from memcli.search import ranking, timewords
 from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
 from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
@@ -59,7 +59,11 @@ def run_search(
     hits = _passage_hits(store, ft, query, chunks, sims, mode, opts)
     hits = [h for h in hits if _entry_filter(ft, h, opts.filters)]
     today = opts.today or date.today()
+    window = _time_window(store, query, opts)
     for h in hits:
+        if window is not None and window.holds(h.date):
+            h.score += opts.time_boost * (1.0 - h.score)  # toward 1, never past it
+            h.scores["time"] = round(opts.time_boost, 4)
         if opts.decay:
             factor = ranking.decay_factor(h.date, h.evergreen, today, opts.half_life_days)
             h.scores["decay"] = round(factor, 4)
@@ -93,8 +97,23 @@ def run_search(
             hit.explain["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
             hit.explain["merged"] = [[m.passage.start, m.passage.end] for m in span.merged]
             hit.explain["flags"] = {instructions.INSTRUCTION_LIKE: phrase} if phrase else {}
+            if window is not None:
+                hit.explain["time_window"] = window.as_dict()
         result.hits.append(hit)
     return result
+
+
+def _time_window(store: Store, query: str, opts: SearchOptions) -> timewords.Window | None:
+    """The window of a time expression in ``query``, counted from the newest file date (or
+    ``opts.today``, else today, when no file is dated); None without one or when off."""
+    if opts.time_boost <= 0 or not timewords.may_hold_time(query):
+        return None
+    newest = store.conn.execute("SELECT max(date) FROM files").fetchone()[0]
+    try:
+        anchor = date.fromisoformat(newest[:10]) if newest else (opts.today or date.today())
+    except ValueError:
+        anchor = opts.today or date.today()
+    return timewords.find_window(query, anchor)
 
 
 def _params(opts: SearchOptions) -> ranking.KeywordParams:
@@ -141,7 +160,14 @@ def _passage_hits(
         parsed = None
     if parsed is not None and keys:
         analyzer = ranking.Analyzer(store.conn)
-        q = ranking.query_terms(store.conn, analyzer, parsed.words, parsed.prefixes)
+        q = ranking.query_terms(
+            store.conn,
+            analyzer,
+            parsed.words,
+            parsed.prefixes,
+            parsed.names,
+            opts.name_weight,
+        )
         headings = sorted({cand[k][0].heading for k in keys})
         texts = [ft.passage_text(cand[k][0]) for k in keys]
         tfs, lengths = analyzer.counts(texts + headings, list(q.idf))

@@ -46,6 +46,7 @@ class ParsedQuery(NamedTuple):
     terms: tuple[str, ...]
     phrases: tuple[tuple[str, ...], ...]
     prefixes: tuple[str, ...] = ()  # ``valk*``: valk
+    names: tuple[str, ...] = ()  # terms written capitalised after the first word (Caroline)
 
     def fts(self) -> str:
         """The FTS5 MATCH expression: every term, phrase and prefix OR-ed."""
@@ -73,7 +74,8 @@ def parse_query(text: str) -> ParsedQuery:
     terms: list[str] = []
     stop_terms: list[str] = []
     prefixes: list[str] = []
-    for tok in _TOKEN.findall(rest):
+    names: list[str] = []
+    for n, tok in enumerate(_TOKEN.findall(rest)):
         if _PREFIX.match(tok):
             prefixes.append(tok[:-1].lower())
             continue
@@ -91,7 +93,12 @@ def parse_query(text: str) -> ParsedQuery:
             phrases.append(parts)
             continue
         word = parts[0]
-        (stop_terms if tok.lower() in STOPWORDS or word in STOPWORDS else terms).append(word)
+        if tok.lower() in STOPWORDS or word in STOPWORDS:
+            stop_terms.append(word)
+            continue
+        terms.append(word)
+        if n and tok[0].isupper():
+            names.append(word)
     if not terms and not phrases and not prefixes:
         terms = stop_terms  # a query of only stop words still searches them
     if not terms and not phrases and not prefixes:
@@ -101,6 +108,7 @@ def parse_query(text: str) -> ParsedQuery:
         tuple(dict.fromkeys(terms)),
         tuple(dict.fromkeys(phrases)),
         tuple(dict.fromkeys(prefixes)),
+        tuple(dict.fromkeys(names)),
     )
 
 

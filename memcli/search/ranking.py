@@ -190,10 +190,16 @@ class QueryTerms(NamedTuple):
 
 
 def query_terms(
-    conn: Any, analyzer: Analyzer, words: Sequence[str], prefixes: Sequence[str] = ()
+    conn: Any,
+    analyzer: Analyzer,
+    words: Sequence[str],
+    prefixes: Sequence[str] = (),
+    names: Sequence[str] = (),
+    name_weight: float = 1.0,
 ) -> QueryTerms:
     """The stems of ``words`` and the index's terms that start with each of ``prefixes`` (the
-    most common :data:`PREFIX_TERMS` of them), with their idf."""
+    most common :data:`PREFIX_TERMS` of them), with their idf; the idf of a stem of one of
+    ``names`` (proper names in the query) is multiplied by ``name_weight``."""
     stems: dict[str, list[str]] = {}
     for word, toks in zip(words, analyzer.tokens(list(words)), strict=True):
         for t in toks:
@@ -204,7 +210,13 @@ def query_terms(
         for t in prefix_terms(conn, prefix):
             stems.setdefault(t, []).append(f"{prefix}*")
     n, df = doc_freqs(conn, list(stems))
-    return QueryTerms(stems, {t: idf(n, df[t]) for t in stems})
+    weights = {t: idf(n, df[t]) for t in stems}
+    if names and name_weight != 1.0:
+        named = set(names)
+        for t, from_words in stems.items():
+            if named & set(from_words):
+                weights[t] *= name_weight
+    return QueryTerms(stems, weights)
 
 
 class KeywordSignal(NamedTuple):

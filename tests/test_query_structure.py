@@ -1,0 +1,104 @@
+"""Queries that carry structure: time expressions become a boosting date window, quoted
+phrases match as phrases, proper names can weigh more."""
+
+from __future__ import annotations
+
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from memcli.search.query import parse_query
+from memcli.search.timewords import find_window, may_hold_time
+from tests.conftest import Cli
+
+ANCHOR = date(2023, 10, 20)
+
+
+@pytest.mark.parametrize(
+    ("query", "start", "end"),
+    [
+        ("what did Maria do in December 2023", "2023-12-01", "2023-12-31"),
+        ("When did Melanie go camping in June?", "2023-06-01", "2023-06-30"),
+        ("in November", "2022-11-01", "2022-11-30"),  # the latest November before the anchor
+        ("on October 13, 2023", "2023-10-10", "2023-10-16"),
+        ("on 1 February, 2023", "2023-01-29", "2023-02-04"),
+        ("the 2023-05-08 meeting", "2023-05-05", "2023-05-11"),
+        ("last week", "2023-10-06", "2023-10-19"),
+        ("last month", "2023-09-01", "2023-09-30"),
+        ("last year", "2022-01-01", "2022-12-31"),
+        ("two months ago", "2023-08-06", "2023-09-05"),
+        ("3 days ago", "2023-10-16", "2023-10-18"),
+        ("yesterday", "2023-10-18", "2023-10-20"),
+        ("in 2022", "2022-01-01", "2022-12-31"),
+        ("Feb 2024", "2024-02-01", "2024-02-29"),
+    ],
+)
+def test_time_expressions_become_windows(query: str, start: str, end: str) -> None:
+    assert may_hold_time(query)
+    window = find_window(query, ANCHOR)
+    assert window is not None
+    assert (window.start.isoformat(), window.end.isoformat()) == (start, end)
+
+
+@pytest.mark.parametrize("query", ["what cache do we use", "this is it", "February 30, 2023"])
+def test_no_window_without_a_time_expression(query: str) -> None:
+    assert find_window(query, ANCHOR) is None
+
+
+def _dated(ws: Path, day: str, text: str) -> None:
+    (ws / "memory" / f"{day}.md").write_text(f"# {day}\n\n- {text}\n")
+
+
+def test_a_time_expression_boosts_and_does_not_filter(cli: Cli, workspace: Path) -> None:
+    _dated(workspace, "2023-05-10", "the cache cluster was restarted after the outage")
+    _dated(workspace, "2023-08-10", "the cache cluster was restarted after the cache outage")
+    _dated(workspace, "2023-09-01", "an unrelated note about lunch")
+    plain = cli("search", "--json", "--no-decay", "cache outage").json()["results"]
+    assert plain[0]["path"] == "memory/2023-08-10.md"  # more matches: first without a window
+    r = cli("search", "--json", "--no-decay", "--explain", "cache outage in May 2023").json()
+    paths = [h["path"] for h in r["results"]]
+    assert paths[:2] == ["memory/2023-05-10.md", "memory/2023-08-10.md"]  # boosted, not filtered
+    top = r["results"][0]
+    assert top["scores"]["time"] == 0.5
+    assert top["explain"]["time_window"] == {
+        "from": "2023-05-01",
+        "to": "2023-05-31",
+        "words": "may 2023",
+    }
+    relative = cli("search", "--json", "--no-decay", "cache outage four months ago").json()
+    assert relative["results"][0]["path"] == "memory/2023-05-10.md"  # counted from 2023-09-01
+    assert cli("config", "set", "search.time_boost", "0").exit_code == 0
+    off = cli("search", "--json", "--no-decay", "cache outage in May 2023").json()["results"]
+    assert off[0]["path"] == "memory/2023-08-10.md"
+
+
+def test_a_quoted_phrase_matches_as_a_phrase(cli: Cli, workspace: Path) -> None:
+    (workspace / "memory" / "a.md").write_text("- the cache of the session is in Valkey\n")
+    (workspace / "memory" / "b.md").write_text("- we moved the session cache to Valkey\n")
+    assert cli("index").exit_code == 0
+    loose = cli("search", "--json", "session cache").json()["results"]
+    assert {h["path"] for h in loose} == {"memory/a.md", "memory/b.md"}
+    quoted = cli("search", "--json", '"session cache"').json()["results"]
+    assert [h["path"] for h in quoted] == ["memory/b.md"]
+    mixed = cli("search", "--json", '"session cache" valkey').json()["results"]
+    assert [h["path"] for h in mixed][0] == "memory/b.md"  # the phrase ranks first
+
+
+def test_capitalised_words_after_the_first_are_names() -> None:
+    q = parse_query("What did Caroline say about the Valkey cluster")
+    assert q.names == ("caroline", "valkey")
+    assert parse_query("Valkey cluster").names == ()  # the first word: capital by grammar
+
+
+def test_name_weight_lifts_the_name(cli: Cli, workspace: Path) -> None:
+    for i in range(6):  # the name is common here, 'hiking' rare
+        (workspace / "memory" / f"n{i}.md").write_text(f"- Jolene called about note {i}\n")
+    (workspace / "memory" / "h.md").write_text("- we went hiking\n")
+    assert cli("index").exit_code == 0
+    assert cli("config", "set", "search.name_weight", "1").exit_code == 0
+    even = cli("search", "--json", "what about Jolene hiking").json()["results"]
+    assert even[0]["path"] == "memory/h.md"  # the rarer word wins at equal weight
+    assert cli("config", "set", "search.name_weight", "10").exit_code == 0
+    named = cli("search", "--json", "what about Jolene hiking").json()["results"]
+    assert named[0]["path"].startswith("memory/n")
