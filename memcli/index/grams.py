@@ -13,6 +13,7 @@ run of two or more characters is found, with the ranking's usual BM25 over the p
 from __future__ import annotations
 
 import re
+from functools import cache
 
 #: Changes when the pieces change: the index is then rebuilt (memcli.index.indexer).
 GRAMS_VERSION = 1
@@ -35,14 +36,24 @@ UNSEGMENTED = (
     "\uff66-\uff9f"  # half-width Katakana
     "\U00020000-\U0003134f"  # CJK ideographs, extensions B and later
 )
-_RUN = re.compile(f"[{UNSEGMENTED}]+")
-UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED}]")
-_GLUED = re.compile(rf"[^\W_]*[{UNSEGMENTED}][^\W_]*")  # a word holding such a run
+_WORD = re.compile(r"[^\W_]+")
+
+
+@cache
+def _run() -> re.Pattern[str]:
+    """Runs of unsegmented characters (compiled on first use: the character class takes
+    milliseconds to compile, and ASCII text never needs it)."""
+    return re.compile(f"[{UNSEGMENTED}]+")
 
 
 def has_unsegmented(text: str) -> bool:
     """Whether ``text`` holds a character of a script written without spaces."""
-    return not text.isascii() and UNSEGMENTED_CHAR.search(text) is not None
+    return not text.isascii() and _run().search(text) is not None
+
+
+def count_unsegmented(text: str) -> int:
+    """How many characters of ``text`` belong to scripts written without spaces."""
+    return 0 if text.isascii() else sum(map(len, _run().findall(text)))
 
 
 def pieces(run: str) -> list[str]:
@@ -58,20 +69,24 @@ def grams(text: str) -> str:
     it (``キャッシュはValkeyに`` gives ``Valkey``); empty for text without such characters."""
     if not has_unsegmented(text):
         return ""
+    run = _run()
     out: list[str] = []
-    for word in _GLUED.findall(text):
-        for run in _RUN.findall(word):
-            if len(run) > 1:
-                out.extend(run[i : i + 2] for i in range(len(run) - 1))
-            out.extend(run)
-        out.extend(w for w in _RUN.split(word) if w)
+    for word in _WORD.findall(text):
+        runs = run.findall(word)
+        if not runs:
+            continue
+        for r in runs:
+            if len(r) > 1:
+                out.extend(r[i : i + 2] for i in range(len(r) - 1))
+            out.extend(r)
+        out.extend(w for w in run.split(word) if w)
     return " ".join(out)
 
 
 def query_pieces(word: str) -> tuple[list[str], list[str]]:
     """(pieces of the unsegmented runs, the other-script words) of one query word."""
-    runs = _RUN.findall(word)
-    others = [w for w in _RUN.split(word) if w]
+    runs = _run().findall(word)
+    others = [w for w in _run().split(word) if w]
     return [p for run in runs for p in pieces(run)], others
 
 
@@ -80,5 +95,5 @@ def unsegmented_phrase(parts: tuple[str, ...]) -> tuple[str, ...]:
     bigrams: the grams column holds them in a row, so the phrase matches that text."""
     out: list[str] = []
     for part in parts:
-        out.extend(pieces(part) if _RUN.fullmatch(part) else [part])
+        out.extend(pieces(part) if _run().fullmatch(part) else [part])
     return tuple(out)

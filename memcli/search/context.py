@@ -42,9 +42,9 @@ def cost(text: str) -> int:
     (:mod:`memcli.index.grams`), 2 any other."""
     if text.isascii():
         return len(text)
-    from memcli.index.grams import UNSEGMENTED_CHAR  # only non-ASCII text needs it
+    from memcli.index.grams import count_unsegmented  # only non-ASCII text needs it
 
-    wide = len(UNSEGMENTED_CHAR.findall(text))
+    wide = count_unsegmented(text)
     other = sum(1 for ch in text if ord(ch) > 127) - wide
     return len(text) + 3 * wide + other
 
