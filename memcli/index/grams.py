@@ -13,47 +13,61 @@ run of two or more characters is found, with the ranking's usual BM25 over the p
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import cache
 
 #: Changes when the pieces change: the index is then rebuilt (memcli.index.indexer).
 GRAMS_VERSION = 1
 
-#: Characters of scripts written without spaces between words: CJK ideographs and their
-#: marks, Hiragana, Katakana (full and half width), Hangul (syllables and jamo), Thai, Lao,
-#: Khmer and Myanmar.
-UNSEGMENTED = (
-    "\u1000-\u109f"  # Myanmar
-    "\u1100-\u11ff"  # Hangul jamo
-    "\u0e00-\u0eff"  # Thai, Lao
-    "\u1780-\u17ff"  # Khmer
-    "\u3005-\u3007\u3021-\u3029\u3031-\u3035\u303b\u303c"  # ideographic marks and numerals
-    "\u3040-\u30ff"  # Hiragana, Katakana
-    "\u3130-\u318f"  # Hangul compatibility jamo
-    "\u31f0-\u31ff"  # Katakana extensions
-    "\u3400-\u4dbf\u4e00-\u9fff"  # CJK ideographs
-    "\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"  # Hangul
-    "\uf900-\ufaff"  # CJK compatibility ideographs
-    "\uff66-\uff9f"  # half-width Katakana
-    "\U00020000-\U0003134f"  # CJK ideographs, extensions B and later
+#: Code point ranges of scripts written without spaces between words (sorted): Thai, Lao,
+#: Myanmar, Hangul, Khmer, CJK marks and numerals, Hiragana, Katakana, CJK ideographs.
+RANGES: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0EFF),  # Thai, Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1100, 0x11FF),  # Hangul jamo
+    (0x1780, 0x17FF),  # Khmer
+    (0x3005, 0x3007),  # ideographic iteration and closing marks, number zero
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3031, 0x3035),  # vertical kana repeat marks
+    (0x303B, 0x303C),  # vertical ideographic iteration mark, masu mark
+    (0x3040, 0x30FF),  # Hiragana, Katakana
+    (0x3130, 0x318F),  # Hangul compatibility jamo
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK ideographs, extension A
+    (0x4E00, 0x9FFF),  # CJK ideographs
+    (0xA960, 0xA97F),  # Hangul jamo extended A
+    (0xAC00, 0xD7FF),  # Hangul syllables, jamo extended B
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width Katakana
+    (0x20000, 0x3134F),  # CJK ideographs, extensions B and later
 )
+_STARTS = [lo for lo, _ in RANGES]
 _WORD = re.compile(r"[^\W_]+")
+
+
+def is_unsegmented(ch: str) -> bool:
+    """Whether the character ``ch`` belongs to a script written without spaces."""
+    code = ord(ch)
+    i = bisect_right(_STARTS, code) - 1
+    return i >= 0 and code <= RANGES[i][1]
 
 
 @cache
 def _run() -> re.Pattern[str]:
-    """Runs of unsegmented characters (compiled on first use: the character class takes
-    milliseconds to compile, and ASCII text never needs it)."""
-    return re.compile(f"[{UNSEGMENTED}]+")
+    """Runs of unsegmented characters. Compiled on first use: the character class costs
+    milliseconds to compile, and only text that holds such characters needs it."""
+    return re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in RANGES) + "]+")
 
 
 def has_unsegmented(text: str) -> bool:
-    """Whether ``text`` holds a character of a script written without spaces."""
-    return not text.isascii() and _run().search(text) is not None
+    """Whether ``text`` holds a character of a script written without spaces (its distinct
+    characters are looked up, no regular expression)."""
+    return not text.isascii() and any(ch >= "\u0e00" and is_unsegmented(ch) for ch in set(text))
 
 
 def count_unsegmented(text: str) -> int:
     """How many characters of ``text`` belong to scripts written without spaces."""
-    return 0 if text.isascii() else sum(map(len, _run().findall(text)))
+    return 0 if not has_unsegmented(text) else sum(map(len, _run().findall(text)))
 
 
 def pieces(run: str) -> list[str]:
