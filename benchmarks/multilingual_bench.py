@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/multilingual.py [--memcli PATH/TO/memcli] [--k 5] [--json]
+    python benchmarks/multilingual_bench.py [--memcli PATH/TO/memcli] [--k 5] [--json]
 
 ``benchmarks/data/multilingual.json`` holds 48 facts (12 Chinese, 12 Japanese, 12 Korean, 12
 mixing English words into CJK text), each with an English translation, and two questions per
@@ -56,7 +56,8 @@ def ask(memcli: str, root: Path, questions: list[str], k: int, env: dict) -> lis
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--memcli", default=shutil.which("memcli") or "memcli")
+    beside = Path(sys.executable).with_name("memcli")  # the venv running this script
+    ap.add_argument("--memcli", default=str(beside) if beside.exists() else "memcli")
     ap.add_argument("--k", type=int, default=5)
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
