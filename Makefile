@@ -8,7 +8,14 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check -q
 LOCK   := .ci/lock
 SMOKE  := build/smoke
 
-.PHONY: demo test test-latest smoke lock lock-upgrade lint bench completions man docs clean
+# The real embedding model for the local-embedder tests (tests/test_local_embedder.py): beside
+# the project (../shared/models) or where MEMCLI_TEST_MODEL_DIR says; .ci/run requires it.
+MODEL_NAME := all-MiniLM-L6-v2-onnx
+MEMCLI_TEST_MODEL_DIR ?= $(firstword $(patsubst %/model.onnx,%,$(wildcard \
+	$(abspath ../shared/models/$(MODEL_NAME))/model.onnx /work/shared/models/$(MODEL_NAME)/model.onnx)))
+export MEMCLI_TEST_MODEL_DIR
+
+.PHONY: demo test test-latest smoke lock lock-upgrade lint bench completions man docs clean print-model-dir
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +25,7 @@ $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 
 $(VENV)/.installed-dev: pyproject.toml $(LOCK)/test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -c $(LOCK)/test.txt -e '.[dev]'
+	$(PIP) install -c $(LOCK)/test.txt -e '.[dev,local]'
 	$(BIN)/python -m compileall -q memcli
 	touch $(VENV)/.installed $@
 
@@ -35,7 +42,7 @@ test: $(VENV)/.installed-dev lint
 test-latest:
 	rm -rf $(VENV)-latest
 	$(PYTHON) -m venv $(VENV)-latest
-	$(VENV)-latest/bin/python -m pip --disable-pip-version-check -q install -e '.[dev]'
+	$(VENV)-latest/bin/python -m pip --disable-pip-version-check -q install -e '.[dev,local]'
 	$(VENV)-latest/bin/python -m pip --disable-pip-version-check list --format=freeze
 	$(VENV)-latest/bin/python -m pytest
 
@@ -75,6 +82,9 @@ man: $(VENV)/.installed
 
 docs: $(VENV)/.installed
 	$(BIN)/python .ci/gendocs.py
+
+print-model-dir:
+	@echo $(MEMCLI_TEST_MODEL_DIR)
 
 clean:
 	rm -rf $(VENV) $(VENV)-latest $(VENV)-lock .pytest_cache build dist *.egg-info

@@ -103,7 +103,15 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "embedding.model",
         "",
-        "LiteLLM model for embeddings (empty: keyword search only).",
+        "Embedding model: a LiteLLM model (openai/text-embedding-3-small, ollama/...) or"
+        " local/NAME, computed in-process with fastembed (empty: keyword search only).",
+        needs_trust=True,
+    ),
+    _s(
+        "embedding.model_path",
+        "",
+        "Folder holding a local/ model's files, for machines without internet (empty: fetched"
+        " once into the cache folder).",
         needs_trust=True,
     ),
     _s(

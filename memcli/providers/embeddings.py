@@ -24,10 +24,24 @@ from memcli.index.store import Store
 from memcli.notes.redact import redact
 from memcli.providers import remote
 
-__all__ = ["RemoteEmbedder", "embedder_from_settings", "fingerprint_of", "register", "status_info"]
+__all__ = [
+    "CachedEmbedder",
+    "RemoteEmbedder",
+    "embedder_from_settings",
+    "fingerprint_of",
+    "register",
+    "status_info",
+]
 
 #: Retries (after the first attempt) for calls made while a search waits for them.
 QUICK_RETRIES = 1
+#: The provider name of models computed in-process (``local/NAME``, :mod:`memcli.providers.local`).
+LOCAL = "local"
+
+
+def local_fingerprint(model: str) -> Fingerprint:
+    """The fingerprint of a ``local/NAME`` model (its own dimension: none is asked for)."""
+    return Fingerprint(LOCAL, model.strip(), 0)
 
 
 def text_hash(text: str) -> str:
@@ -35,45 +49,31 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class RemoteEmbedder:
-    """An :class:`Embedder` over LiteLLM: redact, look up the cache, send the misses in batches."""
+class CachedEmbedder:
+    """What every :class:`Embedder` shares: the global cache (keyed by the model's
+    fingerprint and the text's hash), de-duplication and batches. A subclass computes the
+    vectors the cache misses (:meth:`_compute`) and may prepare texts first (:meth:`_prepare`).
+    """
 
     def __init__(
-        self,
-        cfg: remote.ProviderConfig,
-        *,
-        dimensions: int = 0,
-        batch_size: int = 64,
-        cache: EmbedCache | None = None,
+        self, fingerprint: Fingerprint, *, batch_size: int, cache: EmbedCache | None
     ) -> None:
         if batch_size < 1:
             raise BadInput("embedding.batch_size must be at least 1")
-        if dimensions < 0:
-            raise BadInput("embedding.dimensions must be 0 (model default) or positive")
-        self.cfg = cfg
-        self.dimensions = dimensions
+        self.fingerprint = fingerprint
         self.batch_size = batch_size
         self.cache = cache
-        self.fingerprint = Fingerprint(remote.provider_name(cfg.model), cfg.model, dimensions)
         self.stats = EmbedStats()
         #: The first provider failure of this process; later quick calls are not attempted.
         self.failure: ProviderError | None = None
 
-    @classmethod
-    def from_settings(cls, settings: Settings, *, with_cache: bool = True) -> RemoteEmbedder | None:
-        """The configured embedder, or None when no ``embedding.model`` is set."""
-        cfg = remote.config_from_settings(settings, "embedding")
-        if cfg is None:
-            return None
-        cache = None
-        if with_cache:
-            cache = EmbedCache(max_bytes=int(float(settings.get("cache.max_mb")) * 1024 * 1024))
-        return cls(
-            cfg,
-            dimensions=int(settings.get("embedding.dimensions")),
-            batch_size=int(settings.get("embedding.batch_size")),
-            cache=cache,
-        )
+    def _prepare(self, text: str) -> str:
+        """A text as the model is given it."""
+        return text
+
+    def _compute(self, texts: list[str], quick: bool) -> list[list[float]]:
+        """Vectors of ``texts`` (one batch); ProviderError when the model fails."""
+        raise NotImplementedError
 
     def close(self) -> None:
         if self.cache is not None:
@@ -91,14 +91,12 @@ class RemoteEmbedder:
         return out
 
     def embed(self, texts: Sequence[str], *, quick: bool = False) -> list[list[float]]:
-        """One vector per text, in order. Raises ProviderError when the provider fails.
+        """One vector per text, in order. Raises ProviderError when the model fails.
 
         The cache is keyed by the sha256 of the text as stored (the same hash as
-        ``chunks.hash``); only the texts it misses are redacted and sent, so a secret never
-        reaches the provider and cached text costs no redaction either. Each successful batch
-        is cached at once: a later failure loses nothing already paid for. ``quick`` (used
-        while a search waits) retries at most once and gives up at once when the provider
-        already failed in this process.
+        ``chunks.hash``); only the texts it misses are prepared and computed. Each computed
+        batch is cached at once: a later failure loses nothing already paid for. ``quick``
+        (a search waits) gives up at once when the model already failed in this process.
         """
         keys = [text_hash(t) for t in texts]
         fp = self.fingerprint.key
@@ -107,23 +105,15 @@ class RemoteEmbedder:
         todo: dict[str, str] = {}
         for key, text in zip(keys, texts, strict=True):
             if key not in found and key not in todo:
-                todo[key] = redact(text).text
+                todo[key] = self._prepare(text)
         if todo:
             if quick and self.failure is not None:
                 raise self.failure
-            cfg = self.cfg
-            if quick:
-                cfg = replace(cfg, max_retries=min(cfg.max_retries, QUICK_RETRIES))
             pending = list(todo.items())
             for start in range(0, len(pending), self.batch_size):
                 batch = pending[start : start + self.batch_size]
                 try:
-                    got = remote.embed(
-                        [t for _, t in batch],
-                        cfg,
-                        self.dimensions or None,
-                        batch_size=len(batch),
-                    )
+                    got = self._compute([t for _, t in batch], quick)
                 except ProviderError as exc:
                     self.failure = exc
                     raise
@@ -138,6 +128,52 @@ class RemoteEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text], quick=True)[0]
+
+
+def cache_from_settings(settings: Settings) -> EmbedCache:
+    """The global embedding cache, sized by ``cache.max_mb``."""
+    return EmbedCache(max_bytes=int(float(settings.get("cache.max_mb")) * 1024 * 1024))
+
+
+class RemoteEmbedder(CachedEmbedder):
+    """An :class:`Embedder` over LiteLLM: texts are redacted before they leave the machine."""
+
+    def __init__(
+        self,
+        cfg: remote.ProviderConfig,
+        *,
+        dimensions: int = 0,
+        batch_size: int = 64,
+        cache: EmbedCache | None = None,
+    ) -> None:
+        if dimensions < 0:
+            raise BadInput("embedding.dimensions must be 0 (model default) or positive")
+        fingerprint = Fingerprint(remote.provider_name(cfg.model), cfg.model, dimensions)
+        super().__init__(fingerprint, batch_size=batch_size, cache=cache)
+        self.cfg = cfg
+        self.dimensions = dimensions
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, with_cache: bool = True) -> RemoteEmbedder | None:
+        """The configured embedder, or None when no ``embedding.model`` is set."""
+        cfg = remote.config_from_settings(settings, "embedding")
+        if cfg is None:
+            return None
+        return cls(
+            cfg,
+            dimensions=int(settings.get("embedding.dimensions")),
+            batch_size=int(settings.get("embedding.batch_size")),
+            cache=cache_from_settings(settings) if with_cache else None,
+        )
+
+    def _prepare(self, text: str) -> str:
+        return redact(text).text  # a secret never reaches the provider
+
+    def _compute(self, texts: list[str], quick: bool) -> list[list[float]]:
+        cfg = self.cfg
+        if quick:
+            cfg = replace(cfg, max_retries=min(cfg.max_retries, QUICK_RETRIES))
+        return remote.embed(texts, cfg, self.dimensions or None, batch_size=len(texts))
 
 
 # --- which embedder a setting makes --------------------------------------------------------
@@ -161,14 +197,22 @@ def embedder_from_settings(settings: Settings) -> Embedder | None:
     model = configured_model(settings)
     if not model:
         return None
-    factory = _REGISTERED.get(remote.provider_name(model))
+    provider = remote.provider_name(model)
+    factory = _REGISTERED.get(provider)
     if factory is not None:
         return factory(settings)
+    if provider == LOCAL:
+        from memcli.providers.local import LocalEmbedder  # fastembed: only with a local model
+
+        return LocalEmbedder.from_settings(settings)
     return RemoteEmbedder.from_settings(settings)
 
 
 def fingerprint_of(settings: Settings) -> Fingerprint | None:
     """The fingerprint of the configured embedding model, without a cache or a provider call."""
+    model = configured_model(settings)
+    if model and remote.provider_name(model) == LOCAL:
+        return local_fingerprint(model)
     embedder = RemoteEmbedder.from_settings(settings, with_cache=False)  # checks the settings too
     return embedder.fingerprint if embedder is not None else None
 

@@ -1,0 +1,106 @@
+"""The local embedder (``embedding.model = "local/..."``, fastembed) with the real model.
+
+The model's folder comes from ``MEMCLI_TEST_MODEL_DIR``, which the Makefile sets when
+``../shared/models/all-MiniLM-L6-v2-onnx`` exists and ``.ci/run`` requires; without it these
+tests are skipped (a plain ``pytest`` on a machine without the model).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+
+MODEL = "local/sentence-transformers/all-MiniLM-L6-v2"
+MODEL_DIR = os.environ.get("MEMCLI_TEST_MODEL_DIR", "")
+pytestmark = pytest.mark.skipif(
+    not MODEL_DIR or not Path(MODEL_DIR).is_dir(), reason="MEMCLI_TEST_MODEL_DIR not set"
+)
+
+FACTS = [
+    "Use Valkey instead of Redis for the session cache.",
+    "The nightly export failed because the S3 token expired.",
+    "Caroline adopted a dog named Biscuit last spring.",
+    "The quarterly review moved to the last Friday of each month.",
+]
+
+
+@pytest.fixture
+def local(cli: Cli, workspace: Path) -> Cli:
+    for i, fact in enumerate(FACTS):  # one file each: a vector scores a chunk
+        (workspace / "memory" / f"note{i}.md").write_text(f"- {fact}\n")
+    assert cli("config", "set", "embedding.model", MODEL).exit_code == 0
+    assert cli("config", "set", "embedding.model_path", MODEL_DIR).exit_code == 0
+    r = cli("index", "--json")
+    assert r.exit_code == 0, r.stderr
+    return cli
+
+
+def test_hybrid_search_finds_a_fact_by_meaning(local: Cli) -> None:
+    # no word of the question is in the fact: only the vectors can find it
+    r = local("search", "--json", "-n", "1", "which key-value store holds user sessions")
+    assert r.exit_code == 0, r.stderr
+    out = r.json()
+    assert out["mode"] == "hybrid"
+    assert "Valkey" in out["results"][0]["snippet"]
+    pet = local("search", "--json", "-n", "1", "puppy").json()["results"][0]["snippet"]
+    assert "Biscuit" in pet
+
+
+def test_status_reports_the_local_model(local: Cli) -> None:
+    st = local("status", "--json").json()
+    assert st["mode"] == "hybrid"
+    assert st["embedding"]["model"] == MODEL
+    assert st["embedding"]["dimensions"] == 384
+    assert st["embedding"]["coverage"] == 1.0
+
+
+def test_a_rebuild_costs_no_model_call(local: Cli, tmp_path: Path) -> None:
+    question = "which key-value store holds user sessions"
+    assert local("search", "--json", question).json()["mode"] == "hybrid"
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    # the model can no longer load: every vector must come from the cache
+    assert local("config", "set", "embedding.model_path", str(empty)).exit_code == 0
+    r = local("index", "--force", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert local("status", "--json").json()["embedding"]["coverage"] == 1.0
+    again = local("search", "--json", question).json()
+    assert again["mode"] == "hybrid"  # the question's vector is cached too
+    assert "Valkey" in again["results"][0]["snippet"]
+    new = local("search", "--json", "a question never asked").json()
+    assert new["mode"] == "keyword" and "no ONNX model" in " ".join(new["warnings"])
+
+
+def test_a_missing_model_falls_back_to_keyword_with_a_warning(
+    cli: Cli, workspace: Path, tmp_path: Path
+) -> None:
+    assert cli("add", FACTS[0]).exit_code == 0
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    assert cli("config", "set", "embedding.model", MODEL).exit_code == 0
+    assert cli("config", "set", "embedding.model_path", str(empty)).exit_code == 0
+    r = cli("search", "--json", "valkey")
+    assert r.exit_code == 0
+    assert r.json()["results"], "keyword search still answers"
+    warnings = " ".join(r.json()["warnings"]) + r.stderr
+    assert "no ONNX model" in warnings and str(empty) in warnings
+
+
+def test_keyword_commands_do_not_load_the_model(local: Cli, workspace: Path) -> None:
+    code = (
+        "import sys, runpy; sys.argv = ['memcli', '-w', sys.argv[1], *sys.argv[2:]];"
+        "\ntry: runpy.run_module('memcli', run_name='__main__')"
+        "\nexcept SystemExit: pass"
+        "\nprint(sorted(m for m in ('fastembed', 'onnxruntime') if m in sys.modules))"
+    )
+    for args in (["status", "--json"], ["search", "--strategy", "keyword", "--json", "valkey"]):
+        r = subprocess.run(
+            [sys.executable, "-c", code, str(workspace), *args], capture_output=True, text=True
+        )
+        assert r.stdout.strip().splitlines()[-1] == "[]", (args, r.stdout[-300:], r.stderr[-300:])
