@@ -104,3 +104,17 @@ def test_keyword_commands_do_not_load_the_model(local: Cli, workspace: Path) -> 
             [sys.executable, "-c", code, str(workspace), *args], capture_output=True, text=True
         )
         assert r.stdout.strip().splitlines()[-1] == "[]", (args, r.stdout[-300:], r.stderr[-300:])
+
+
+def test_doctor_loads_the_model_and_reports_it(local: Cli, tmp_path: Path) -> None:
+    doc = local("doctor", "--json").json()
+    check = next(c for c in doc["checks"] if c["name"] == "embedding")
+    assert check["status"] == "ok", check
+    assert check["details"]["dimensions"] == 384
+    assert check["details"]["where"] == MODEL_DIR
+    empty = tmp_path / "no-model"
+    empty.mkdir()
+    assert local("config", "set", "embedding.model_path", str(empty)).exit_code == 0
+    doc = local("doctor", "--json").json()
+    check = next(c for c in doc["checks"] if c["name"] == "embedding")
+    assert check["status"] == "problem" and "no ONNX model" in check["summary"]

@@ -55,6 +55,8 @@ def check_provider(ctx: dict[str, Any], section: str) -> Check:
         )
     provider = provider_name(model)
     details["provider"] = provider
+    if provider == "local" and section == "embedding":
+        return check_local(ctx, model, details)
     if key_env and not os.environ.get(key_env):
         return Check(
             section,
@@ -117,6 +119,34 @@ def check_provider(ctx: dict[str, Any], section: str) -> Check:
             details,
         )
     return Check(section, OK, f"{where}: reachable (HTTP {status})", details=details)
+
+
+def check_local(ctx: dict[str, Any], model: str, details: dict[str, Any]) -> Check:
+    """A ``local/NAME`` model: where its files are, and one test embedding (its dimension)."""
+    import time
+
+    from memcli.errors import ProviderError
+    from memcli.providers.local import LocalEmbedder  # fastembed: loaded for the test only
+
+    embedder = LocalEmbedder.from_settings(ctx["settings"])
+    embedder.cache = None  # a test embedding, not a cached one
+    details.update(where=embedder.where(), dimensions=None, seconds=None)
+    if not embedder.model_path and not ctx["network"]:
+        return Check("embedding", NOTE, f"{model}: not loaded (--offline)", details=details)
+    start = time.perf_counter()
+    try:
+        vector = embedder.embed(["memcli doctor test embedding"])[0]
+    except ProviderError as exc:
+        return Check(
+            "embedding",
+            PROBLEM,
+            exc.message,
+            "pip install 'memcli[local]', or set embedding.model_path to the model's folder",
+            details,
+        )
+    details.update(dimensions=len(vector), seconds=round(time.perf_counter() - start, 3))
+    summary = f"{model}: {len(vector)} dimensions, from {embedder.where()}"
+    return Check("embedding", OK, summary, details=details)
 
 
 def search_mode(ctx: dict[str, Any]) -> dict[str, Any] | None:
