@@ -25,6 +25,7 @@ def test_the_registry_declares_which_settings_need_trust() -> None:
         "embedding.api_base",
         "embedding.api_key_env",
         "embedding.model",
+        "embedding.model_path",
         "llm.api_base",
         "llm.api_key_env",
         "llm.model",
