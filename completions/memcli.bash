@@ -18,7 +18,8 @@ _memcli() {
         if [[ $w == "=" ]]; then skip=1; continue; fi
         if ((skip)); then skip=0; continue; fi
         case "$cmd $w" in
-            'memcli -w'|'memcli --workspace'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
+            'memcli -w'|'memcli --workspace'|'memcli init --local-model'|\
+            'memcli init --model-path'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
             'memcli add --type'|'memcli add --tag'|'memcli search -n'|'memcli search --limit'|\
             'memcli search --min-score'|'memcli search --source'|'memcli search --type'|\
             'memcli search --tag'|'memcli search --since'|'memcli search --until'|\
@@ -40,7 +41,8 @@ _memcli() {
     if [[ ${COMP_WORDS[COMP_CWORD]} == "=" || $cur != -* ]]; then
         case "$cmd $prev" in
             'memcli flush --prompt-file') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
-            'memcli -w'|'memcli --workspace'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
+            'memcli -w'|'memcli --workspace'|'memcli init --local-model'|\
+            'memcli init --model-path'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
             'memcli add --type'|'memcli add --tag'|'memcli search -n'|'memcli search --limit'|\
             'memcli search --min-score'|'memcli search --source'|'memcli search --type'|\
             'memcli search --tag'|'memcli search --since'|'memcli search --until'|\
@@ -53,7 +55,7 @@ _memcli() {
 
     case "$cmd" in
         'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get watch flush diff log sync trust doctor hooks config" ;;
-        'memcli init') opts="--git --hooks --json -h --help" ;;
+        'memcli init') opts="--git --hooks --local --local-model --model-path --json -h --help" ;;
         'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --json -h --help" ;;
         'memcli index') opts="--force --no-embed --json -h --help" ;;
         'memcli search') opts="-n --limit --min-score --source --type --tag --since --until --path --decay --no-decay --strategy --mmr --no-mmr --mmr-lambda --explain --format --max-tokens --json --jsonl --files --batch -h --help" ;;

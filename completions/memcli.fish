@@ -12,8 +12,9 @@ function __memcli_command --description 'The memcli (sub)command being typed'
             continue
         end
         switch "$path $token"
-            case 'memcli -w' 'memcli --workspace' 'memcli add --to' 'memcli add --ns' \
-                 'memcli add -t' 'memcli add --type' 'memcli add --tag' 'memcli search -n' \
+            case 'memcli -w' 'memcli --workspace' 'memcli init --local-model' \
+                 'memcli init --model-path' 'memcli add --to' 'memcli add --ns' 'memcli add -t' \
+                 'memcli add --type' 'memcli add --tag' 'memcli search -n' \
                  'memcli search --limit' 'memcli search --min-score' 'memcli search --source' \
                  'memcli search --type' 'memcli search --tag' 'memcli search --since' \
                  'memcli search --until' 'memcli search --path' 'memcli search --strategy' \
@@ -68,6 +69,9 @@ complete -c memcli -n '__memcli_is memcli' -s h -l help -d 'Show this message an
 # memcli init
 complete -c memcli -n '__memcli_is memcli init' -l git -d 'Run \'git init\' there unless it is already in a git repository.'
 complete -c memcli -n '__memcli_is memcli init' -l hooks -d 'Install git hooks that re-index after commit/merge/checkout.'
+complete -c memcli -n '__memcli_is memcli init' -l local -d 'Semantic search with a local model (needs memcli[local]): sets embedding.model.'
+complete -c memcli -n '__memcli_is memcli init' -l local-model -x -d 'The fastembed model --local sets. [default: sentence-transformers/all-MiniLM-L6-v2]'
+complete -c memcli -n '__memcli_is memcli init' -l model-path -x -d 'Folder holding the local model\'s files (offline machines).'
 complete -c memcli -n '__memcli_is memcli init' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli init' -s h -l help -d 'Show this message and exit.'
 complete -c memcli -n '__memcli_is memcli init' -F

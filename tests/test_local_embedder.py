@@ -118,3 +118,17 @@ def test_doctor_loads_the_model_and_reports_it(local: Cli, tmp_path: Path) -> No
     doc = local("doctor", "--json").json()
     check = next(c for c in doc["checks"] if c["name"] == "embedding")
     assert check["status"] == "problem" and "no ONNX model" in check["summary"]
+
+
+def test_init_local_sets_up_semantic_search(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    cli = Cli(root)
+    r = cli("init", "--local", "--model-path", MODEL_DIR, "--json")
+    assert r.exit_code == 0, r.stderr
+    assert any("embedding.model = " + MODEL in c for c in r.json()["created"])
+    assert cli("add", FACTS[0]).exit_code == 0
+    out = cli("search", "--json", "which key-value store holds user sessions")
+    assert out.exit_code == 0, out.stderr
+    assert out.json()["mode"] == "hybrid"  # the user's own file: trusted, no warning
+    assert "memcli trust" not in out.stderr
+    assert Cli(tmp_path / "x")("init", "--model-path", MODEL_DIR).exit_code == 2

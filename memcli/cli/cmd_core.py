@@ -18,6 +18,10 @@ from memcli.errors import BadInput
 JSON = typer.Option(False, "--json", help=JSON_HELP)
 
 
+#: The model ``init --local`` sets (English, 384 dimensions, 45 MB).
+LOCAL_DEFAULT = "sentence-transformers/all-MiniLM-L6-v2"
+
+
 @app.command()
 def init(
     ctx: typer.Context,
@@ -30,6 +34,17 @@ def init(
     hooks: bool = typer.Option(
         False, "--hooks", help="Install git hooks that re-index after commit/merge/checkout."
     ),
+    local: bool = typer.Option(
+        False,
+        "--local",
+        help="Semantic search with a local model (needs memcli[local]): sets embedding.model.",
+    ),
+    local_model: str = typer.Option(
+        LOCAL_DEFAULT, "--local-model", help="The fastembed model --local sets."
+    ),
+    model_path: str | None = typer.Option(
+        None, "--model-path", help="Folder holding the local model's files (offline machines)."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Create memory/, MEMORY.md, .gitignore and (in git) .gitattributes; idempotent."""
@@ -37,7 +52,15 @@ def init(
 
     st = state(ctx)
     root = path or Path(st.workspace or os.environ.get("MEMCLI_WORKSPACE") or ".")
-    result = Memory.init(root, git=git_init, hooks=hooks)
+    if model_path and not local:
+        raise BadInput("--model-path goes with --local")
+    result = Memory.init(
+        root,
+        git=git_init,
+        hooks=hooks,
+        local=local_model if local else None,
+        model_path=str(Path(model_path).expanduser().resolve()) if model_path else None,
+    )
     st.out.warnings(result.warnings)
     if as_json:
         st.out.json(result.as_dict())

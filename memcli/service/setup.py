@@ -14,10 +14,20 @@ if TYPE_CHECKING:
 
 class SetupService(MemoryCore):
     @classmethod
-    def init(cls, root: Path, *, git: bool = False, hooks: bool = False) -> InitResult:
+    def init(
+        cls,
+        root: Path,
+        *,
+        git: bool = False,
+        hooks: bool = False,
+        local: str | None = None,
+        model_path: str | None = None,
+    ) -> InitResult:
         """Create ``memory/``, ``MEMORY.md``, the ``.gitignore`` entry and (in git) the union
         merge in ``.gitattributes``; with ``git``, ``git init`` first unless already in a
-        repository; with ``hooks``, install the git hooks. Idempotent."""
+        repository; with ``hooks``, install the git hooks; with ``local`` (a fastembed model
+        name), set ``embedding.model = "local/<local>"`` (and ``embedding.model_path``) in the
+        workspace's ``memcli.toml``, trusted as the user's own edit. Idempotent."""
         from memcli.service.options import InitResult  # init runs once: not on every start-up
 
         root.mkdir(parents=True, exist_ok=True)
@@ -31,6 +41,15 @@ class SetupService(MemoryCore):
                 result.created.append("git repository")
             require_repo(root)
         result.created += init_workspace(root)
+        if local:
+            from memcli.config import operations  # settings writes: only with --local
+
+            model = local if local.startswith("local/") else f"local/{local}"
+            operations.set_setting("embedding.model", model, root)
+            result.created.append(f"memcli.toml: embedding.model = {model}")
+            if model_path:
+                operations.set_setting("embedding.model_path", model_path, root)
+                result.created.append(f"memcli.toml: embedding.model_path = {model_path}")
         if hooks:
             from memcli.git.hooks import install  # git code: only with --hooks
 
