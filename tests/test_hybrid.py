@@ -261,6 +261,7 @@ def test_rrf_puts_the_passage_first_in_both_lists_at_one(
     write_files(workspace)
     # shares only a stop word with the query: no keyword match, a (weak) vector neighbour
     write_files(workspace, {"memory/misc.md": "# Misc\n\n- It rolled over and over.\n"})
+    assert cli("config", "set", "search.fusion", "rrf").exit_code == 0
     assert cli("index").exit_code == 0
     query = "vector search uses cosine similarity over chunk embeddings"
     kw = search(cli, "--strategy", "keyword", query)["results"]

@@ -186,7 +186,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s("search.min_score", 0.0, "Drop results scoring below this.", low=0, high=1),
     _s(
         "search.fusion",
-        "rrf",
+        "weighted",
         "How keyword and vector candidates combine (reciprocal rank or weighted).",
         choices=("rrf", "weighted"),
     ),
@@ -194,12 +194,12 @@ SETTINGS: tuple[Setting, ...] = (
     # fusion weights chosen on the retrieval benchmark
     _s(
         "search.keyword_weight",
-        0.9,
+        0.5,
         "Weight of the keyword (BM25) score in fusion.",
         low=0,
         high=100,
     ),
-    _s("search.vector_weight", 0.1, "Weight of the vector similarity in fusion.", low=0, high=100),
+    _s("search.vector_weight", 0.5, "Weight of the vector similarity in fusion.", low=0, high=100),
     _s(
         "search.candidates",
         50,
