@@ -135,8 +135,18 @@ def _entry_fields(
     return text, kind, tags, time, line, end
 
 
+#: Characters that do not show: a fact holding one is the same fact without it.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+
+
 def fact_key(text: str) -> str:
-    """Identity of a fact for duplicate checks: case and spacing do not matter."""
+    """Identity of a fact for duplicate checks: case, spacing, Unicode normal form (NFKC:
+    ``café`` composed or not, full-width letters) and invisible characters (zero-width space,
+    soft hyphen...) do not matter."""
+    if not text.isascii():
+        import unicodedata  # only text beyond ASCII has forms to fold
+
+        text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
     # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
     norm = " ".join(text.split()).lower().rstrip(".!")
     return hashlib.sha1(norm.encode("utf-8")).hexdigest()
