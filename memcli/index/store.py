@@ -196,6 +196,15 @@ class Store:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     # -- vectors -------------------------------------------------------
+    def knows(self, rel: str) -> bool:
+        """Whether the index holds the file ``rel``, or files under the folder ``rel``."""
+        prefix = rel.rstrip("/") + "/"
+        row = self.conn.execute(
+            "SELECT 1 FROM files WHERE path = ? OR substr(path, 1, ?) = ? LIMIT 1",
+            (rel, len(prefix), prefix),
+        ).fetchone()
+        return row is not None
+
     def has_table(self, name: str) -> bool:
         row = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchone()
         return row is not None

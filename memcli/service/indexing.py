@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli.errors import LockTimeout, PathOutsideWorkspace
+from memcli.errors import BadInput, LockTimeout, PathOutsideWorkspace
 from memcli.index.indexer import IndexReport, rel_paths
 from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR
@@ -33,6 +33,10 @@ class IndexService(MemoryCore):
             rels = rel_paths(self.ws, paths) if paths else None
         except PathOutsideWorkspace as exc:  # the refusal names the argument
             raise PathOutsideWorkspace(f"index PATH: {exc.message}", exc.hint) from None
+        for given, rel in zip(paths or (), rels or (), strict=True):
+            # a path that is gone from disk is indexed (removed) only if the index knows it
+            if rel and not (self.ws.root / rel).exists() and not self.store.knows(rel):
+                raise BadInput(f"index PATH: no such file or folder: {given}")
         with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)) as lock:
             self._writing = True
             try:

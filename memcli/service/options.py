@@ -36,6 +36,10 @@ class LogOptions:
     limit: int = 20
     since: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.limit < 1:
+            raise BadInput(f"-n/--limit must be at least 1, got {self.limit}")
+
 
 @dataclass(frozen=True)
 class SyncOptions:
