@@ -267,7 +267,7 @@ import json, os, sys, time
 t0 = time.perf_counter()
 try:
     from memcli.index import db
-    from memcli.index.store import FTS_TOKENIZER
+    from memcli.index.schema import FTS_TOKENIZER
 except ImportError:  # the layout of 0.1.0, for A/B runs with --pythonpath
     from memcli import db
     from memcli.store import FTS_TOKENIZER

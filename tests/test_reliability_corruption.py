@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memcli.index import db
-from memcli.index.store import SCHEMA_VERSION
+from memcli.index.schema import SCHEMA_VERSION
 from tests.conftest import Cli, Run
 from tests.test_reliability import tree_digest
 

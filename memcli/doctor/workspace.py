@@ -17,7 +17,8 @@ from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.errors import ConfigError, MemcliError
 from memcli.index import db
 from memcli.index.indexer import Indexer
-from memcli.index.store import SCHEMA_VERSION, Store
+from memcli.index.schema import SCHEMA_VERSION
+from memcli.index.store import Store
 from memcli.notes.workspace import find_workspace
 
 

@@ -31,7 +31,7 @@ from datetime import date
 from typing import Any, NamedTuple, TypeVar
 
 from memcli.index.grams import grams, has_unsegmented
-from memcli.index.store import FTS_TOKENIZER
+from memcli.index.schema import FTS_TOKENIZER
 
 K1 = 1.2
 B = 0.75

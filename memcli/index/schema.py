@@ -1,0 +1,90 @@
+"""The index's schema: its numbered migrations (``PRAGMA user_version`` is how many ran)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memcli.index import db
+
+APP_ID = "memcli"
+FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: The keyword index: a chunk's text, its heading breadcrumb, and the search pieces of the
+#: scripts written without spaces (memcli.index.grams; empty for other text).
+FTS_TABLE = (
+    f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, grams, tokenize='{FTS_TOKENIZER}')"
+)
+
+
+def _script(conn: Any, sql: str) -> None:
+    """Run several statements inside the caller's transaction (executescript would commit)."""
+    for statement in sql.split(";"):
+        if statement.strip():
+            conn.execute(statement)
+
+
+def _m001_base(conn: Any) -> None:
+    _script(
+        conn,
+        f"""
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE files (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            date TEXT,
+            source TEXT NOT NULL,
+            evergreen INTEGER NOT NULL,
+            indexed_at REAL NOT NULL
+        );
+        CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL,
+            end_line INTEGER NOT NULL,
+            heading TEXT NOT NULL,
+            types TEXT NOT NULL DEFAULT '',
+            tags TEXT NOT NULL DEFAULT '',
+            hash TEXT NOT NULL,
+            embedded INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX chunks_file ON chunks(file_id);
+        CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, tokenize='{FTS_TOKENIZER}');
+        CREATE TABLE facts (
+            hash TEXT NOT NULL,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            line INTEGER NOT NULL
+        );
+        CREATE INDEX facts_hash ON facts(hash);
+        CREATE INDEX facts_file ON facts(file_id);
+        """,
+    )
+
+
+def _m002_skipped(conn: Any) -> None:
+    # Files seen but not indexed (binary), with the stat they had: the changed-files check
+    # then knows them, instead of finding them new, and re-reading them, on every search.
+    conn.execute(
+        "CREATE TABLE skipped (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL,"
+        " size INTEGER NOT NULL, reason TEXT NOT NULL)"
+    )
+
+
+def _m003_grams(conn: Any) -> None:
+    # A third FTS5 column, ``grams``: search pieces of scripts written without spaces
+    # (memcli.index.grams). FTS5 tables cannot gain a column: the table is made anew, empty,
+    # and the chunking stamp is dropped, so that the next sync rebuilds the index.
+    conn.execute("DROP TABLE chunks_fts")
+    conn.execute(FTS_TABLE)
+    conn.execute("DELETE FROM meta WHERE key = 'chunking'")
+
+
+#: Forward migrations; ``PRAGMA user_version`` is the number applied.
+MIGRATIONS: list[db.Migration] = [_m001_base, _m002_skipped, _m003_grams]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+def stamp(conn: Any) -> None:
+    """Mark the file as a memcli index (the last step of every migration)."""
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('app', ?)", (APP_ID,))
