@@ -62,6 +62,24 @@ def check_storable(key: str, value: Any = None) -> None:
         )
 
 
+def load_document(path: Path) -> Any:
+    """A TOML file as a tomlkit document to edit (empty when the file does not exist);
+    ConfigError when it cannot be read or parsed."""
+    import tomlkit  # only when a file is written (start-up time)
+    from tomlkit.exceptions import TOMLKitError  # with tomlkit above (start-up time)
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from None
+    try:
+        return tomlkit.parse(text)
+    except TOMLKitError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix or remove the file") from None
+
+
 def write_setting(
     path: Path, key: str, value: Any = None, *, remove: bool = False, user: bool = False
 ) -> bool:
@@ -72,21 +90,12 @@ def write_setting(
     Returns whether the file changed.
     """
     import tomlkit  # only when a file is written (start-up time)
-    from tomlkit.exceptions import TOMLKitError  # with tomlkit above (start-up time)
 
     section, name = split_key(key)
     if not remove:
         check_storable(key, value)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    try:
-        doc = tomlkit.parse(text)
-    except TOMLKitError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix or remove the file") from None
+    doc = load_document(path)
+    text = doc.as_string()  # tomlkit gives back the file exactly: the "before" to compare
     table = doc.get(section)
     if table is not None and not isinstance(table, dict):
         raise ConfigError(f"{path}: {section} is not a table", hint="fix the file by hand")

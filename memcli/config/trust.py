@@ -158,21 +158,11 @@ def _write(key: str, value: str | None) -> bool:
     """Set (or remove, ``value`` None) one record of the user config's [trust] table,
     keeping the rest of the file; returns whether the file changed."""
     import tomlkit  # only when trust is written (start-up time)
-    from tomlkit.exceptions import TOMLKitError  # with tomlkit above (start-up time)
 
-    from memcli.config.files import replace_file  # with tomlkit: writing only
+    from memcli.config.files import load_document, replace_file  # with tomlkit: writing only
 
     path = user_config_path()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read: {exc}") from None
-    try:
-        doc = tomlkit.parse(text)
-    except TOMLKitError as exc:
-        raise ConfigError(f"{path}: invalid TOML: {exc}", hint="fix or remove the file") from None
+    doc = load_document(path)
     trusted_files(doc.unwrap(), path)  # a malformed table is refused, not overwritten
     table = doc.get(TRUST_TABLE)
     if value is None:
