@@ -81,9 +81,10 @@ def test_batch_one_envelope_per_line(cli: Cli) -> None:
     cli("add", "Postgres runs on port 5433")
     r = cli("search", "--batch", input="postgres port\n\nnothingmatches\n")
     assert r.exit_code == 0
-    lines = r.jsonl()
-    assert [x["query"] for x in lines] == ["postgres port", "nothingmatches"]
-    assert lines[0]["results"] and lines[1]["results"] == []
+    lines = r.jsonl()  # one answer per line of input, the blank one included
+    assert [x["query"] for x in lines] == ["postgres port", "", "nothingmatches"]
+    assert lines[0]["results"] and lines[2]["results"] == []
+    assert lines[1]["error"] == "empty query" and lines[1]["results"] == []
 
 
 def test_status_and_files_json(cli: Cli, workspace: Path) -> None:

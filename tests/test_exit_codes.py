@@ -37,20 +37,31 @@ def test_the_flags_come_from_the_state_not_from_argv(
 ) -> None:
     monkeypatch.setattr(sys, "argv", ["memcli", "--debug", "--no-color", "get", "x"])
     assert exit_code_for(BadInput("bad"), State()) == ExitCode.USAGE  # argv is not read
-    with pytest.raises(BadInput):
-        exit_code_for(BadInput("bad"), State(debug=True))
+    assert "BadInput" not in capsys.readouterr().err
+    assert exit_code_for(BadInput("bad"), State(debug=True)) == ExitCode.USAGE
+    assert "memcli.errors.BadInput: bad" in capsys.readouterr().err  # the exception shown
     monkeypatch.setenv("MEMCLI_DEBUG", "1")
-    with pytest.raises(BadInput):
-        exit_code_for(BadInput("bad"), State())
+    assert exit_code_for(GitError("no repo"), State()) == ExitCode.WORKSPACE
+    assert "memcli.errors.GitError: no repo" in capsys.readouterr().err
 
 
-def test_debug_flag_of_an_in_process_run_shows_the_exception(workspace: Path) -> None:
-    """A library caller runs main() with its own arguments: --debug there re-raises."""
-    with pytest.raises(BadInput, match="no such file"):
-        main(["--debug", "-w", str(workspace), "get", "nosuch.md"])
-    with pytest.raises(SystemExit) as stop:
-        main(["-w", str(workspace), "get", "nosuch.md"])
-    assert stop.value.code == ExitCode.USAGE
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--debug adds the traceback; the exit code is the one the error carries either way."""
+    for debug in ([], ["--debug"]):
+        with pytest.raises(SystemExit) as stop:
+            main([*debug, "-w", str(workspace), "get", "nosuch.md"])
+        assert stop.value.code == ExitCode.USAGE
+        assert ("Traceback" in capsys.readouterr().err) == bool(debug)
+    for debug in ([], ["--debug"]):  # a workspace problem stays 3, not Python's 1
+        r = subprocess.run(
+            [sys.executable, "-m", "memcli", *debug, "-w", str(workspace / "nowhere"), "search"]
+            + ["x"],
+            capture_output=True,
+            text=True,
+        )
+        assert r.returncode == ExitCode.WORKSPACE, r.stderr
 
 
 def test_a_bad_date_is_usage_even_where_no_workspace_is(tmp_path: Path) -> None:

@@ -45,6 +45,12 @@ FULL_CLI = "import sys; from memcli.cli.app import main; main()"
             ({}, "q", {"since": "2026-01-01", "until": "", "path": "memory/*.md"}),
         ),
         (["search", "--batch", "--jsonl"], ({}, None, {"batch": True, "jsonl": True})),
+        (["search", "which", "cache", "-n", "2", "do"], ({}, "which cache do", {"limit": 2})),
+        (
+            ["search", "x", "-w", "/ws", "--debug", "--no-color", "-q"],
+            ({"workspace": "/ws", "debug": True, "no_color": True, "quiet": True}, "x", {}),
+        ),
+        (["search", "--workspace=/ws", "x"], ({"workspace": "/ws"}, "x", {})),
         (
             ["search", "--explain", "--files", "--strategy", "vector", "x"],
             ({}, "x", {"explain": True, "files_only": True, "strategy": "vector"}),
@@ -60,7 +66,6 @@ def test_plain_searches_are_parsed(args: list[str], expected: tuple) -> None:
     [
         [],
         ["search"],  # no query
-        ["search", "a", "b"],  # two queries: Click's error
         ["search", "--help"],
         ["--help"],
         ["--version"],
@@ -188,6 +193,10 @@ def _both(
         ["search", "--format", "context", "--max-tokens", "60", "valkey cache"],
         ["search", "--format", "yaml", "valkey"],  # exit 2: unknown format
         ["search", "--strategy", "vector", "--json", "valkey"],  # no model: exit 2
+        ["search", "--json", "valkey", "cache", "-n", "2"],  # an unquoted query: joined
+        ["search", "pager", "rotation", "--no-color", "-q"],  # global options after search
+        ["search", "--json", "--files", "valkey"],  # exit 2: two output forms
+        ["search", "--jsonl", "--files", "valkey"],
     ],
 )
 def test_fast_and_full_cli_agree(notes: Path, args: list[str]) -> None:

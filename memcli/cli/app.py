@@ -9,15 +9,25 @@ from __future__ import annotations
 import copy
 import functools
 import importlib
+import inspect
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import typer
 from typer.main import get_command_name
+from typer.models import OptionInfo
 
 from memcli import __version__
+from memcli.cli.argv import GLOBAL_FLAGS, GLOBAL_WITH_VALUE, command_index, hoist_globals
+from memcli.cli.output import Output
 from memcli.cli.runtime import State, exit_code_for
+from memcli.errors import ExitCode
+
+try:  # Typer 0.2x carries its own copy of Click; older ones use Click itself
+    from typer._click import exceptions as click_errors
+except ImportError:  # pragma: no cover - depends on the Typer release
+    from click import exceptions as click_errors  # type: ignore[no-redef]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -115,31 +125,50 @@ _register()
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Console-script entry point."""
+    """Console-script entry point: global options are read wherever they are given
+    (:func:`memcli.cli.argv.hoist_globals`) and a usage error is one line plus a hint (exit 2)."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    one = _app_for(args)
+    args = hoist_globals(args, _owned_options(one))
     try:
-        _app_for(sys.argv[1:] if argv is None else list(argv))(args=argv, prog_name="memcli")
+        code = one(args=args, prog_name="memcli", standalone_mode=False)
     except KeyboardInterrupt as exc:  # outside any command (while parsing)
         sys.exit(exit_code_for(exc))
+    except click_errors.NoArgsIsHelpError as exc:  # bare ``memcli``: the help
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click_errors.UsageError as exc:
+        sys.exit(_usage_error(exc))
+    except click_errors.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        Output().error("aborted")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
-_GLOBAL_WITH_VALUE = ("-w", "--workspace")
-_GLOBAL_FLAGS = ("-q", "--quiet", "--no-color", "--debug")
+def _usage_error(exc: click_errors.UsageError) -> int:
+    """Report a usage error as one line and a hint naming the command's help; returns 2."""
+    where = exc.ctx.command_path if exc.ctx is not None else "memcli"
+    message = " ".join(exc.format_message().split())
+    Output().error(message, f"{where} -h shows the usage")
+    return int(ExitCode.USAGE)
 
 
-def _command_name(args: list[str]) -> str | None:
-    """The command an argument list runs, when the global options before it are plain."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg in _GLOBAL_WITH_VALUE:
-            i += 2
-        elif arg in _GLOBAL_FLAGS or arg.startswith("--workspace="):
-            i += 1
-        elif arg.startswith("-"):
-            return None  # --help, --version, "-qw DIR", a typo: the whole app answers
-        else:
-            return arg
-    return None
+def _owned_options(one: typer.Typer) -> set[str]:
+    """The global option names the one command being run declares itself (``watch -q``):
+    those stay with the command."""
+    if one is app or len(one.registered_commands) != 1:
+        return set()
+    callback = one.registered_commands[0].callback
+    if callback is None:
+        return set()
+    names: set[str] = set()
+    for param in inspect.signature(callback).parameters.values():
+        if isinstance(param.default, OptionInfo):
+            names.update(str(d) for d in param.default.param_decls or ())
+    return names & set(GLOBAL_FLAGS + GLOBAL_WITH_VALUE)
 
 
 def _app_for(args: list[str]) -> typer.Typer:
@@ -149,9 +178,10 @@ def _app_for(args: list[str]) -> typer.Typer:
     command on each run, about 20 ms for all of them; a run needs one. Help, completion and
     unknown commands get the whole app, so their output is unchanged.
     """
-    name = _command_name(args)
-    if name is None:
+    at = command_index(args)
+    if at is None:
         return app
+    name = args[at]
     commands = [
         c
         for c in app.registered_commands

@@ -128,14 +128,15 @@ def index(
         render.index_report(st.out, report)
 
 
-def search(ctx: typer.Context, query: str | None, **options: Any) -> None:
+def search(ctx: typer.Context, query: list[str] | None, **options: Any) -> None:
     """Search memory (BM25 keyword search; hybrid when an embedding model is set).
 
     Results are the matching list items or paragraphs with a little context, best first.
     """
     from memcli.cli import searching  # the search stack: not on --help
 
-    code = searching.run(state(ctx), query, SearchArgs(**options))
+    words = " ".join(query) if query else None  # an unquoted query's words, joined
+    code = searching.run(state(ctx), words, SearchArgs(**options))
     if code:
         raise typer.Exit(code)
 
@@ -151,8 +152,10 @@ def _search_parameters() -> list[inspect.Parameter]:
         inspect.Parameter(
             "query",
             keyword,
-            annotation=str | None,
-            default=typer.Argument(None, help="What to look for (omit with --batch)."),
+            annotation=list[str] | None,
+            default=typer.Argument(
+                None, help="What to look for, quoted or not (omit with --batch)."
+            ),
         ),
     ]
     for field, kind, names, text in search_args.OPTIONS:

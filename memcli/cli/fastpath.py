@@ -6,9 +6,11 @@ with any of its options and one query, or ``--batch``), they are parsed here and
 :func:`memcli.cli.searching.run` is called directly, the function the Typer command calls
 too. Anything else returns None and goes to the full CLI: help, another command, an unknown
 option, ``--``, a short option with its value attached, a value Click might read otherwise
-(one starting with '-', a number not plainly written), a second argument, a query that starts
-with '-'. ``tests/test_fastpath.py`` checks the option table against the Click command and runs
-both ways on the same arguments, requiring the same output and exit code.
+(one starting with '-', a number not plainly written), a query word that starts with '-'.
+Global options after ``search`` count as before it, and the words of an unquoted query are
+joined with spaces, as the Typer command does. ``tests/test_fastpath.py`` checks the option
+table against the Click command and runs both ways on the same arguments, requiring the same
+output and exit code.
 """
 
 from __future__ import annotations
@@ -48,7 +50,11 @@ def _convert(kind: str, value: str) -> Any:
 
 
 def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] | None:
-    """(global flags, query, search options) of a search in a form parsed here, else None."""
+    """(global flags, query, search options) of a search in a form parsed here, else None.
+    Global options may follow the command; the words of an unquoted query are joined."""
+    from memcli.cli.argv import hoist_globals  # no imports of its own
+
+    args = hoist_globals(args)
     flags: dict[str, Any] = {}
     i = 0
     while True:
@@ -67,7 +73,7 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] 
         else:
             return None
         i += 1
-    query: str | None = None
+    words: list[str] = []
     options: dict[str, Any] = {}
     known = search_options()
     rest = args[i + 1 :]
@@ -76,9 +82,7 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] 
         arg = rest[j]
         j += 1
         if not arg.startswith("-"):
-            if query is not None:
-                return None  # a second argument: Click's error
-            query = arg
+            words.append(arg)
             continue
         name, eq, attached = arg.partition("=") if arg.startswith("--") else (arg, "", "")
         if name not in known:
@@ -101,9 +105,9 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] 
             options.setdefault(dest, []).append(value)
         else:
             options[dest] = value
-    if query is None and not options.get("batch"):
+    if not words and not options.get("batch"):
         return None
-    return flags, query, options
+    return flags, " ".join(words) if words else None, options
 
 
 def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:

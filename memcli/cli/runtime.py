@@ -53,7 +53,8 @@ def exit_code_for(exc: BaseException, state: State | None = None) -> int:
 
     Library errors carry their code; Ctrl-C is 130; a closed stdout ends quietly with 0;
     anything else is a bug or an OS failure (3). With ``--debug`` (``state.debug``) or
-    ``MEMCLI_DEBUG=1`` errors other than those two re-raise, for the traceback.
+    ``MEMCLI_DEBUG=1`` the traceback of errors other than those two is printed first; the
+    exit code is the same either way.
     """
     state = state or State()
     out = Output(no_color=state.no_color)
@@ -64,7 +65,9 @@ def exit_code_for(exc: BaseException, state: State | None = None) -> int:
         _silence_broken_pipe()
         return 0
     if state.debug or os.environ.get("MEMCLI_DEBUG") == "1":
-        raise exc
+        import traceback  # only when a traceback is asked for
+
+        traceback.print_exception(exc)
     if isinstance(exc, MemcliError):
         out.error(exc.message, exc.hint)
         return int(exc.exit_code)

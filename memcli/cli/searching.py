@@ -59,6 +59,18 @@ def _search_format(args: SearchArgs) -> str:
     if args.as_json and fmt not in (None, "json"):
         raise BadInput(f"--json contradicts --format {fmt}")
     chosen = fmt or ("json" if args.as_json else "text")
+    shapes = [
+        name
+        for name, given in (
+            ("--json", args.as_json or fmt == "json"),
+            ("--jsonl", args.jsonl),
+            ("--files", args.files_only),
+            ("--batch", args.batch),
+        )
+        if given
+    ]
+    if len(shapes) > 1 and shapes != ["--json", "--batch"]:  # a batch answers in JSON lines
+        raise BadInput(f"{' and '.join(shapes)} cannot be combined: choose one output form")
     if chosen == "context" and (args.jsonl or args.files_only or args.batch):
         raise BadInput("--format context cannot be combined with --jsonl, --files or --batch")
     if max_tokens is not None:

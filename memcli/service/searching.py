@@ -68,14 +68,16 @@ class SearchService(IndexService):
         return Context(result, render(result.query, result.hits, budget), budget)
 
     def search_batch(self, queries: Iterable[str], opts: SearchOptions) -> Iterator[BatchAnswer]:
-        """One answer per non-blank query, in order, from one open index: the changed-files
-        check runs once, before the first. A query that cannot run answers with its error."""
+        """One answer per line, in order, from one open index: the changed-files check runs
+        once, before the first. A blank line or a query that cannot run answers with its
+        error, so answer N is always line N's."""
         from memcli.service.options import BatchAnswer  # batches only
 
         stale, warnings = self.sync_before_search()
         for raw in queries:
             query = raw.rstrip("\n")
             if not query.strip():
+                yield BatchAnswer(query, None, "empty query")
                 continue
             try:
                 result = self.search(query, opts, sync=False)
