@@ -25,7 +25,9 @@ other non-ASCII character (accented Latin, Cyrillic, Greek, Arabic...) as half o
 those tokenizers cut such text much finer. The estimate of the whole block,
 frame and final newline included, never exceeds the budget. A result that does not fit whole
 is reduced to its matching passage (its context dropped); if even that does not fit it is
-left out, and later, shorter results may still be included. Lines are never cut in half.
+left out, and later, shorter results may still be included. Lines are cut only when no result
+fits at all: the best one's passage is then cut to the budget and ends with an ellipsis, so a
+search that found something always gives a block (unless the budget cannot hold the frame).
 """
 
 from __future__ import annotations
@@ -105,6 +107,27 @@ def _core(hit: Any) -> tuple[int, int, str] | None:
     return p.start, p.end, "\n".join(lines[lo : hi + 1])
 
 
+def _cut_to_fit(hit: Any, room: int) -> tuple[str, ContextSection] | None:
+    """The section of ``hit``'s matching passage cut to ``room`` quarter tokens, ending with
+    an ellipsis; None when not even its citation fits."""
+    from memcli.notes.controls import strip_controls  # with the block only
+    from memcli.notes.instructions import flags as flags_of  # with the block only
+
+    start, end, raw = _core(hit) or (hit.start_line, hit.end_line, hit.snippet)
+    text = strip_controls(raw)
+    flags = flags_of(text)
+    room -= cost(_section(hit.path, start, end, "…", flags))
+    if room <= 0:
+        return None
+    kept = 0
+    for i, ch in enumerate(text):
+        kept += cost(ch)
+        if kept > room:
+            text = text[:i].rstrip() + "…"
+            break
+    return _section(hit.path, start, end, text, flags), ContextSection(hit.path, start, end, flags)
+
+
 def _section(path: str, start: int, end: int, text: str, flags: list[str]) -> str:
     flagged = f" (flagged: {', '.join(flags)})" if flags else ""
     return f"`{path}:{start}-{end}`{flagged}\n{text.rstrip()}\n"
@@ -144,6 +167,12 @@ def render(query: str, hits: list[Any], max_tokens: int) -> ContextBlock:
                 break
         else:
             block.left_out += 1
+    if not parts and hits:  # not even the best result's passage fits: its start, cut
+        cut = _cut_to_fit(hits[0], budget - frame - 1)
+        if cut is not None:
+            parts.append(cut[0])
+            block.included, block.left_out = 1, block.left_out - 1
+            block.sections.append(cut[1])
     if parts:
         import hashlib  # only a block that has content needs its marker
 

@@ -22,7 +22,7 @@ from memcli.search.candidates import filter_sql, keyword_candidates, keyword_sco
 from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
 from memcli.search.results import Hit, SearchResult
-from memcli.search.snippets import FileText, Passage, assemble, span_lines
+from memcli.search.snippets import FileText, Passage, assemble, clip, span_lines
 
 
 def run_search(
@@ -83,6 +83,7 @@ def run_search(
         hit: Hit = span.payload
         hit.start_line, hit.end_line, snippet = span_lines(ft, span)
         hit.snippet = redact_lines(snippet).text  # as get shows it: no secret on screen
+        hit.snippet = clip(hit.snippet, query, opts.snippet_chars)  # after: no secret half-cut
         phrase = instructions.detect(hit.snippet)
         hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []
         if opts.explain:

@@ -369,3 +369,24 @@ def span_lines(ft: FileText, span: Span) -> tuple[int, int, str]:
     ps = ft.passages(span.path)
     start, end = ps[span.lo].start, ps[span.hi].end
     return start, end, ft.text(span.path, start, end)
+
+
+#: A snippet is at most this many times ``max_chars``: a longer passage (a very long line, a
+#: huge list item) is cut around its first match.
+HARD_CAP_FACTOR = 4
+ELLIPSIS = "…"
+
+
+def clip(text: str, query: str, max_chars: int) -> str:
+    """``text`` cut to ``HARD_CAP_FACTOR * max_chars`` characters around the first word of
+    ``query`` found in it (the start when none is), each cut end marked with an ellipsis; text
+    within the cap is returned as it is."""
+    cap = HARD_CAP_FACTOR * max_chars
+    if len(text) <= cap:
+        return text
+    lowered = text.lower()
+    found = [lowered.find(w[:5]) for w in query.lower().split() if len(w) > 2]
+    at = min((i for i in found if i >= 0), default=0)
+    lo = max(0, min(at - cap // 4, len(text) - cap))
+    hi = lo + cap
+    return (ELLIPSIS if lo else "") + text[lo:hi] + (ELLIPSIS if hi < len(text) else "")
