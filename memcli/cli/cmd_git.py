@@ -55,9 +55,10 @@ def diff(
 
 
 def _label(result: DiffResult) -> str:
-    old = result.old[:10] if result.old else "(nothing)"
     new = result.new if result.new == "worktree" else result.new[:10]
-    return f"{old}..{new}"
+    if not result.old:
+        return f"{new}, no commit before it"
+    return f"{result.old[:10]}..{new}"
 
 
 def _render_stat(out: Output, result: DiffResult) -> None:

@@ -47,9 +47,21 @@ def index_report(out: Output, report: Any) -> None:
     )
 
 
+#: Characters of a user's text (a query) echoed in a message; the rest is elided.
+ECHO_CHARS = 80
+
+
+def quoted(text: str, limit: int = ECHO_CHARS) -> str:
+    """``text`` quoted for a message, cut to ``limit`` characters (a huge query is not
+    echoed whole)."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"
+
+
 def search_result(out: Output, result: Any) -> None:
     if not result.hits:
-        out.info(f"no results for {result.query!r} ({result.mode})")
+        out.info(f"no results for {quoted(result.query)} ({result.mode})")
         return
     for hit in result.hits:
         where = f"{hit.path}:{hit.start_line}-{hit.end_line}"

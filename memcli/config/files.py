@@ -103,6 +103,8 @@ def write_setting(
         if table is None or name not in table:
             return False
         del table[name]
+        if not table and "#" not in tomlkit.dumps({section: table}):  # no empty [section] left
+            del doc[section]
     else:
         if table is None:
             table = tomlkit.table()
