@@ -53,7 +53,7 @@ def test_without_a_workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert change.file == user_config_path() and change.effective.origin == "user"
     assert get_setting("search.limit").value == 3
     assert unset_setting("search.limit", user=True).changed
-    assert user_config_path().read_text() == "[search]\n"
+    assert user_config_path().read_text() == ""  # no empty [search] left behind
 
 
 def test_refusals_come_before_any_file_is_read(tmp_path: Path) -> None:

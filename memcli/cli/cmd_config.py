@@ -112,7 +112,8 @@ def config_get(
             )
 
 
-@config_app.command("set")
+# "-1" is a value to check against the setting's range, not an unknown option
+@config_app.command("set", context_settings={"ignore_unknown_options": True})
 def config_set(
     ctx: typer.Context,
     key: str = KEY,

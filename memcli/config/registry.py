@@ -6,6 +6,7 @@ the docs generator all read :data:`SETTINGS`; nothing else holds a default.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 from memcli.errors import ConfigError
@@ -385,6 +386,25 @@ def coerce(key: str, value: Any, where: str = "") -> Any:
     return out
 
 
+def _whole(value: Any) -> int | float:
+    """``value`` as a whole number: ``"12"``, ``12.0`` and ``"1e3"`` are; ``2.5`` is refused
+    (ValueError) rather than cut to 2; an infinite or NaN value is returned as it is, for the
+    range check to name it (``int()`` of it raised OverflowError)."""
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            pass
+    number = float(value)
+    if not math.isfinite(number):
+        return number
+    if not number.is_integer():
+        raise ValueError(value)
+    return int(number)
+
+
 def _leaves(pattern: str) -> bool:
     """A glob that names a parent folder (``..``) or a home folder (``~``)."""
     return pattern.startswith("~") or ".." in pattern.replace("\\", "/").split("/")
@@ -403,7 +423,7 @@ def _convert(default: Value, value: Any) -> Any:
     if isinstance(default, int | float):
         if isinstance(value, bool):
             raise ValueError(value)
-        return type(default)(value)
+        return _whole(value) if isinstance(default, int) else float(value)
     if isinstance(default, list):
         if isinstance(value, str):
             return [p.strip() for p in value.split(",") if p.strip()]
