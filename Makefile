@@ -25,7 +25,7 @@ $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 
 $(VENV)/.installed-dev: pyproject.toml $(LOCK)/test.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install -c $(LOCK)/test.txt -e '.[dev,local]'
+	$(PIP) install -c $(LOCK)/test.txt -e '.[dev,local,mcp]'
 	$(BIN)/python -m compileall -q memcli
 	touch $(VENV)/.installed $@
 
@@ -42,7 +42,7 @@ test: $(VENV)/.installed-dev lint
 test-latest:
 	rm -rf $(VENV)-latest
 	$(PYTHON) -m venv $(VENV)-latest
-	$(VENV)-latest/bin/python -m pip --disable-pip-version-check -q install -e '.[dev,local]'
+	$(VENV)-latest/bin/python -m pip --disable-pip-version-check -q install -e '.[dev,local,mcp]'
 	$(VENV)-latest/bin/python -m pip --disable-pip-version-check list --format=freeze
 	$(VENV)-latest/bin/python -m pytest
 

@@ -6,6 +6,7 @@ work, and :class:`Memory` is their union.
 
 from __future__ import annotations
 
+from memcli.service.agent import AgentSetup
 from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.doctor import DoctorService
 from memcli.service.flush import FlushService
@@ -24,6 +25,7 @@ __all__ = [
 
 
 class Memory(
+    AgentSetup,
     SetupService,
     NotesService,
     SearchService,

@@ -16,6 +16,9 @@ def main() -> None:
     collector would traverse them again and again (a fifth of a search here). They are frozen
     out of later collections once loaded, and the collector runs as usual for the command.
     """
+    hook = fastpath.hook(sys.argv[1:])
+    if hook is not None:  # an agent's hook: no Typer, and exit 0 whatever happens
+        sys.exit(fastpath.run_hook(*hook))
     plain = fastpath.parse(sys.argv[1:])
     gc.disable()
     try:

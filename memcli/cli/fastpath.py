@@ -122,3 +122,40 @@ def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
         return searching.run(state, query, SearchArgs(**options))
     except (KeyboardInterrupt, Exception) as exc:
         return exit_code_for(exc, state)
+
+
+def hook(args: list[str]) -> tuple[str | None, str] | None:
+    """(workspace, event) when ``args`` are ``[-w DIR] agent hook EVENT`` (global flags
+    allowed anywhere), which runs without Typer: an agent runs it on every prompt."""
+    from memcli.cli.argv import hoist_globals  # no imports of its own
+
+    args = hoist_globals(args)
+    workspace: str | None = None
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        arg = args[i]
+        if arg in GLOBAL_VALUES and i + 1 < len(args):
+            workspace = args[i + 1]
+            i += 1
+        elif arg.startswith("--workspace="):
+            workspace = arg.split("=", 1)[1]
+        elif arg not in GLOBAL_FLAGS:
+            return None
+        i += 1
+    rest = args[i:]
+    if len(rest) != 3 or rest[:2] != ["agent", "hook"] or rest[2].startswith("-"):
+        return None
+    return workspace, rest[2]
+
+
+def run_hook(workspace: str | None, event: str) -> int:
+    """Run a hook :func:`hook` accepted: print its JSON, exit 0 whatever happened."""
+    import sys
+
+    from memcli.agent.hooks import run_hook as run
+
+    data = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
+    text = run(event, data.decode("utf-8", errors="replace"), workspace)
+    if text:
+        sys.stdout.write(text + "\n")
+    return 0

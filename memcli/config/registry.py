@@ -323,6 +323,40 @@ SETTINGS: tuple[Setting, ...] = (
         "How sync integrates remote changes.",
         choices=("rebase", "merge"),
     ),
+    _s(
+        "agent.briefing_tokens",
+        1200,
+        "Token budget of the briefing an agent's session starts with (memcli agent hook).",
+        low=50,
+        high=100_000,
+    ),
+    _s(
+        "agent.briefing_types",
+        ["decision", "constraint", "procedure"],
+        "Entry types that stand until changed: the briefing lists them first.",
+    ),
+    _s(
+        "agent.briefing_latest",
+        12,
+        "Latest entries in the briefing, after the standing ones (0: none).",
+        low=0,
+        high=1000,
+    ),
+    _s(
+        "agent.recall_tokens",
+        600,
+        "Token budget of the memories recalled for a prompt (0: recall nothing).",
+        low=0,
+        high=100_000,
+    ),
+    _s("agent.recall_limit", 3, "Memories recalled for a prompt, at most.", low=1, high=50),
+    _s(
+        "agent.recall_min_score",
+        0.5,
+        "A prompt gets memories only when they score at least this (keeps noise out).",
+        low=0,
+        high=1,
+    ),
 )
 
 #: Settings by key.

@@ -7,6 +7,9 @@ Accepted input (UTF-8 text):
   parts of other types such as images are ignored);
 - a JSON object with such a ``messages`` array (a chat request body);
 - JSON Lines: one message object per line;
+- a coding agent's session file: a Claude Code transcript or a Codex rollout (JSON Lines of
+  records, recognised by their shape; :mod:`memcli.flush.transcripts`): the user's and the
+  assistant's text is kept, tool calls, tool results, thinking and summaries are dropped;
 - a plain transcript: lines starting ``user:``, ``assistant:``, ``system:``, ``tool:``,
   ``human:`` or ``ai:`` begin a message, other lines continue it;
 - free text with no role markers: one ``transcript`` message (``user`` for :func:`parse`).
@@ -29,6 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memcli.errors import BadInput
+from memcli.flush.transcripts import agent_format, agent_turns, strip_recalled
 
 __all__ = [
     "Message",
@@ -104,10 +108,14 @@ def parse_conversation(raw: str) -> list[Message]:
 
 
 def parse(text: str) -> list[Message]:
-    """Like :func:`parse_conversation`, with free text as a ``user`` message (what flush sends)."""
-    return [
-        Message("user", m.content) if m.role == TRANSCRIPT else m for m in parse_conversation(text)
-    ]
+    """Like :func:`parse_conversation`, with free text as a ``user`` message (what flush
+    sends) and memcli's own recalled context taken out (it is not new knowledge)."""
+    out: list[Message] = []
+    for m in parse_conversation(text):
+        content = strip_recalled(m.content).strip()
+        if content:
+            out.append(Message("user" if m.role == TRANSCRIPT else m.role, content))
+    return out
 
 
 def _from_json(data: Any) -> list[Message]:
@@ -120,8 +128,10 @@ def _from_json(data: Any) -> list[Message]:
                     '"messages" in the conversation JSON is not an array', hint=_JSON_HINT
                 )
             return _messages(list(enumerate(data["messages"], 1)), "message")
-        if "role" in data:  # a single message: JSON Lines with one line
+        if "role" in data and agent_format([data]) is None:  # JSON Lines with one line
             return _messages([(1, data)], "line")
+        if agent_format([data]) is not None:  # an agent's session file of one record
+            return _from_records([data])
         raise BadInput('the conversation JSON object has no "messages" array', hint=_JSON_HINT)
     raise BadInput(  # pragma: no cover - a text starting with '[' or '{' is a list or object
         "the conversation JSON is not a list of messages"
@@ -137,17 +147,29 @@ def _first_line_is_json(body: str) -> bool:
 
 def _from_json_lines(body: str) -> list[Message]:
     items: list[tuple[int, Any]] = []
-    for n, line in enumerate(body.splitlines(), 1):
+    lines = body.splitlines()
+    for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
             items.append((n, json.loads(line)))
         except ValueError as exc:
+            if n == len(lines) and agent_format([item for _, item in items[:20]]):
+                break  # an agent's session file read while its last record is being written
             raise BadInput(
                 f"line {n} of the conversation is not valid JSON: {exc}",
                 hint="JSON Lines input needs one {role, content} object per line",
             ) from None
+    if agent_format([item for _, item in items[:20]]) is not None:
+        return _from_records([item for _, item in items])
     return _messages(items, "line")
+
+
+def _from_records(records: list[Any]) -> list[Message]:
+    """The turns of a coding agent's session file (:mod:`memcli.flush.transcripts`)."""
+    kind = agent_format(records[:20])
+    assert kind is not None
+    return [Message(role, text) for role, text in agent_turns(kind, records)]
 
 
 def _messages(items: list[tuple[int, Any]], what: str) -> list[Message]:

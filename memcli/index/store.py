@@ -35,6 +35,15 @@ class ChunkRow(NamedTuple):
     hash: str
 
 
+class RecentChunk(NamedTuple):
+    """A chunk as :meth:`Store.recent_chunks` gives it."""
+
+    path: str
+    start_line: int
+    text: str  # the chunk's lines (start_line is its first)
+    date: str | None
+
+
 class Store:
     """A connection to ``index.db`` with the schema applied."""
 
@@ -297,6 +306,24 @@ class Store:
             (fact_hash,),
         ).fetchone()
         return (row[0], int(row[1])) if row else None
+
+    def recent_chunks(self, limit: int, types: tuple[str, ...] = ()) -> list[RecentChunk]:
+        """The newest chunks, evergreen files first, then by file date and line, newest
+        first; with ``types``, only chunks holding an entry of one of them; without, only
+        chunks of dated files (the latest entries)."""
+        where = "f.date IS NOT NULL"
+        args: list[Any] = []
+        if types:
+            where = " OR ".join("(' ' || c.types || ' ') LIKE ?" for _ in types)
+            args = [f"% {t.lower()} %" for t in types]
+        rows = self.conn.execute(
+            "SELECT f.path, c.start_line, t.text, f.date FROM chunks c"
+            " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
+            f" WHERE {where}"
+            " ORDER BY f.evergreen DESC, f.date DESC, f.path DESC, c.start_line DESC LIMIT ?",
+            (*args, limit),
+        )
+        return [RecentChunk(r[0], int(r[1]), r[2], r[3]) for r in rows]
 
     def list_files(self) -> list[dict[str, Any]]:
         rows = self.conn.execute(

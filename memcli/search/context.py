@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 CHARS_PER_TOKEN = 4
 
@@ -137,13 +137,26 @@ def _frame(marker: str) -> tuple[str, str]:
     return f"<<<BEGIN MEMORY {marker}>>>\n", f"<<<END MEMORY {marker}>>>\n"
 
 
-def render(query: str, hits: list[Any], max_tokens: int) -> ContextBlock:
-    """The context block of ``hits`` (in their order) within ``max_tokens``."""
+class Quote(NamedTuple):
+    """A passage to quote that is not a search hit (e.g. an entry of a session briefing)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    snippet: str
+
+
+def render(
+    query: str, hits: list[Any], max_tokens: int, *, title: str | None = None
+) -> ContextBlock:
+    """The context block of ``hits`` (in their order) within ``max_tokens``, headed
+    ``Memory for "<query>"`` or ``title``."""
     from memcli.notes.controls import strip_controls  # with the block only
     from memcli.notes.instructions import flags as flags_of  # with the block only
 
     budget = max(max_tokens, 0) * CHARS_PER_TOKEN  # quarter tokens (see cost)
-    header = f'## Memory for "{" ".join(query.split())}"\n{NOTE}\n'
+    title = title or f'Memory for "{" ".join(query.split())}"'
+    header = f"## {title}\n{NOTE}\n"
     begin, end_line = _frame("0" * MARKER_CHARS)
     frame = cost(begin) + cost(header) + cost(end_line)
     block = ContextBlock("")

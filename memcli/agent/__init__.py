@@ -1,0 +1,1 @@
+"""Coding agents: the hooks that brief, recall and flush, installing them, and the MCP server."""

@@ -1,0 +1,193 @@
+"""``memcli agent hook EVENT``: what a coding agent runs at session start, on each prompt,
+before compaction and at the session's end.
+
+A hook reads the agent's JSON payload on stdin (``session_id``, ``transcript_path``, ``cwd``,
+``hook_event_name``, ``source``, ``prompt``, ``trigger``) and prints at most one JSON object:
+
+- ``session-start``: ``hookSpecificOutput.additionalContext`` holds the briefing
+  (:meth:`memcli.memory.Memory.briefing`), for every start (startup, resume, clear, compact);
+- ``prompt``: the memories recalled for the prompt, only when some score well enough;
+- ``pre-compact`` and ``session-end``: nothing; a detached ``memcli agent flush-session``
+  flushes the turns of the transcript not flushed before, and the hook returns at once.
+
+A hook never fails the agent: whatever goes wrong (no workspace, a bad payload, a damaged
+index, a provider that is down) it exits 0 and prints nothing, and the failure is written to
+``.memcli/agent.log`` (read by ``memcli agent status`` and ``memcli doctor``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+__all__ = ["EVENTS", "LOG_NAME", "log_event", "read_log", "run_hook", "run_session_flush"]
+
+#: Hook events and the name the agent gives each in ``hookEventName``.
+EVENTS = {
+    "session-start": "SessionStart",
+    "prompt": "UserPromptSubmit",
+    "pre-compact": "PreCompact",
+    "session-end": "SessionEnd",
+}
+LOG_NAME = "agent.log"
+_LOG_MAX_BYTES = 256 * 1024
+
+
+def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
+    """The JSON the hook prints for ``event`` with payload ``raw`` ("" for nothing)."""
+    root: Path | None = None
+    try:
+        payload = _payload(raw)
+        root = _workspace_root(workspace, payload)
+        if event == "session-start":
+            return _session_start(root)
+        if event == "prompt":
+            return _prompt(root, payload)
+        if event in ("pre-compact", "session-end"):
+            _start_flush(root, event, payload)
+            return ""
+        raise ValueError(f"unknown hook event {event!r} (one of {', '.join(EVENTS)})")
+    except Exception as exc:  # a hook must never break the agent: log, print nothing
+        if root is None:  # the payload was unreadable: log in the workspace found without it
+            try:
+                root = _workspace_root(workspace, {})
+            except Exception:
+                root = None
+        log_event(root, event, f"error: {_describe(exc)}")
+        return ""
+
+
+def _payload(raw: str) -> dict[str, Any]:
+    if not raw.strip():
+        return {}
+    data = json.loads(raw)
+    if not isinstance(data, dict):
+        raise ValueError("the hook payload is not a JSON object")
+    return data
+
+
+def _workspace_root(explicit: str | None, payload: dict[str, Any]) -> Path:
+    """The workspace: ``-w``, ``$MEMCLI_WORKSPACE``, else the nearest one at or above the
+    payload's ``cwd`` (``$CLAUDE_PROJECT_DIR``, the current folder)."""
+    from memcli.notes.workspace import find_workspace
+
+    cwd = payload.get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    return find_workspace(explicit, cwd=Path(str(cwd))).root
+
+
+def _context_output(event: str, text: str) -> str:
+    if not text:
+        return ""
+    out = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": text}}
+    return json.dumps(out, ensure_ascii=False)
+
+
+def _session_start(root: Path) -> str:
+    from memcli.memory import Memory
+
+    with Memory.open(root, lenient=True) as mem:
+        return _context_output("session-start", mem.briefing().block.text)
+
+
+def _prompt(root: Path, payload: dict[str, Any]) -> str:
+    from memcli.memory import Memory
+
+    prompt = payload.get("prompt")
+    if not isinstance(prompt, str):
+        return ""
+    with Memory.open(root, lenient=True) as mem:
+        ctx = mem.recall(prompt)
+        return _context_output("prompt", ctx.block.text) if ctx is not None else ""
+
+
+def _start_flush(root: Path, event: str, payload: dict[str, Any]) -> None:
+    """Start ``memcli agent flush-session`` in its own session, detached from the agent."""
+    session = payload.get("session_id")
+    transcript = payload.get("transcript_path")
+    if not isinstance(session, str) or not session.strip():
+        raise ValueError("the hook payload has no session_id")
+    if not isinstance(transcript, str) or not transcript.strip():
+        raise ValueError("the hook payload has no transcript_path")
+    log = _log_path(root)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "agent", "flush-session"]
+    args += ["--session-id", session, "--transcript", transcript, "--event", event]
+    with open(log, "ab") as err:
+        subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,  # outlives the hook, and the agent's process group
+            close_fds=True,
+        )
+
+
+def run_session_flush(root: Path, session_id: str, transcript: str, event: str) -> Any:
+    """Flush a session's new turns (:meth:`memcli.memory.Memory.flush_session`), logging the
+    outcome; errors are logged and raised."""
+    from memcli.memory import Memory
+
+    try:
+        with Memory.open(root, lenient=True) as mem:
+            done = mem.flush_session(session_id, transcript)
+    except Exception as exc:
+        log_event(root, event, f"error: flush of session {session_id}: {_describe(exc)}")
+        raise
+    flushed = done.result
+    written = len(flushed.written) if flushed is not None else 0
+    log_event(
+        root,
+        event,
+        f"flushed session {session_id}: {done.new_turns} new of {done.turns} turns,"
+        f" {written} fact(s) written",
+    )
+    return done
+
+
+def _describe(exc: BaseException) -> str:
+    from memcli.errors import MemcliError
+
+    if isinstance(exc, MemcliError):
+        return exc.message
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _log_path(root: Path) -> Path:
+    from memcli.notes.workspace import STATE_DIR
+
+    return root / STATE_DIR / LOG_NAME
+
+
+def log_event(root: Path | None, event: str, message: str) -> None:
+    """Append one line to the workspace's agent log (to stderr when there is no workspace);
+    the log is cut to its newer half once it passes 256 KiB. Never raises."""
+    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} {' '.join(message.split())}\n"
+    try:
+        if root is None:
+            sys.stderr.write(f"memcli: {line}")
+            return
+        path = _log_path(root)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(line)
+        if path.stat().st_size > _LOG_MAX_BYTES:
+            data = path.read_bytes()
+            keep = data[len(data) // 2 :]
+            path.write_bytes(keep[keep.find(b"\n") + 1 :])
+    except OSError:
+        pass
+
+
+def read_log(root: Path, limit: int = 20) -> list[str]:
+    """The last ``limit`` lines of the agent log (none when there is no log)."""
+    try:
+        lines = _log_path(root).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+    return lines[-limit:]

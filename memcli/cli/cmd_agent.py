@@ -1,0 +1,189 @@
+"""``memcli mcp`` and ``memcli agent``: plugging memory into coding agents."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from memcli.cli.app import MemcliTyper, app, state
+from memcli.cli.runtime import State
+
+JSON = typer.Option(False, "--json", help="Print JSON.")
+AGENT = typer.Argument(..., metavar="AGENT", help="claude-code, codex or generic.")
+SCOPE = typer.Option(
+    "project", "--scope", help="project (this project's files) or user (your home folder)."
+)
+PROJECT = typer.Option(
+    None,
+    "--project",
+    metavar="DIR",
+    help="The folder the agent runs in (default: the workspace).",
+    show_default=False,
+)
+DRY_RUN = typer.Option(False, "--dry-run", help="Show the changes as a diff; write nothing.")
+
+
+@app.command()
+def mcp(ctx: typer.Context) -> None:
+    """Serve memory to an MCP client over stdio (tools: search, context, get, add, flush,
+    status). Needs the extra: pip install 'memcli[mcp]'."""
+    from memcli.errors import ConfigError
+
+    try:
+        from memcli.agent.mcp_server import serve  # the MCP SDK: this command only
+    except ImportError as exc:
+        raise ConfigError(
+            f"memcli mcp needs the MCP SDK ({exc.name or exc} is missing)",
+            hint="pip install 'memcli[mcp]'",
+        ) from None
+    serve(state(ctx).workspace)
+
+
+agent_app = MemcliTyper(
+    help="Coding agents: install memcli's hooks and MCP server, and the hooks themselves.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
+)
+app.add_typer(agent_app, name="agent")
+
+
+@agent_app.command("install")
+def agent_install(
+    ctx: typer.Context,
+    agent: str = AGENT,
+    scope: str = SCOPE,
+    project: Path | None = PROJECT,
+    dry_run: bool = DRY_RUN,
+    as_json: bool = JSON,
+) -> None:
+    """Install into an agent: hooks, MCP server and a memory policy (safe to run again)."""
+    _install(ctx, agent, scope, project, dry_run, as_json, remove=False)
+
+
+@agent_app.command("uninstall")
+def agent_uninstall(
+    ctx: typer.Context,
+    agent: str = AGENT,
+    scope: str = SCOPE,
+    project: Path | None = PROJECT,
+    dry_run: bool = DRY_RUN,
+    as_json: bool = JSON,
+) -> None:
+    """Remove exactly what install added; every other setting stays."""
+    _install(ctx, agent, scope, project, dry_run, as_json, remove=True)
+
+
+def _install(
+    ctx: typer.Context,
+    agent: str,
+    scope: str,
+    project: Path | None,
+    dry_run: bool,
+    as_json: bool,
+    *,
+    remove: bool,
+) -> None:
+    st = state(ctx)
+    with st.memory(lenient=True) as mem:
+        if agent == "generic":
+            _generic(st, mem.ws.root, project, as_json)
+            return
+        report = mem.agent_install(
+            agent, scope=scope, project=project, dry_run=dry_run, remove=remove
+        )
+    if as_json:
+        st.out.json(report.as_dict())
+        return
+    if dry_run:
+        sys.stdout.write(report.diff or "no changes\n")
+        return
+    for change in report.as_dict()["files"]:
+        st.out.line(f"{change['action']:>9}  {change['path']}")
+    done = "uninstalled from" if remove else "installed into"
+    st.out.info(f"memcli {done} {agent} ({scope} scope)")
+
+
+def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None:
+    """The MCP server entry and the policy text, for any other MCP client."""
+    from memcli.agent.install import policy_text, program, server_entry
+
+    entry = {"mcpServers": {"memcli": server_entry(root, None, program())}}
+    if as_json:
+        st.out.json({**entry, "policy": policy_text()})
+        return
+    import json
+
+    st.out.line("MCP server (add to your client's MCP settings):")
+    st.out.line(json.dumps(entry, indent=2))
+    st.out.line()
+    st.out.line("Memory policy (add to the agent's instructions file):")
+    st.out.line(policy_text().rstrip("\n"))
+
+
+@agent_app.command("status")
+def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bool = JSON) -> None:
+    """Where memcli is installed, whether the hooks work here, and their latest errors."""
+    st = state(ctx)
+    with st.memory(lenient=True) as mem:
+        report = mem.agent_status(project)
+    if as_json:
+        st.out.json(report)
+        return
+    rows = [
+        [
+            r["agent"],
+            r["scope"],
+            ", ".join(r["hooks"]) or "-",
+            "yes" if r["mcp"] else "no",
+            "yes" if r["policy"] else "no",
+        ]
+        for r in report["installed"]
+    ]
+    st.out.table(["agent", "scope", "hooks", "mcp", "policy"], rows, title=report["workspace"])
+    check = report["check"]
+    if check["ok"]:
+        st.out.info(f"hooks work here: the briefing holds {check['briefing_entries']} entries")
+    else:
+        st.out.warn(f"hooks fail here: {check['error']}")
+    for line in report["errors"][-5:]:
+        st.out.warn(f"logged: {line}")
+
+
+@agent_app.command("hook")
+def agent_hook(
+    ctx: typer.Context,
+    event: str = typer.Argument(
+        ..., metavar="EVENT", help="session-start, prompt, pre-compact or session-end."
+    ),
+) -> None:
+    """Run one hook: read the agent's JSON payload on stdin, print the agent's JSON.
+    Always exits 0; failures go to .memcli/agent.log."""
+    from memcli.cli.fastpath import run_hook  # the same function the fast path runs
+
+    run_hook(state(ctx).workspace, event)
+
+
+@agent_app.command("flush-session")
+def agent_flush_session(
+    ctx: typer.Context,
+    session_id: str = typer.Option(..., "--session-id", help="The agent's session id."),
+    transcript: Path = typer.Option(..., "--transcript", help="The session's transcript file."),
+    event: str = typer.Option("manual", "--event", help="What asked for it (for the log)."),
+    as_json: bool = JSON,
+) -> None:
+    """Flush the turns of a session's transcript not flushed before (what the pre-compact
+    and session-end hooks start in the background)."""
+    from memcli.agent.hooks import run_session_flush
+
+    st = state(ctx)
+    with st.memory(lenient=True) as mem:
+        root = mem.ws.root
+    done = run_session_flush(root, session_id, str(transcript), event)
+    if as_json:
+        st.out.json(done.as_dict())
+        return
+    written = len(done.result.written) if done.result is not None else 0
+    st.out.line(f"{done.new_turns} new of {done.turns} turns; {written} fact(s) written")

@@ -1,0 +1,239 @@
+"""What a coding agent's hooks ask of memory: a briefing, recall for a prompt, a session flush.
+
+The briefing and the recalled memories are context blocks (:mod:`memcli.search.context`):
+quoted data with citations, framed so that a later flush strips them
+(:func:`memcli.flush.transcripts.strip_recalled`) instead of saving them again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from memcli.service.flush import FlushService
+from memcli.service.searching import SearchRequest, SearchService
+
+if TYPE_CHECKING:
+    from memcli.flush.facts import FlushResult
+    from memcli.search.context import ContextBlock, Quote
+
+__all__ = ["AgentService", "Briefing", "SessionFlush"]
+
+#: Prompts shorter than this (in characters, stripped) get no recall: "yes", "go on", "ok".
+MIN_RECALL_CHARS = 12
+#: Chunks read per briefing section before entries are picked from them.
+_CHUNKS_PER_ENTRY = 2
+
+
+class Briefing(NamedTuple):
+    """The context a session starts with: standing entries, then the latest ones."""
+
+    block: ContextBlock
+    standing: int  # standing entries found (decisions, constraints, procedures...)
+    latest: int  # latest entries found besides them
+    budget: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.block.text,
+            "standing": self.standing,
+            "latest": self.latest,
+            "included": self.block.included,
+            "left_out": self.block.left_out,
+            "budget": self.budget,
+            "sections": [s.as_dict() for s in self.block.sections],
+        }
+
+
+class SessionFlush(NamedTuple):
+    """What a session flush sent: the turns found, those new since the last flush, the flush."""
+
+    session_id: str
+    turns: int
+    new_turns: int
+    result: FlushResult | None  # None: nothing new to send
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id,
+            "turns": self.turns,
+            "new_turns": self.new_turns,
+            "flush": self.result.as_dict() if self.result is not None else None,
+        }
+
+
+class AgentService(SearchService, FlushService):
+    def briefing(self, max_tokens: int | None = None) -> Briefing:
+        """The standing entries (types ``agent.briefing_types``, evergreen first, then newest)
+        and the ``agent.briefing_latest`` newest other entries, as one context block within
+        ``max_tokens`` (default ``agent.briefing_tokens``)."""
+        from memcli.search.context import render  # a briefing builds a block
+
+        budget = int(max_tokens or self.settings.get("agent.briefing_tokens"))
+        kinds = tuple(t.lower() for t in self.settings.get("agent.briefing_types"))
+        latest_n = int(self.settings.get("agent.briefing_latest"))
+
+        def collect() -> tuple[list[Quote], list[Quote]]:
+            self.sync_before_search()
+            standing = self._recent_entries(kinds, 50) if kinds else []
+            seen = {(q.path, q.start_line) for q in standing}
+            latest = [
+                q
+                for q in self._recent_entries((), latest_n + len(seen))
+                if (q.path, q.start_line) not in seen
+            ][:latest_n]
+            return standing, latest
+
+        standing, latest = self._with_repair(collect)
+        block = render("", [*standing, *latest], budget, title=_briefing_title(kinds))
+        return Briefing(block, len(standing), len(latest), budget)
+
+    def _recent_entries(self, kinds: tuple[str, ...], limit: int) -> list[Quote]:
+        """Up to ``limit`` entries, newest first: of types ``kinds``, or (none given) any
+        entry of a dated file."""
+        from memcli.notes.entries import entry_fields  # briefings only
+        from memcli.search.context import Quote  # briefings only
+
+        out: list[Quote] = []
+        if limit <= 0:
+            return out
+        for chunk in self.store.recent_chunks(limit * _CHUNKS_PER_ENTRY, kinds):
+            lines = chunk.text.split("\n")
+            found = [
+                (kind, line, end)
+                for _, kind, _, _, line, end in entry_fields(chunk.text)
+                if not kinds or (kind or "").lower() in kinds
+            ]
+            for _, line, end in reversed(found):  # newest (last written) first
+                raw = "\n".join(lines[line - 1 : end]).rstrip()
+                start = chunk.start_line + line - 1
+                out.append(Quote(chunk.path, start, start + (end - line), raw))
+                if len(out) >= limit:
+                    return out
+        return out
+
+    def recall(self, prompt: str, max_tokens: int | None = None) -> Any:
+        """The memories that match ``prompt`` well (score at least ``agent.recall_min_score``,
+        at most ``agent.recall_limit``) as a :class:`~memcli.service.options.Context`, or
+        None when nothing does, the prompt is too short to search or is a slash command."""
+        from memcli.flush.transcripts import strip_recalled  # recall only
+
+        text = " ".join(strip_recalled(prompt).split())
+        budget = int(self.settings.get("agent.recall_tokens") if max_tokens is None else max_tokens)
+        if budget <= 0 or len(text) < MIN_RECALL_CHARS or text.startswith("/"):
+            return None
+        opts = self.search_options(
+            SearchRequest(
+                limit=int(self.settings.get("agent.recall_limit")),
+                min_score=float(self.settings.get("agent.recall_min_score")),
+            )
+        )
+        ctx = self.context(text[:2000], opts, budget)
+        return ctx if ctx.block.included else None
+
+    def flush_session(self, session_id: str, transcript: str | Path) -> SessionFlush:
+        """Flush the turns of an agent session's transcript not flushed before (see
+        :mod:`memcli.agent.sessions`); the record moves on only when the flush succeeded."""
+        from memcli.agent.sessions import SessionLog, turn_digest  # session flushes only
+        from memcli.flush.conversation import parse  # session flushes only
+        from memcli.flush.source import read_conversation
+        from memcli.service.options import FlushOptions
+
+        log = SessionLog(self.ws.state_dir / "agent" / "sessions", session_id)
+        with log.lock.acquire(self._lock_timeout()):
+            turns = parse(read_conversation(transcript))
+            digests = [turn_digest(m.role, m.content) for m in turns]
+            start = log.new_from(log.flushed(), digests)
+            new = turns[start:]
+            if not new:
+                return SessionFlush(session_id, len(turns), 0, None)
+            text = json.dumps([{"role": m.role, "content": m.content} for m in new])
+            result = self.flush(FlushOptions(text=text))
+            log.record(digests, str(transcript))
+            return SessionFlush(session_id, len(turns), len(new), result)
+
+
+def _briefing_title(kinds: tuple[str, ...]) -> str:
+    standing = ", ".join(f"{k}s" for k in kinds)
+    return (
+        f"Memory briefing: standing {standing} and latest entries"
+        if kinds
+        else ("Memory briefing: latest entries")
+    )
+
+
+class InstallReport(NamedTuple):
+    """What ``memcli agent install|uninstall`` changed (or, with ``dry_run``, would)."""
+
+    agent: str
+    scope: str
+    action: str  # install or uninstall
+    changes: list[Any]  # memcli.agent.install.Change
+    dry_run: bool
+
+    @property
+    def diff(self) -> str:
+        return "".join(c.diff() for c in self.changes if c.changed)
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "agent": self.agent,
+            "scope": self.scope,
+            "action": self.action,
+            "dry_run": self.dry_run,
+            "files": [c.as_dict() for c in self.changes],
+        }
+        if self.dry_run:
+            out["diff"] = self.diff
+        return out
+
+
+class AgentSetup(AgentService):
+    """Installing memcli into coding agents (see :mod:`memcli.agent.install`)."""
+
+    def agent_install(
+        self,
+        agent: str,
+        *,
+        scope: str = "project",
+        project: Path | None = None,
+        dry_run: bool = False,
+        remove: bool = False,
+    ) -> InstallReport:
+        """Write (or with ``remove``, take out) memcli's hooks, MCP server entry and memory
+        policy in ``agent``'s settings; ``project`` is the agent's folder (default: the
+        workspace). With ``dry_run`` nothing is written."""
+        from memcli.agent import install  # agent set-up only
+
+        changes = install.plan(
+            agent, self.ws.root, scope=scope, project=_resolved(project), remove=remove
+        )
+        if not dry_run:
+            install.apply(changes)
+        action = "uninstall" if remove else "install"
+        return InstallReport(agent, scope, action, changes, dry_run)
+
+    def agent_status(self, project: Path | None = None) -> dict[str, Any]:
+        """Where memcli is installed, whether a session-start briefing can be made here, and
+        the latest lines of the hooks' log."""
+        from memcli.agent import install  # agent set-up only
+        from memcli.agent.hooks import read_log
+
+        try:
+            briefing = self.briefing()
+            works: dict[str, Any] = {"ok": True, "briefing_entries": briefing.block.included}
+        except Exception as exc:  # reported, not raised: status must show the failure
+            works = {"ok": False, "error": getattr(exc, "message", str(exc))}
+        log = read_log(self.ws.root)
+        return {
+            "workspace": str(self.ws.root),
+            "installed": install.status(self.ws.root, _resolved(project) or self.ws.root),
+            "check": works,
+            "errors": [line for line in log if " error: " in line],
+            "log": log,
+        }
+
+
+def _resolved(project: Path | None) -> Path | None:
+    return Path(project).expanduser().resolve() if project is not None else None
