@@ -232,8 +232,8 @@ def _plan_codex(ws_root: Path, project: Path, remove: bool, prog: list[str]) -> 
             entry[key] = value
         servers[SERVER_NAME] = entry
     after: str | None = tomlkit.dumps(doc)
-    if not (after or "").strip():
-        after = None if before is None or remove else after
+    if remove and after is not None:  # no trailing blank lines where the table was
+        after = after.rstrip("\n") + "\n" if after.strip() else None
     return [Change(path, before, after), _policy_change(project / "AGENTS.md", remove)]
 
 

@@ -209,12 +209,13 @@ def build_server(engine: Engine) -> MCPServer[Any]:
         structured_output=False,
     )
     async def flush(
-        transcript: Annotated[str | None, Field(description="The conversation's text.")] = None,
-        path: Annotated[str | None, Field(description="A conversation file.")] = None,
+        # plain str, not str | None: the SDK would decode a JSON conversation given as text
+        transcript: Annotated[str, Field(description="The conversation's text.")] = "",
+        path: Annotated[str, Field(description="A conversation file.")] = "",
     ) -> CallToolResult:
         from memcli.service.options import FlushOptions
 
-        opts = FlushOptions(text=transcript, path=path)
+        opts = FlushOptions(text=transcript or None, path=path or None)
         data = await engine.flush(lambda m: m.flush(opts).as_dict())
         written = len(data["written"])
         return _result(data, data.get("message") or f"{written} new fact(s) remembered")

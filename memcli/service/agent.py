@@ -155,11 +155,8 @@ class AgentService(SearchService, FlushService):
 
 
 def _briefing_title(kinds: tuple[str, ...]) -> str:
-    standing = ", ".join(f"{k}s" for k in kinds)
-    return (
-        f"Memory briefing: standing {standing} and latest entries"
-        if kinds
-        else ("Memory briefing: latest entries")
+    return "Memory briefing: standing " + "/".join(kinds) + ", then latest" if kinds else (
+        "Memory briefing: latest entries"
     )
 
 

@@ -1,0 +1,180 @@
+"""memcli agent install / uninstall / status: merging into agents' settings, and undoing it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Cli
+
+OTHER_HOOK = {
+    "hooks": {
+        "SessionStart": [
+            {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}
+        ],
+        "PreToolUse": [
+            {"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}
+        ],
+    },
+    "permissions": {"allow": ["Bash(make test)"]},
+}
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text("utf-8"))
+
+
+def test_install_claude_code_project_merges_and_keeps_other_hooks(
+    cli: Cli, workspace: Path
+) -> None:
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps(OTHER_HOOK, indent=4))
+    (workspace / "CLAUDE.md").write_text("# Shop\n\nRun make test before pushing.\n")
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"db": {"command": "pgmcp"}}}))
+
+    r = cli("agent", "install", "claude-code", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert {f["action"] for f in r.json()["files"]} == {"update"}
+
+    data = read_json(settings)
+    assert data["permissions"] == OTHER_HOOK["permissions"]
+    assert data["hooks"]["PreToolUse"] == OTHER_HOOK["hooks"]["PreToolUse"]
+    start = data["hooks"]["SessionStart"]
+    assert start[0] == OTHER_HOOK["hooks"]["SessionStart"][0]  # the user's hook stays first
+    ours = start[1]
+    assert ours["matcher"] == "startup|resume|clear|compact"
+    command = ours["hooks"][0]["command"]
+    assert shlex.split(command)[-3:] == ["agent", "hook", "session-start"]
+    assert "-w" not in shlex.split(command)  # the agent runs in the workspace: found from cwd
+    for event, name in (("UserPromptSubmit", "prompt"), ("PreCompact", "pre-compact"),
+                        ("SessionEnd", "session-end")):  # fmt: skip
+        assert data["hooks"][event][0]["hooks"][0]["command"].endswith(f"agent hook {name}")
+    servers = read_json(workspace / ".mcp.json")["mcpServers"]
+    assert servers["db"] == {"command": "pgmcp"}
+    assert servers["memcli"]["args"][-1] == "mcp"
+    claude_md = (workspace / "CLAUDE.md").read_text()
+    assert claude_md.startswith("# Shop\n\nRun make test before pushing.\n\n<!-- memcli:begin")
+    assert claude_md.rstrip().endswith("<!-- memcli:end -->")
+
+
+def test_install_is_idempotent_and_uninstall_restores_every_byte(
+    cli: Cli, workspace: Path
+) -> None:
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = json.dumps(OTHER_HOOK, indent=4) + "\n"
+    settings.write_text(original)
+    (workspace / "CLAUDE.md").write_text("# Shop\n")
+
+    assert cli("agent", "install", "claude-code").exit_code == 0
+    once = {p: p.read_text() for p in (settings, workspace / ".mcp.json", workspace / "CLAUDE.md")}
+    r = cli("agent", "install", "claude-code", "--json")
+    assert {f["action"] for f in r.json()["files"]} == {"unchanged"}
+    assert {p: p.read_text() for p in once} == once
+
+    r = cli("agent", "uninstall", "claude-code", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert json.loads(settings.read_text()) == OTHER_HOOK
+    assert (workspace / "CLAUDE.md").read_text() == "# Shop\n"
+    assert not (workspace / ".mcp.json").exists()  # install made it for memcli alone
+
+
+def test_dry_run_shows_a_diff_and_writes_nothing(cli: Cli, workspace: Path) -> None:
+    r = cli("agent", "install", "claude-code", "--dry-run")
+    assert r.exit_code == 0, r.stderr
+    assert f"+++ {workspace / '.claude' / 'settings.json'}" in r.stdout
+    assert '+        "matcher": "startup|resume|clear|compact",' in r.stdout
+    assert "+<!-- memcli:begin" in r.stdout
+    assert not (workspace / ".claude").exists()
+    assert not (workspace / ".mcp.json").exists()
+    assert not (workspace / "CLAUDE.md").exists()
+
+
+def test_user_scope_writes_home_settings_with_the_workspace(
+    cli: Cli, workspace: Path, isolated_env: Path
+) -> None:
+    r = cli("agent", "install", "claude-code", "--scope", "user")
+    assert r.exit_code == 0, r.stderr
+    data = read_json(isolated_env / ".claude" / "settings.json")
+    command = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert shlex.split(command)[-5:] == ["-w", str(workspace), "agent", "hook", "prompt"]
+    server = read_json(isolated_env / ".claude.json")["mcpServers"]["memcli"]
+    assert server["args"][-3:] == ["-w", str(workspace), "mcp"]
+    assert (isolated_env / ".claude" / "CLAUDE.md").is_file()
+    assert not (workspace / ".claude").exists()
+
+
+def test_codex_install_keeps_the_users_toml(
+    cli: Cli, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    monkeypatch.setenv("CODEX_HOME", str(home))
+    original = '# my settings\nmodel = "gpt-5-codex"  # keep\n\n[mcp_servers.db]\ncommand = "pgmcp"\n'
+    (home / "config.toml").write_text(original)
+
+    r = cli("agent", "install", "codex")
+    assert r.exit_code == 0, r.stderr
+    text = (home / "config.toml").read_text()
+    assert text.startswith(original)
+    import tomllib
+
+    conf = tomllib.loads(text)
+    assert conf["mcp_servers"]["db"] == {"command": "pgmcp"}
+    assert conf["mcp_servers"]["memcli"]["args"][-3:] == ["-w", str(workspace), "mcp"]
+    assert "<!-- memcli:begin" in (workspace / "AGENTS.md").read_text()
+
+    assert cli("agent", "uninstall", "codex").exit_code == 0
+    assert (home / "config.toml").read_text() == original
+    assert not (workspace / "AGENTS.md").exists()
+
+
+def test_generic_prints_the_server_and_the_policy(cli: Cli, workspace: Path) -> None:
+    r = cli("agent", "install", "generic", "--json")
+    assert r.exit_code == 0, r.stderr
+    data = r.json()
+    entry = data["mcpServers"]["memcli"]
+    assert entry["command"] == sys.executable
+    assert entry["args"] == ["-m", "memcli", "-w", str(workspace), "mcp"]
+    assert "memcli:begin" in data["policy"]
+
+
+def test_settings_that_are_not_json_are_refused_untouched(cli: Cli, workspace: Path) -> None:
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text("{ not json")
+    r = cli("agent", "install", "claude-code")
+    assert r.exit_code == 2
+    assert "settings.json is not valid JSON" in r.stderr
+    assert len(r.stderr.strip().splitlines()) <= 2  # one line and a hint
+    assert settings.read_text() == "{ not json"
+    assert not (workspace / "CLAUDE.md").exists()  # nothing half-installed
+
+
+def test_unknown_agent_is_a_usage_error(cli: Cli) -> None:
+    r = cli("agent", "install", "vim")
+    assert r.exit_code == 2
+    assert "cannot install into 'vim'" in r.stderr
+
+
+def test_status_reports_what_is_installed_and_logged_errors(cli: Cli, workspace: Path) -> None:
+    assert cli("agent", "install", "claude-code").exit_code == 0
+    (workspace / ".memcli").mkdir(exist_ok=True)
+    (workspace / ".memcli" / "agent.log").write_text(
+        "2026-11-25T10:00:00 prompt error: the index is damaged\n"
+    )
+    r = cli("agent", "status", "--json")
+    assert r.exit_code == 0, r.stderr
+    data = r.json()
+    project = next(i for i in data["installed"] if i["scope"] == "project")
+    assert project["hooks"] == ["session-start", "prompt", "pre-compact", "session-end"]
+    assert project["mcp"] and project["policy"]
+    user = next(i for i in data["installed"] if i["scope"] == "user")
+    assert user["hooks"] == [] and not user["mcp"]
+    assert data["check"]["ok"] is True
+    assert data["errors"] == ["2026-11-25T10:00:00 prompt error: the index is damaged"]

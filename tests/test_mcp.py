@@ -1,0 +1,205 @@
+"""memcli mcp, driven by the MCP SDK's own client over stdio against a real server process."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
+
+from mcp.client.session import ClientSession  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+
+from tests.conftest import Cli  # noqa: E402
+from tests.stub_openai import StubOpenAI  # noqa: E402
+
+TOOLS = {"search", "context", "get", "add", "flush", "status"}
+
+
+def session(root: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+    """Start ``memcli -w ROOT mcp`` and run ``body`` with an initialised client session."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memcli", "-w", str(root), "mcp"], env=dict(os.environ)
+    )
+
+    async def main() -> Any:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    return await body(s)
+
+    return anyio.run(main)
+
+
+def text_of(result: Any) -> str:
+    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
+
+
+@pytest.fixture
+def facts(cli: Cli, workspace: Path) -> Path:
+    assert cli("add", "--type", "decision", "Use Valkey for the session cache.").exit_code == 0
+    assert cli("add", "Alice owns the billing service.").exit_code == 0
+    return workspace
+
+
+def test_tools_are_listed_with_descriptions_for_a_model(facts: Path) -> None:
+    async def body(s: ClientSession) -> Any:
+        return (await s.list_tools()).tools
+
+    tools = {t.name: t for t in session(facts, body)}
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 40
+    props = tools["search"].input_schema["properties"]
+    assert {"query", "limit", "type", "tag", "namespace", "since", "mode"} <= set(props)
+
+
+def test_every_tool_answers_with_the_clis_json(
+    facts: Path, cli: Cli, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
+    monkeypatch.setenv("MEMCLI_LLM_API_BASE", openai_stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    openai_stub.chat_replies = [
+        json.dumps({"facts": [{"text": "Deploys freeze on Fridays.", "type": "constraint"}]})
+    ]
+    convo = json.dumps([{"role": "user", "content": "Remember: no deploys on Fridays."}])
+    cli_json: dict[str, Any] = {}
+
+    async def body(s: ClientSession) -> dict[str, Any]:
+        out = {}
+        out["search"] = await s.call_tool("search", {"query": "session cache"})
+        cli_json.update(cli("search", "session cache", "--json").json())  # same index state
+        out["context"] = await s.call_tool("context", {"query": "session cache", "max_tokens": 200})
+        out["add"] = await s.call_tool("add", {"text": "The CDN is Fastly.", "tags": ["infra"]})
+        out["get"] = await s.call_tool("get", {"citation": out["add"].structured_content["path"]
+                                               + ":" + str(out["add"].structured_content["line"])})  # fmt: skip
+        out["flush"] = await s.call_tool("flush", {"transcript": convo})
+        out["status"] = await s.call_tool("status", {})
+        out["again"] = await s.call_tool("search", {"query": "Fridays deploys"})
+        return out
+
+    res = session(facts, body)
+    for name, r in res.items():
+        assert not r.is_error, (name, text_of(r))
+    assert res["search"].structured_content["results"] == cli_json["results"]
+    assert "Use Valkey for the session cache." in text_of(res["search"])
+    assert res["context"].structured_content["text"].startswith("<<<BEGIN MEMORY ")
+    assert res["add"].structured_content["added"] is True
+    assert "remembered at memory/" in text_of(res["add"])
+    assert "The CDN is Fastly. #infra" in res["get"].structured_content["text"]
+    assert [f["text"] for f in res["flush"].structured_content["written"]] == [
+        "Deploys freeze on Fridays."
+    ]
+    assert res["status"].structured_content["files"] >= 1
+    assert "Deploys freeze on Fridays." in text_of(res["again"])
+
+
+def test_edits_by_other_processes_are_seen_by_the_warm_server(facts: Path, cli: Cli) -> None:
+    async def body(s: ClientSession) -> tuple[str, str]:
+        before = text_of(await s.call_tool("search", {"query": "kafka topics"}))
+        assert cli("add", "Kafka topics are created by terraform only.").exit_code == 0
+        after = text_of(await s.call_tool("search", {"query": "kafka topics"}))
+        return before, after
+
+    before, after = session(facts, body)
+    assert "No memories match" in before
+    assert "Kafka topics are created by terraform only." in after
+
+
+def test_errors_are_one_line_tool_errors(facts: Path) -> None:
+    async def body(s: ClientSession) -> list[Any]:
+        return [
+            await s.call_tool("get", {"citation": "memory/nope.md:1"}),
+            await s.call_tool("get", {"citation": "../../etc/passwd:1"}),
+            await s.call_tool("search", {"query": "x", "since": "yesterday-ish"}),
+            await s.call_tool("add", {"text": "   "}),
+            await s.call_tool("search", {}),
+        ]
+
+    results = session(facts, body)
+    for r in results:
+        assert r.is_error
+        assert "Traceback" not in text_of(r)
+    assert "no such file: memory/nope.md" in text_of(results[0])
+    assert "outside the workspace" in text_of(results[1])
+    assert "\n" not in text_of(results[2])
+
+
+def test_a_missing_workspace_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
+    missing = tmp_path / "gone"
+
+    async def body(s: ClientSession) -> Any:
+        return await s.call_tool("search", {"query": "cache"})
+
+    r = session(missing, body)
+    assert r.is_error
+    assert "is not a directory" in text_of(r)
+
+
+def test_concurrent_calls_lose_nothing(facts: Path, cli: Cli) -> None:
+    async def body(s: ClientSession) -> list[Any]:
+        results: list[Any] = []
+
+        async def add(i: int) -> None:
+            results.append(await s.call_tool("add", {"text": f"Concurrent fact number {i}."}))
+
+        async def search(i: int) -> None:
+            results.append(await s.call_tool("search", {"query": f"fact number {i}"}))
+
+        async with anyio.create_task_group() as tg:
+            for i in range(20):
+                tg.start_soon(add, i)
+                tg.start_soon(search, i)
+        return results
+
+    results = session(facts, body)
+    assert len(results) == 40 and not any(r.is_error for r in results)
+    text = "".join(p.read_text() for p in (facts / "memory").rglob("*.md"))
+    for i in range(20):
+        assert text.count(f" Concurrent fact number {i}.\n") == 1
+
+
+def _servers_for(root: Path) -> list[int]:
+    """Pids of live ``memcli ... mcp`` processes serving ``root``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmd = (entry / "cmdline").read_bytes().split(b"\0")
+            state = (entry / "stat").read_text().split()[2]
+        except OSError:
+            continue
+        if str(root).encode() in cmd and b"mcp" in cmd and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def test_a_client_that_goes_away_mid_call_leaves_no_server(
+    facts: Path, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
+    monkeypatch.setenv("MEMCLI_LLM_API_BASE", openai_stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    openai_stub.hang_seconds = 30.0  # the flush's LLM call never answers in time
+    convo = json.dumps([{"role": "user", "content": "We deploy on Tuesdays."}])
+
+    async def body(s: ClientSession) -> None:
+        with anyio.move_on_after(1.0):  # give up on the call, then close the connection
+            await s.call_tool("flush", {"transcript": convo})
+
+    session(facts, body)
+    deadline = time.monotonic() + 20
+    while _servers_for(facts) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _servers_for(facts) == []
