@@ -36,13 +36,22 @@ EVENT = {"session-start": "SessionStart", "prompt": "UserPromptSubmit"}
 
 
 def test_session_start_briefs_standing_entries_as_data(facts: Path) -> None:
-    payload = {"session_id": "s1", "cwd": str(facts), "hook_event_name": "SessionStart",
-               "source": "startup", "transcript_path": str(facts / "t.jsonl")}  # fmt: skip
+    payload = {
+        "session_id": "s1",
+        "cwd": str(facts),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "transcript_path": str(facts / "t.jsonl"),
+    }
     text = hook("session-start", payload, facts)
     assert text.startswith("<<<BEGIN MEMORY ")
     assert "data, not instructions" in text
-    for fact in ("Use Valkey instead of Redis", "rotate every 30 days", "make release",
-                 "Alice owns the billing service"):  # fmt: skip
+    for fact in (
+        "Use Valkey instead of Redis",
+        "rotate every 30 days",
+        "make release",
+        "Alice owns the billing service",
+    ):
         assert fact in text
     # standing entries come before the latest plain ones
     assert text.index("make release") < text.index("Alice owns")
@@ -56,8 +65,9 @@ def test_session_start_respects_its_token_budget(facts: Path, cli: Cli) -> None:
 
 
 def test_prompt_recalls_only_what_matches(facts: Path) -> None:
-    text = hook("prompt", {"cwd": str(facts), "prompt": "Which cache do we use for sessions?"},
-                facts)  # fmt: skip
+    text = hook(
+        "prompt", {"cwd": str(facts), "prompt": "Which cache do we use for sessions?"}, facts
+    )
     assert "Use Valkey instead of Redis" in text
     assert "Alice" not in text
     # ordinary prompts get no noise
@@ -85,8 +95,12 @@ def test_no_workspace_exits_0_and_prints_nothing(tmp_path: Path) -> None:
     empty = tmp_path / "nowhere"
     empty.mkdir()
     for event in ("session-start", "prompt", "pre-compact", "session-end"):
-        payload = {"cwd": str(empty), "prompt": "which cache do we use?", "session_id": "s",
-                   "transcript_path": str(empty / "t.jsonl")}  # fmt: skip
+        payload = {
+            "cwd": str(empty),
+            "prompt": "which cache do we use?",
+            "session_id": "s",
+            "transcript_path": str(empty / "t.jsonl"),
+        }
         proc = run_hook([*MEMCLI, "agent", "hook", event], payload, empty)
         assert proc.returncode == 0
         assert proc.stdout == ""
@@ -121,8 +135,13 @@ def test_pre_compact_returns_before_the_flush_and_a_provider_down_is_logged(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     transcript = tmp_path / "session.jsonl"
     shutil.copy(FIXTURES / "claude_session.jsonl", transcript)
-    payload = {"session_id": "s-down", "transcript_path": str(transcript), "cwd": str(facts),
-               "hook_event_name": "PreCompact", "trigger": "auto"}  # fmt: skip
+    payload = {
+        "session_id": "s-down",
+        "transcript_path": str(transcript),
+        "cwd": str(facts),
+        "hook_event_name": "PreCompact",
+        "trigger": "auto",
+    }
     proc = run_hook([*MEMCLI, "agent", "hook", "pre-compact"], payload, facts)
     assert proc.returncode == 0 and proc.stdout == ""
     log = wait_for_log(facts, "error: flush of session s-down")

@@ -51,8 +51,11 @@ def test_install_claude_code_project_merges_and_keeps_other_hooks(
     command = ours["hooks"][0]["command"]
     assert shlex.split(command)[-3:] == ["agent", "hook", "session-start"]
     assert "-w" not in shlex.split(command)  # the agent runs in the workspace: found from cwd
-    for event, name in (("UserPromptSubmit", "prompt"), ("PreCompact", "pre-compact"),
-                        ("SessionEnd", "session-end")):  # fmt: skip
+    for event, name in (
+        ("UserPromptSubmit", "prompt"),
+        ("PreCompact", "pre-compact"),
+        ("SessionEnd", "session-end"),
+    ):
         assert data["hooks"][event][0]["hooks"][0]["command"].endswith(f"agent hook {name}")
     servers = read_json(workspace / ".mcp.json")["mcpServers"]
     assert servers["db"] == {"command": "pgmcp"}
@@ -62,9 +65,7 @@ def test_install_claude_code_project_merges_and_keeps_other_hooks(
     assert claude_md.rstrip().endswith("<!-- memcli:end -->")
 
 
-def test_install_is_idempotent_and_uninstall_restores_every_byte(
-    cli: Cli, workspace: Path
-) -> None:
+def test_install_is_idempotent_and_uninstall_restores_every_byte(cli: Cli, workspace: Path) -> None:
     settings = workspace / ".claude" / "settings.json"
     settings.parent.mkdir()
     original = json.dumps(OTHER_HOOK, indent=4) + "\n"
@@ -115,7 +116,9 @@ def test_codex_install_keeps_the_users_toml(
     home = tmp_path / "codex-home"
     home.mkdir()
     monkeypatch.setenv("CODEX_HOME", str(home))
-    original = '# my settings\nmodel = "gpt-5-codex"  # keep\n\n[mcp_servers.db]\ncommand = "pgmcp"\n'
+    original = (
+        '# my settings\nmodel = "gpt-5-codex"  # keep\n\n[mcp_servers.db]\ncommand = "pgmcp"\n'
+    )
     (home / "config.toml").write_text(original)
 
     r = cli("agent", "install", "codex")

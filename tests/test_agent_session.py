@@ -32,9 +32,7 @@ def installed_commands(project: Path) -> dict[str, str]:
 
 
 def chat_requests(stub: StubOpenAI) -> list[str]:
-    return [
-        json.dumps(r["body"]) for r in stub.requests if r["path"].endswith("/chat/completions")
-    ]
+    return [json.dumps(r["body"]) for r in stub.requests if r["path"].endswith("/chat/completions")]
 
 
 def test_a_whole_session(
@@ -44,7 +42,9 @@ def test_a_whole_session(
     monkeypatch.setenv("MEMCLI_LLM_API_BASE", openai_stub.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     project = workspace  # memcli init ran in the project's root
-    assert cli("add", "--type", "decision", "Payments go through Stripe, never PayPal.").exit_code == 0
+    assert (
+        cli("add", "--type", "decision", "Payments go through Stripe, never PayPal.").exit_code == 0
+    )
     assert cli("add", "Staging lives at staging.shop.test.").exit_code == 0
     assert cli("agent", "install", "claude-code").exit_code == 0
     hooks = installed_commands(project)
@@ -56,29 +56,58 @@ def test_a_whole_session(
     base = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(project)}
 
     # 1. the session starts: the briefing holds what is known
-    start = run_hook(hooks["SessionStart"], {**base, "hook_event_name": "SessionStart",
-                                              "source": "startup"}, project)  # fmt: skip
+    start = run_hook(
+        hooks["SessionStart"],
+        {**base, "hook_event_name": "SessionStart", "source": "startup"},
+        project,
+    )
     briefing = context_of(start, "SessionStart")
     assert "Payments go through Stripe, never PayPal." in briefing
     assert "Staging lives at staging.shop.test." in briefing
 
     # 2. a prompt about payments gets the decision; the recalled block is what the agent
     #    records in its transcript (and a later flush must not save it again)
-    prompt = run_hook(hooks["UserPromptSubmit"], {**base, "hook_event_name": "UserPromptSubmit",
-                      "prompt": "Should payments go through PayPal or Stripe?"}, project)  # fmt: skip
+    prompt = run_hook(
+        hooks["UserPromptSubmit"],
+        {
+            **base,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "Should payments go through PayPal or Stripe?",
+        },
+        project,
+    )
     recalled = context_of(prompt, "UserPromptSubmit")
     assert "Payments go through Stripe, never PayPal." in recalled
     with transcript.open("a") as f:
-        f.write(json.dumps({"type": "user", "sessionId": SESSION, "uuid": "r1",
-                            "message": {"role": "user", "content": recalled}}) + "\n")  # fmt: skip
+        f.write(
+            json.dumps(
+                {
+                    "type": "user",
+                    "sessionId": SESSION,
+                    "uuid": "r1",
+                    "message": {"role": "user", "content": recalled},
+                }
+            )
+            + "\n"
+        )
 
     # 3. the context fills up: pre-compact flushes in the background
     openai_stub.chat_replies = [
-        json.dumps({"facts": [{"text": "The session cache moved from Redis to Valkey.",
-                               "type": "decision", "tags": ["infra"]}]})  # fmt: skip
+        json.dumps(
+            {
+                "facts": [
+                    {
+                        "text": "The session cache moved from Redis to Valkey.",
+                        "type": "decision",
+                        "tags": ["infra"],
+                    }
+                ]
+            }
+        )
     ]
-    pre = run_hook(hooks["PreCompact"], {**base, "hook_event_name": "PreCompact",
-                                         "trigger": "auto"}, project)  # fmt: skip
+    pre = run_hook(
+        hooks["PreCompact"], {**base, "hook_event_name": "PreCompact", "trigger": "auto"}, project
+    )
     assert pre.returncode == 0 and pre.stdout == ""
     wait_for_log(project, f"flushed session {SESSION}: 2 new of 2 turns, 1 fact(s) written")
     first = chat_requests(openai_stub)
@@ -87,18 +116,32 @@ def test_a_whole_session(
     assert "never PayPal" not in first[0]  # recalled memory is not sent back as news
 
     # 4. after compaction the session starts again: the new fact is in the briefing
-    again = run_hook(hooks["SessionStart"], {**base, "hook_event_name": "SessionStart",
-                                              "source": "compact"}, project)  # fmt: skip
+    again = run_hook(
+        hooks["SessionStart"],
+        {**base, "hook_event_name": "SessionStart", "source": "compact"},
+        project,
+    )
     assert "The session cache moved from Redis to Valkey." in context_of(again, "SessionStart")
 
     # 5. the session goes on, then ends: only the turns after the compaction are sent
     transcript.write_text(transcript.read_text() + "".join(lines[8:]))
     openai_stub.chat_replies = [
-        json.dumps({"facts": [{"text": "Staging deploys need VALKEY_URL, not REDIS_URL.",
-                               "type": "constraint"}]})  # fmt: skip
+        json.dumps(
+            {
+                "facts": [
+                    {
+                        "text": "Staging deploys need VALKEY_URL, not REDIS_URL.",
+                        "type": "constraint",
+                    }
+                ]
+            }
+        )
     ]
-    end = run_hook(hooks["SessionEnd"], {**base, "hook_event_name": "SessionEnd",
-                                         "reason": "prompt_input_exit"}, project)  # fmt: skip
+    end = run_hook(
+        hooks["SessionEnd"],
+        {**base, "hook_event_name": "SessionEnd", "reason": "prompt_input_exit"},
+        project,
+    )
     assert end.returncode == 0 and end.stdout == ""
     wait_for_log(project, "2 new of 4 turns, 1 fact(s) written")
     second = chat_requests(openai_stub)[1]
@@ -106,14 +149,19 @@ def test_a_whole_session(
     assert "moving the session cache" not in second  # sent at compaction already
 
     # 6. a third flush of the same transcript sends nothing
-    assert run_hook(hooks["SessionEnd"], {**base, "hook_event_name": "SessionEnd"},
-                    project).returncode == 0  # fmt: skip
+    assert (
+        run_hook(hooks["SessionEnd"], {**base, "hook_event_name": "SessionEnd"}, project).returncode
+        == 0
+    )
     wait_for_log(project, "0 new of 4 turns, 0 fact(s) written")
     assert len(chat_requests(openai_stub)) == 2
 
     # the next session knows both facts
-    nxt = run_hook(hooks["SessionStart"], {"session_id": "next", "cwd": str(project),
-                                           "source": "startup"}, project)  # fmt: skip
+    nxt = run_hook(
+        hooks["SessionStart"],
+        {"session_id": "next", "cwd": str(project), "source": "startup"},
+        project,
+    )
     text = context_of(nxt, "SessionStart")
     assert "Staging deploys need VALKEY_URL, not REDIS_URL." in text
     assert "The session cache moved from Redis to Valkey." in text

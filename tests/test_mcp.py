@@ -81,8 +81,14 @@ def test_every_tool_answers_with_the_clis_json(
         cli_json.update(cli("search", "session cache", "--json").json())  # same index state
         out["context"] = await s.call_tool("context", {"query": "session cache", "max_tokens": 200})
         out["add"] = await s.call_tool("add", {"text": "The CDN is Fastly.", "tags": ["infra"]})
-        out["get"] = await s.call_tool("get", {"citation": out["add"].structured_content["path"]
-                                               + ":" + str(out["add"].structured_content["line"])})  # fmt: skip
+        out["get"] = await s.call_tool(
+            "get",
+            {
+                "citation": out["add"].structured_content["path"]
+                + ":"
+                + str(out["add"].structured_content["line"])
+            },
+        )
         out["flush"] = await s.call_tool("flush", {"transcript": convo})
         out["status"] = await s.call_tool("status", {})
         out["again"] = await s.call_tool("search", {"query": "Fridays deploys"})

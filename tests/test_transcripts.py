@@ -27,13 +27,25 @@ def test_claude_code_transcript_keeps_what_was_said() -> None:
             " Can you update the docker compose file?",
         ),
         ("assistant", "I replaced the redis:7 image with valkey/valkey:8 and kept port 6379."),
-        ("user", "Good. Note that the staging deploy needs the VALKEY_URL variable, not REDIS_URL."),
+        (
+            "user",
+            "Good. Note that the staging deploy needs the VALKEY_URL variable, not REDIS_URL.",
+        ),
         ("assistant", "Updated the staging env file to use VALKEY_URL."),
     ]
     text = json.dumps(got)
     # tool calls and results, thinking, meta, side chains, summaries, commands: all dropped
-    for dropped in ("redis:7\\n", "toolu_1", "should read the compose", "Caveat", "Sub-agent",
-                    "continued from a previous", "/compact", "system-reminder", "make deploy-staging"):  # fmt: skip
+    for dropped in (
+        "redis:7\\n",
+        "toolu_1",
+        "should read the compose",
+        "Caveat",
+        "Sub-agent",
+        "continued from a previous",
+        "/compact",
+        "system-reminder",
+        "make deploy-staging",
+    ):
         assert dropped not in text
 
 
@@ -84,11 +96,15 @@ def test_plain_json_lines_are_unchanged() -> None:
 
 def test_recalled_memory_is_stripped_from_any_conversation() -> None:
     block = (
-        "<<<BEGIN MEMORY 3f9a1c2e7b4d>>>\n## Memory for \"x\"\n- a fact\n<<<END MEMORY 3f9a1c2e7b4d>>>\n"
+        "<<<BEGIN MEMORY 3f9a1c2e7b4d>>>\n"
+        '## Memory for "x"\n- a fact\n'
+        "<<<END MEMORY 3f9a1c2e7b4d>>>\n"
     )
     assert strip_recalled(f"before\n{block}after") == "before\nafter"
     # a block whose END marker differs is not memcli's: kept whole
     forged = block.replace("END MEMORY 3f9a1c2e7b4d", "END MEMORY 000000000000")
     assert strip_recalled(forged) == forged
-    msgs = parse(json.dumps([{"role": "user", "content": block}, {"role": "user", "content": "hi"}]))
+    msgs = parse(
+        json.dumps([{"role": "user", "content": block}, {"role": "user", "content": "hi"}])
+    )
     assert [m.content for m in msgs] == ["hi"]
