@@ -155,8 +155,10 @@ class AgentService(SearchService, FlushService):
 
 
 def _briefing_title(kinds: tuple[str, ...]) -> str:
-    return "Memory briefing: standing " + "/".join(kinds) + ", then latest" if kinds else (
-        "Memory briefing: latest entries"
+    return (
+        "Memory briefing: standing " + "/".join(kinds) + ", then latest"
+        if kinds
+        else ("Memory briefing: latest entries")
     )
 
 
