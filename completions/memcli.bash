@@ -27,11 +27,17 @@ _memcli() {
             'memcli search --format'|'memcli search --max-tokens'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli flush --prompt-file'|'memcli diff --since'|\
             'memcli log -n'|'memcli log --limit'|'memcli log --since'|'memcli sync --strategy'|\
-            'memcli doctor --timeout') skip=1 ;;
+            'memcli doctor --timeout'|'memcli agent install --scope'|\
+            'memcli agent install --project'|'memcli agent uninstall --scope'|\
+            'memcli agent uninstall --project'|'memcli agent status --project'|\
+            'memcli agent flush-session --session-id'|'memcli agent flush-session --transcript'|\
+            'memcli agent flush-session --event') skip=1 ;;
             'memcli init'|'memcli add'|'memcli index'|'memcli search'|'memcli status'|\
             'memcli files'|'memcli get'|'memcli watch'|'memcli flush'|'memcli diff'|'memcli log'|\
-            'memcli sync'|'memcli trust'|'memcli doctor'|'memcli hooks'|'memcli config'|\
-            'memcli hooks install'|'memcli hooks uninstall'|'memcli hooks status'|\
+            'memcli sync'|'memcli mcp'|'memcli trust'|'memcli doctor'|'memcli hooks'|\
+            'memcli agent'|'memcli config'|'memcli hooks install'|'memcli hooks uninstall'|\
+            'memcli hooks status'|'memcli agent install'|'memcli agent uninstall'|\
+            'memcli agent status'|'memcli agent hook'|'memcli agent flush-session'|\
             'memcli config get'|'memcli config set'|'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
             *) [[ $w == -* ]] || pos=$((pos + 1)) ;;
         esac
@@ -41,6 +47,10 @@ _memcli() {
     if [[ ${COMP_WORDS[COMP_CWORD]} == "=" || $cur != -* ]]; then
         case "$cmd $prev" in
             'memcli flush --prompt-file') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            'memcli agent install --project') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            'memcli agent uninstall --project') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            'memcli agent status --project') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            'memcli agent flush-session --transcript') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
             'memcli -w'|'memcli --workspace'|'memcli init --local-model'|\
             'memcli init --model-path'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
             'memcli add --type'|'memcli add --tag'|'memcli search -n'|'memcli search --limit'|\
@@ -49,12 +59,14 @@ _memcli() {
             'memcli search --path'|'memcli search --strategy'|'memcli search --mmr-lambda'|\
             'memcli search --format'|'memcli search --max-tokens'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli diff --since'|'memcli log -n'|'memcli log --limit'|\
-            'memcli log --since'|'memcli sync --strategy'|'memcli doctor --timeout') return ;;
+            'memcli log --since'|'memcli sync --strategy'|'memcli doctor --timeout'|\
+            'memcli agent install --scope'|'memcli agent uninstall --scope'|\
+            'memcli agent flush-session --session-id'|'memcli agent flush-session --event') return ;;
         esac
     fi
 
     case "$cmd" in
-        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get watch flush diff log sync trust doctor hooks config" ;;
+        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get watch flush diff log sync mcp trust doctor hooks agent config" ;;
         'memcli init') opts="--git --hooks --local --local-model --model-path --json -h --help" ;;
         'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --json -h --help" ;;
         'memcli index') opts="--force --no-embed --json -h --help" ;;
@@ -67,12 +79,19 @@ _memcli() {
         'memcli diff') opts="--since --stat --json -h --help" ;;
         'memcli log') opts="-n --limit --since --json -h --help" ;;
         'memcli sync') opts="--strategy --no-push --no-commit --json -h --help" ;;
+        'memcli mcp') opts="-h --help" ;;
         'memcli trust') opts="--show --revoke --list --json -h --help" ;;
         'memcli doctor') opts="--offline --timeout --json -h --help" ;;
         'memcli hooks') opts="-h --help"; subs="install uninstall status" ;;
         'memcli hooks install') opts="--json -h --help" ;;
         'memcli hooks uninstall') opts="--json -h --help" ;;
         'memcli hooks status') opts="--json -h --help" ;;
+        'memcli agent') opts="-h --help"; subs="install uninstall status hook flush-session" ;;
+        'memcli agent install') opts="--scope --project --dry-run --json -h --help" ;;
+        'memcli agent uninstall') opts="--scope --project --dry-run --json -h --help" ;;
+        'memcli agent status') opts="--project --json -h --help" ;;
+        'memcli agent hook') opts="-h --help" ;;
+        'memcli agent flush-session') opts="--session-id --transcript --event --json -h --help" ;;
         'memcli config') opts="--json -h --help"; subs="get set unset path" ;;
         'memcli config get') opts="--json -h --help" ;;
         'memcli config set') opts="--user --json -h --help" ;;
@@ -89,9 +108,9 @@ _memcli() {
     # a positional argument
     case "$cmd $pos" in
         'memcli init 0') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
-        'memcli config get 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy" -- "$cur")) ;;
-        'memcli config set 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy" -- "$cur")) ;;
-        'memcli config unset 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy" -- "$cur")) ;;
+        'memcli config get 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config set 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config unset 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
     esac
 }
 

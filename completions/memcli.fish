@@ -22,13 +22,19 @@ function __memcli_command --description 'The memcli (sub)command being typed'
                  'memcli search --max-tokens' 'memcli watch --debounce' 'memcli flush --ns' \
                  'memcli flush --prompt-file' 'memcli diff --since' 'memcli log -n' \
                  'memcli log --limit' 'memcli log --since' 'memcli sync --strategy' \
-                 'memcli doctor --timeout'
+                 'memcli doctor --timeout' 'memcli agent install --scope' \
+                 'memcli agent install --project' 'memcli agent uninstall --scope' \
+                 'memcli agent uninstall --project' 'memcli agent status --project' \
+                 'memcli agent flush-session --session-id' \
+                 'memcli agent flush-session --transcript' 'memcli agent flush-session --event'
                 set skip 1
             case 'memcli init' 'memcli add' 'memcli index' 'memcli search' 'memcli status' \
                  'memcli files' 'memcli get' 'memcli watch' 'memcli flush' 'memcli diff' \
-                 'memcli log' 'memcli sync' 'memcli trust' 'memcli doctor' 'memcli hooks' \
-                 'memcli config' 'memcli hooks install' 'memcli hooks uninstall' \
-                 'memcli hooks status' 'memcli config get' 'memcli config set' \
+                 'memcli log' 'memcli sync' 'memcli mcp' 'memcli trust' 'memcli doctor' \
+                 'memcli hooks' 'memcli agent' 'memcli config' 'memcli hooks install' \
+                 'memcli hooks uninstall' 'memcli hooks status' 'memcli agent install' \
+                 'memcli agent uninstall' 'memcli agent status' 'memcli agent hook' \
+                 'memcli agent flush-session' 'memcli config get' 'memcli config set' \
                  'memcli config unset' 'memcli config path'
                 set path "$path $token"
         end
@@ -55,9 +61,11 @@ complete -c memcli -n '__memcli_is memcli' -a flush -d 'Extract durable facts fr
 complete -c memcli -n '__memcli_is memcli' -a diff -d 'Facts added and removed under memory/ (exit 1 when nothing changed).'
 complete -c memcli -n '__memcli_is memcli' -a log -d 'Commits that touched memory/, with the number of facts each added and removed.'
 complete -c memcli -n '__memcli_is memcli' -a sync -d 'Share memory through the upstream remote: commit memory, pull, re-index, push.'
+complete -c memcli -n '__memcli_is memcli' -a mcp -d 'Serve memory to an MCP client over stdio (tools: search, context, get, add, flush, status). Needs the extra: pip install \'memcli[mcp]\'.'
 complete -c memcli -n '__memcli_is memcli' -a trust -d 'Trust this workspace\'s memcli.toml as it is now. Until then the settings in it that reach outside the workspace or spend a credential (embedding/llm model, api_base, api_key_env, llm.prompt_file) are ignored; a changed file needs trusting again. Your user config and environment always apply.'
 complete -c memcli -n '__memcli_is memcli' -a doctor -d 'Check SQLite (FTS5, sqlite-vec), settings, providers, the index, hooks and the cache.'
 complete -c memcli -n '__memcli_is memcli' -a hooks -d 'Git hooks that re-index after commit, merge, checkout and rewrite.'
+complete -c memcli -n '__memcli_is memcli' -a agent -d 'Coding agents: install memcli\'s hooks and MCP server, and the hooks themselves.'
 complete -c memcli -n '__memcli_is memcli' -a config -d 'Show every setting with its value and origin (no subcommand), or get, set, unset one. Layers, later wins: default < user config.toml < workspace memcli.toml < environment (MEMCLI_SECTION_KEY) < command-line flag.'
 complete -c memcli -n '__memcli_is memcli' -s w -l workspace -x -d 'Workspace folder (default: $MEMCLI_WORKSPACE or search upwards).'
 complete -c memcli -n '__memcli_is memcli' -s q -l quiet -d 'No warnings or progress on stderr.'
@@ -160,6 +168,9 @@ complete -c memcli -n '__memcli_is memcli sync' -l no-commit -d 'Refuse to run w
 complete -c memcli -n '__memcli_is memcli sync' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli sync' -s h -l help -d 'Show this message and exit.'
 
+# memcli mcp
+complete -c memcli -n '__memcli_is memcli mcp' -s h -l help -d 'Show this message and exit.'
+
 # memcli trust
 complete -c memcli -n '__memcli_is memcli trust' -l show -d 'Show the trust state; change nothing.'
 complete -c memcli -n '__memcli_is memcli trust' -l revoke -d 'Forget the trust in this memcli.toml.'
@@ -191,6 +202,43 @@ complete -c memcli -n '__memcli_is memcli hooks uninstall' -s h -l help -d 'Show
 complete -c memcli -n '__memcli_is memcli hooks status' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli hooks status' -s h -l help -d 'Show this message and exit.'
 
+# memcli agent
+complete -c memcli -n '__memcli_is memcli agent' -a install -d 'Install into an agent: hooks, MCP server and a memory policy (safe to run again).'
+complete -c memcli -n '__memcli_is memcli agent' -a uninstall -d 'Remove exactly what install added; every other setting stays.'
+complete -c memcli -n '__memcli_is memcli agent' -a status -d 'Where memcli is installed, whether the hooks work here, and their latest errors.'
+complete -c memcli -n '__memcli_is memcli agent' -a hook -d 'Run one hook: read the agent\'s JSON payload on stdin, print the agent\'s JSON. Always exits 0; failures go to .memcli/agent.log.'
+complete -c memcli -n '__memcli_is memcli agent' -a flush-session -d 'Flush the turns of a session\'s transcript not flushed before (what the pre-compact and session-end hooks start in the background).'
+complete -c memcli -n '__memcli_is memcli agent' -s h -l help -d 'Show this message and exit.'
+
+# memcli agent install
+complete -c memcli -n '__memcli_is memcli agent install' -l scope -x -d 'project (this project\'s files) or user (your home folder). [default: project]'
+complete -c memcli -n '__memcli_is memcli agent install' -l project -r -F -d 'The folder the agent runs in (default: the workspace).'
+complete -c memcli -n '__memcli_is memcli agent install' -l dry-run -d 'Show the changes as a diff; write nothing.'
+complete -c memcli -n '__memcli_is memcli agent install' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli agent install' -s h -l help -d 'Show this message and exit.'
+
+# memcli agent uninstall
+complete -c memcli -n '__memcli_is memcli agent uninstall' -l scope -x -d 'project (this project\'s files) or user (your home folder). [default: project]'
+complete -c memcli -n '__memcli_is memcli agent uninstall' -l project -r -F -d 'The folder the agent runs in (default: the workspace).'
+complete -c memcli -n '__memcli_is memcli agent uninstall' -l dry-run -d 'Show the changes as a diff; write nothing.'
+complete -c memcli -n '__memcli_is memcli agent uninstall' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli agent uninstall' -s h -l help -d 'Show this message and exit.'
+
+# memcli agent status
+complete -c memcli -n '__memcli_is memcli agent status' -l project -r -F -d 'The folder the agent runs in (default: the workspace).'
+complete -c memcli -n '__memcli_is memcli agent status' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli agent status' -s h -l help -d 'Show this message and exit.'
+
+# memcli agent hook
+complete -c memcli -n '__memcli_is memcli agent hook' -s h -l help -d 'Show this message and exit.'
+
+# memcli agent flush-session
+complete -c memcli -n '__memcli_is memcli agent flush-session' -l session-id -x -d 'The agent\'s session id. [required]'
+complete -c memcli -n '__memcli_is memcli agent flush-session' -l transcript -r -F -d 'The session\'s transcript file. [required]'
+complete -c memcli -n '__memcli_is memcli agent flush-session' -l event -x -d 'What asked for it (for the log). [default: manual]'
+complete -c memcli -n '__memcli_is memcli agent flush-session' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli agent flush-session' -s h -l help -d 'Show this message and exit.'
+
 # memcli config
 complete -c memcli -n '__memcli_is memcli config' -a get -d 'Print the value of one setting (JSON: with origin, default and variable).'
 complete -c memcli -n '__memcli_is memcli config' -a set -d 'Write one setting to memcli.toml (or --user config.toml), keeping comments. No secrets.'
@@ -202,19 +250,19 @@ complete -c memcli -n '__memcli_is memcli config' -s h -l help -d 'Show this mes
 # memcli config get
 complete -c memcli -n '__memcli_is memcli config get' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config get' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy'
+complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config set
 complete -c memcli -n '__memcli_is memcli config set' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
 complete -c memcli -n '__memcli_is memcli config set' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config set' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy'
+complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config unset
 complete -c memcli -n '__memcli_is memcli config unset' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
 complete -c memcli -n '__memcli_is memcli config unset' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config unset' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy'
+complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config path
 complete -c memcli -n '__memcli_is memcli config path' -l user -d 'Print only the user config file.'
