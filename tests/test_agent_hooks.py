@@ -168,3 +168,17 @@ def test_pre_compact_does_not_wait_for_the_llm(
     assert "flushed session s-slow" not in (log.read_text() if log.exists() else "")
     text = wait_for_log(facts, "flushed session s-slow")
     assert "4 new of 4 turns, 1 fact(s) written" in text
+
+
+def test_doctor_reports_a_failing_hook(facts: Path, cli: Cli) -> None:
+    def agent_check() -> dict:
+        r = cli("doctor", "--json", "--offline")
+        return next(c for c in r.json()["checks"] if c["name"] == "agent")
+
+    assert agent_check()["status"] == "note"  # no hook has run yet
+    assert hook("session-start", {"cwd": str(facts)}, facts)
+    assert agent_check()["status"] == "note"  # a briefing logs nothing; still no failure
+    run_hook([*MEMCLI, "-w", str(facts), "agent", "hook", "prompt"], "{broken", facts)
+    check = agent_check()
+    assert check["status"] == "problem"
+    assert "prompt error: " in check["summary"]

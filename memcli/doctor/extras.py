@@ -67,3 +67,29 @@ def check_cache(ctx: dict[str, Any]) -> Check:
             "cache", NOTE, summary + ": over the limit until the next write evicts", details=details
         )
     return Check("cache", OK, summary, details=details)
+
+
+def check_agent(ctx: dict[str, Any]) -> Check:
+    """The agent hooks' log: the latest failure, if any (hooks never fail the agent, so
+    this is where a broken one shows)."""
+    from memcli.agent.hooks import read_log  # no imports beyond the standard library
+
+    ws = ctx.get("ws")
+    if ws is None:
+        return Check("agent", NOTE, "no workspace", details={"errors": []})
+    lines = read_log(ws.root, 50)
+    errors = [line for line in lines if " error: " in line]
+    details = {"log": str(ws.state_dir / "agent.log"), "errors": errors[-5:]}
+    if not lines:
+        return Check("agent", NOTE, "no agent hook has run here", "memcli agent install", details)
+    if lines[-1] in errors:
+        return Check(
+            "agent",
+            PROBLEM,
+            f"the last agent hook failed: {lines[-1]}",
+            "memcli agent status shows the log",
+            details,
+        )
+    if errors:
+        return Check("agent", NOTE, f"{len(errors)} earlier hook failure(s) logged", None, details)
+    return Check("agent", OK, f"hooks ran without errors ({lines[-1][:19]} last)", details=details)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcli.doctor.extras import check_cache, check_hooks
+from memcli.doctor.extras import check_agent, check_cache, check_hooks
 from memcli.doctor.install import check_fts5, check_python, check_sqlite, check_sqlite_vec
 from memcli.doctor.providers import check_provider
 from memcli.doctor.report import PROBE_TIMEOUT, PROBLEM, Check, DoctorReport
@@ -34,6 +34,7 @@ def run_doctor(
         ("embedding", lambda c: check_provider(c, "embedding")),
         ("llm", lambda c: check_provider(c, "llm")),
         ("hooks", check_hooks),
+        ("agent", check_agent),
         ("cache", check_cache),
     ]
     for name, step in steps:
