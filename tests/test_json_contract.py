@@ -137,6 +137,7 @@ DOCTOR_CHECKS = [
     "embedding",
     "llm",
     "hooks",
+    "agent",
     "cache",
 ]
 WATCH_READY = {"event", "workspace", "watching", "debounce_ms", "pid", "warnings", "time"}

@@ -209,3 +209,52 @@ def test_a_client_that_goes_away_mid_call_leaves_no_server(
     while _servers_for(facts) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _servers_for(facts) == []
+
+
+def test_two_servers_and_the_cli_writing_at_once_lose_nothing(facts: Path) -> None:
+    import subprocess
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memcli", "-w", str(facts), "mcp"], env=dict(os.environ)
+    )
+    errors: list[str] = []
+
+    async def client(name: str) -> None:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write) as s:
+                    await s.initialize()
+                    for i in range(10):
+                        r = await s.call_tool("add", {"text": f"Fact {i} from client {name}."})
+                        if r.is_error:
+                            errors.append(text_of(r))
+
+    def cli_adds() -> None:
+        for i in range(10):
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "memcli",
+                    "-w",
+                    str(facts),
+                    "-q",
+                    "add",
+                    f"Fact {i} from the CLI.",
+                ],
+                check=True,
+                capture_output=True,
+            )
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(client, "a")
+            tg.start_soon(client, "b")
+            tg.start_soon(anyio.to_thread.run_sync, cli_adds)
+
+    anyio.run(main)
+    assert errors == []
+    text = "".join(p.read_text() for p in (facts / "memory").rglob("*.md"))
+    for i in range(10):
+        for who in ("client a", "client b", "the CLI"):
+            assert text.count(f" Fact {i} from {who}.\n") == 1
