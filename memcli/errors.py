@@ -69,3 +69,25 @@ class ProviderError(MemcliError):
     """An embedding or LLM provider failed (down, timeout, auth, garbage)."""
 
     exit_code = ExitCode.PROVIDER
+
+
+class WriteFailed(MemcliError):
+    """A file could not be written (disk full, read-only, no permission); what is on disk is
+    as it was before the write."""
+
+
+def os_cause(exc: OSError) -> str:
+    """Why a write failed, in words a user acts on: ``disk full``, ``read-only``..."""
+    import errno  # only a failing write needs the names
+
+    detail = exc.strerror or str(exc)
+    causes = {
+        errno.ENOSPC: "disk full",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EFBIG: "disk full",  # the file size limit of this process (ulimit -f)
+        errno.EROFS: "read-only",
+        errno.EACCES: "read-only",
+        errno.EPERM: "read-only",
+    }
+    cause = causes.get(exc.errno or 0)
+    return f"{cause} ({detail})" if cause else detail

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 
-from memcli.errors import AlreadyRunning, LockTimeout
+from memcli.errors import AlreadyRunning, LockTimeout, WriteFailed, os_cause
 
 try:
     import fcntl
@@ -56,16 +56,22 @@ class ProcessLock:
         """Take the lock if free; never waits."""
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:  # a read-only folder or file system, a full disk
+            raise WriteFailed(f"cannot take the lock {self.path}: {os_cause(exc)}") from None
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 os.close(fd)
                 return False
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
+        try:  # the holder's pid, for a message naming it; a full disk only loses that
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+        except OSError:
+            pass
         self._fd = fd
         return True
 

@@ -40,11 +40,19 @@ def driver_name() -> str:
 Migration = Callable[[Any], None]
 
 
-def connect(path: Path | str, *, readonly: bool = False, new_file: Sequence[str] = ()) -> Any:
+def connect(
+    path: Path | str,
+    *,
+    readonly: bool = False,
+    immutable: bool = False,
+    new_file: Sequence[str] = (),
+) -> Any:
     """Open a connection with WAL, a busy timeout and autocommit off by default.
 
     ``new_file``: pragmas that only take effect before a new file is first written (such as
     ``auto_vacuum``), set on a plain connection first when ``path`` does not exist yet.
+    ``immutable`` (read-only only): read the file as it is, without the WAL side files,
+    which a folder that cannot be written cannot hold.
     """
     mod = driver()
     if new_file and not readonly and not Path(path).exists():
@@ -57,7 +65,9 @@ def connect(path: Path | str, *, readonly: bool = False, new_file: Sequence[str]
             first.close()
     if readonly:
         conn = mod.connect(
-            f"file:{Path(path).as_posix()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_MS / 1000
+            f"file:{Path(path).as_posix()}?mode=ro{'&immutable=1' if immutable else ''}",
+            uri=True,
+            timeout=BUSY_TIMEOUT_MS / 1000,
         )
     else:
         conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
@@ -93,9 +103,63 @@ def migrate(conn: Any, migrations: Sequence[Migration], finish: Migration | None
             finish(conn)
         conn.execute("COMMIT")
     except BaseException:
-        conn.execute("ROLLBACK")
+        rollback(conn)
         raise
     return version
+
+
+def rollback(conn: Any) -> None:
+    """Roll back the open transaction, unless SQLite has ended it already (it does after a
+    full disk or an I/O error, and a second ROLLBACK would hide that error behind its own)."""
+    if conn.in_transaction:
+        conn.execute("ROLLBACK")
+
+
+#: Primary result codes meaning the file is damaged: SQLITE_CORRUPT, SQLITE_NOTADB.
+_CORRUPT_CODES = (11, 26)
+#: Primary result codes meaning the file cannot be written (or created), with the cause a
+#: user acts on: SQLITE_PERM, SQLITE_READONLY, SQLITE_IOERR, SQLITE_FULL, SQLITE_CANTOPEN.
+_UNWRITABLE_CODES = {3: "read-only", 8: "read-only", 10: "I/O error", 13: "disk full", 14: ""}
+
+
+def is_corruption(exc: BaseException) -> bool:
+    """Whether an error reading or writing a database means the file itself is damaged (not
+    busy, not full, not read-only): a malformed page, text that is not UTF-8, rows that break
+    the schema's own constraints (an ``IntegrityError`` on a derived index)."""
+    if isinstance(exc, UnicodeDecodeError):
+        return True
+    if not isinstance(exc, database_errors()):
+        return False
+    if isinstance(exc, _errors("IntegrityError")):
+        return True
+    code = getattr(exc, "sqlite_errorcode", None)
+    if isinstance(code, int) and code & 0xFF in _CORRUPT_CODES:
+        return True
+    text = str(exc).lower()
+    return any(
+        word in text for word in ("malformed", "not a database", "corrupt", "could not decode")
+    )
+
+
+def write_failure(exc: BaseException) -> str | None:
+    """The cause (``disk full``, ``read-only``...) when a database error means the file
+    cannot be written or created; None for any other error."""
+    if not isinstance(exc, database_errors()):
+        return None
+    code = getattr(exc, "sqlite_errorcode", None)
+    text = str(exc).lower()
+    if isinstance(code, int) and code & 0xFF in _UNWRITABLE_CODES:
+        return _UNWRITABLE_CODES[code & 0xFF] or str(exc)
+    for words, cause in (
+        ("disk is full", "disk full"),
+        ("readonly", "read-only"),
+        ("read-only", "read-only"),
+        ("disk i/o error", "I/O error"),
+        ("unable to open", ""),
+    ):
+        if words in text:
+            return cause or str(exc)
+    return None
 
 
 def remove_files(

@@ -177,7 +177,7 @@ class EmbedCache:
                 )
             conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            db.rollback(conn)
             raise
 
     def put_many(self, fingerprint: str, items: Iterable[tuple[str, Sequence[float]]]) -> None:
@@ -200,7 +200,7 @@ class EmbedCache:
                 evicted = self._evict(conn)
                 conn.execute("COMMIT")
             except BaseException:
-                conn.execute("ROLLBACK")
+                db.rollback(conn)
                 self._models.clear()
                 raise
             if evicted:

@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from memcli.config import Settings
-from memcli.index import changes, chunking
+from memcli.index import changes, chunking, db
 from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
 from memcli.index.grams import GRAMS_VERSION
@@ -202,7 +202,7 @@ class Indexer:
             store.set_meta("last_indexed", str(time.time()))
             store.conn.execute("COMMIT")
         except BaseException:
-            store.conn.execute("ROLLBACK")
+            db.rollback(store.conn)
             raise
         finally:
             if parsed is not None:

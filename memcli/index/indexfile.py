@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memcli.config import Settings
-from memcli.errors import IndexProblem
+from memcli.errors import IndexProblem, WriteFailed, os_cause
 from memcli.index import db
 from memcli.index.indexer import Indexer
 from memcli.index.store import ForeignIndex, Store, remove_index_files
@@ -28,13 +28,20 @@ def writer_lock(ws: Workspace) -> ProcessLock:
 
 
 def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
-    """Open the index, rebuilding it (empty) when it is corrupt or not ours.
+    """Open the index, rebuilding it (empty) when it is damaged or not ours.
 
     The Markdown is the source of truth, so a broken index is simply removed;
-    the caller's next sync refills it. Nothing in ``memory/`` is touched.
+    the caller's next sync refills it. Nothing in ``memory/`` is touched. An index that
+    cannot be written (a full disk, a read-only folder) is not damaged: it is opened
+    read-only, as it is, with a warning (:func:`open_readonly`).
     """
-    ws.ensure_state_dir()
     path = ws.index_path
+    try:
+        ws.ensure_state_dir()
+    except OSError as exc:
+        raise WriteFailed(
+            f"cannot create {ws.state_dir}: {os_cause(exc)}", hint="free space or fix permissions"
+        ) from None
     identity = file_identity(path)
     try:
         store = Store.open(path)
@@ -47,8 +54,37 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
     except db.database_errors() as exc:
         if "locked" in str(exc).lower() or "busy" in str(exc).lower():
             raise IndexProblem(f"index {path} is locked: {exc}", hint="try again") from None
+        cause = db.write_failure(exc)
+        if cause is not None and path.is_file() and not db.is_corruption(exc):
+            readonly = open_readonly(ws, cause, warnings)
+            if readonly is not None:
+                return readonly
         reason = f"index {path} is unreadable ({exc})"
     return replace_index(ws, identity, reason, warnings)
+
+
+def open_readonly(ws: Workspace, cause: str, warnings: list[str] | None) -> Store | None:
+    """The index opened read-only because it cannot be written (``cause``), with a warning;
+    None when it cannot be read either and its folder can be written (then it is damaged
+    and replaced); an error naming the cause when it can be neither read nor replaced."""
+    path = ws.index_path
+    failures: tuple[type[BaseException], ...] = (IndexProblem, *db.database_errors())
+    try:
+        store = Store.open_readonly(path)
+    except failures as exc:
+        if os.access(ws.state_dir, os.W_OK) and os.access(path, os.W_OK):
+            return None
+        raise WriteFailed(
+            f"index {path} cannot be written ({cause}) and cannot be read as it is ({exc})",
+            hint="free space or fix the permissions of the .memcli folder",
+        ) from None
+    store.readonly = cause
+    if warnings is not None:
+        warnings.append(
+            f"index {path} cannot be written ({cause}): answering from it as it is;"
+            " results may be stale"
+        )
+    return store
 
 
 def file_identity(path: Path) -> tuple[int, int] | None:
@@ -60,17 +96,6 @@ def file_identity(path: Path) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def is_corruption(exc: BaseException) -> bool:
-    """Whether a database error means the index file itself is damaged (not busy, not a bug)."""
-    if not isinstance(exc, db.database_errors()):
-        return False
-    code = getattr(exc, "sqlite_errorcode", None)
-    if isinstance(code, int) and code & 0xFF in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
-        return True
-    text = str(exc).lower()
-    return "malformed" in text or "not a database" in text or "corrupt" in text
-
-
 def replace_index(
     ws: Workspace, identity: tuple[int, int] | None, reason: str, warnings: list[str] | None
 ) -> Store:
@@ -78,19 +103,26 @@ def replace_index(
 
     The caller's next sync refills it from the Markdown; ``memory/`` is never touched.
     When another process has replaced the file already, its new index is kept and opened.
+    A folder where the file should be is removed too (``.memcli`` holds derived data only).
     """
     path = ws.index_path
     current = file_identity(path)
     if current is not None and (identity is None or current == identity):
-        remove_index_files(path)
+        try:
+            remove_index_files(path)
+        except OSError as exc:
+            raise WriteFailed(
+                f"{reason}, and it cannot be replaced: {os_cause(exc)}",
+                hint=f"free space or fix permissions, or delete {path}",
+            ) from None
         if warnings is not None:
             warnings.append(f"{reason}; rebuilt it from the Markdown")
     try:
         return Store.open(path)
     except db.database_errors() as exc:
-        raise IndexProblem(
-            f"cannot create index {path}: {exc}", hint=f"delete {path.parent} and try again"
-        ) from None
+        cause = db.write_failure(exc)
+        hint = "free space or fix permissions" if cause else f"delete {path.parent} and try again"
+        raise IndexProblem(f"cannot create index {path}: {cause or exc}", hint=hint) from None
 
 
 class RepairedIndex:
@@ -113,7 +145,7 @@ class RepairedIndex:
         if self.store is None:
             seen = len(self.warnings)
             self.store = open_store(self.ws, self.warnings)
-            if len(self.warnings) > seen and refill:
+            if len(self.warnings) > seen and refill and not self.store.readonly:
                 with self._locked():  # it was damaged and rebuilt empty: fill it before use
                     self._refill(self.store)
         return self.store
@@ -123,8 +155,8 @@ class RepairedIndex:
         replace it (and refill it, with ``refill``) and run ``retry`` (or ``fn``) once more."""
         try:
             return fn()
-        except db.database_errors() as exc:
-            if not is_corruption(exc):
+        except Exception as exc:
+            if not db.is_corruption(exc) or (self.store is not None and self.store.readonly):
                 raise
             identity = self.store.identity if self.store is not None else None
             self.close()

@@ -53,6 +53,9 @@ class Store:
         self.vec_loaded: bool = False
         self.vec_error: str | None = None
         self.identity: tuple[int, int] | None = None  # (device, inode) of the file opened
+        #: Why the index cannot be written, when it was opened read-only (it answers as it
+        #: is and is never synced); empty for a writable index.
+        self.readonly = ""
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -69,6 +72,36 @@ class Store:
             conn.close()
             raise
         return store
+
+    @classmethod
+    def open_readonly(cls, path: Path) -> Store:
+        """Open an index that cannot be written, to read it as it is (no migration); raises
+        db errors when it cannot be read either, IndexProblem when its schema is not this
+        memcli's."""
+        failure: BaseException | None = None
+        for immutable in (False, True):  # without WAL side files when they cannot be made
+            try:
+                conn = db.connect(path, readonly=True, immutable=immutable)
+            except db.database_errors() as exc:
+                failure = exc
+                continue
+            store = cls(path, conn)
+            store.readonly = "read-only"
+            try:
+                version = db.user_version(conn)
+                app = store._app_id()
+            except db.database_errors() as exc:
+                conn.close()
+                failure = exc
+                continue
+            if app != APP_ID or version != SCHEMA_VERSION:
+                conn.close()
+                raise IndexProblem(f"index {path} is not this memcli's (schema {version})")
+            st = os.stat(path)
+            store.identity = (st.st_dev, st.st_ino)
+            return store
+        assert failure is not None
+        raise failure
 
     def _migrate(self) -> None:
         conn = self.conn
@@ -110,7 +143,7 @@ class Store:
         try:
             yield
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            db.rollback(self.conn)
             raise
         self.conn.execute("COMMIT")
 
@@ -359,5 +392,10 @@ class ForeignIndex(Exception):
 
 
 def remove_index_files(path: Path) -> None:
-    """Delete an index and its WAL/SHM side files."""
+    """Delete an index and its WAL/SHM side files (a folder in its place too: ``.memcli``
+    holds derived data only)."""
+    if path.is_dir() and not path.is_symlink():
+        import shutil  # only a folder where the index should be needs it
+
+        shutil.rmtree(path)
     db.remove_files(path)

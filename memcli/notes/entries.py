@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from memcli.errors import BadInput
+from memcli.errors import BadInput, WriteFailed, os_cause
 from memcli.locks import lock_file
 from memcli.notes.controls import strip_controls
 
@@ -168,6 +168,8 @@ def locked_append(path: Path) -> Iterator[int]:
     except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
         # A file where a folder is needed (``MEMORY.md/x.md``) or a folder named like the file.
         raise BadInput(f"cannot append to {path}: {exc.strerror}") from None
+    except OSError as exc:  # a read-only folder or file system, a full disk
+        raise WriteFailed(f"cannot write {path}: {os_cause(exc)}; nothing was written") from None
     try:
         lock_file(fd)
         yield fd
@@ -176,18 +178,34 @@ def locked_append(path: Path) -> Iterator[int]:
 
 
 def append_text(fd: int, path: Path, block: str) -> None:
-    """Append ``block`` with one ``write`` call (all or nothing), fixing a missing newline."""
+    """Append ``block`` whole or not at all, fixing a missing newline.
+
+    The block goes out in one ``write`` where the disk allows; a short write is continued,
+    and a write or ``fsync`` that fails (disk full, quota, file size limit, read-only) cuts
+    the file back to its size before the append and raises :class:`WriteFailed` naming the
+    cause, so the file never keeps part of an entry.
+    """
     size = os.fstat(fd).st_size
     if size:
         with path.open("rb") as fh:
             fh.seek(size - 1)
             if fh.read(1) != b"\n":
                 block = "\n" + block
-    data = block.encode("utf-8")
-    written = os.write(fd, data)
-    if written != len(data):  # pragma: no cover - disk full
-        raise OSError(f"short write to {path}")
-    os.fsync(fd)
+    data = memoryview(block.encode("utf-8"))
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+        os.fsync(fd)
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, size)
+            os.fsync(fd)
+        except OSError as undo:  # pragma: no cover - the file system refuses even that
+            raise WriteFailed(
+                f"cannot write {path}: {os_cause(exc)}; cutting back the partial entry failed"
+                f" too ({undo.strerror}): the file may end in a partial line"
+            ) from None
+        raise WriteFailed(f"cannot write {path}: {os_cause(exc)}; nothing was written") from None
 
 
 def day_title(day: date) -> str:

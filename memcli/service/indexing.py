@@ -6,7 +6,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli.errors import BadInput, LockTimeout, PathOutsideWorkspace
+from memcli.errors import BadInput, LockTimeout, PathOutsideWorkspace, WriteFailed
+from memcli.index import db
 from memcli.index.indexer import IndexReport, rel_paths
 from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR
@@ -37,6 +38,11 @@ class IndexService(MemoryCore):
             # a path that is gone from disk is indexed (removed) only if the index knows it
             if rel and not (self.ws.root / rel).exists() and not self.store.knows(rel):
                 raise BadInput(f"index PATH: no such file or folder: {given}")
+        if self.store.readonly:
+            raise WriteFailed(
+                f"index {self.ws.index_path} cannot be written ({self.store.readonly})",
+                hint="free space or fix the permissions of the .memcli folder",
+            )
         with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)) as lock:
             self._writing = True
             try:
@@ -45,6 +51,14 @@ class IndexService(MemoryCore):
                         rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
                     )
                 )
+            except db.database_errors() as exc:
+                cause = db.write_failure(exc)
+                if cause is None:
+                    raise
+                raise WriteFailed(
+                    f"cannot write index {self.ws.index_path}: {cause}; it is as it was before",
+                    hint="free space or fix permissions, then run 'memcli index'",
+                ) from None
             finally:
                 self._writing = False
         report.warnings[:0] = self.warnings
@@ -59,6 +73,8 @@ class IndexService(MemoryCore):
         """
         if not self.settings.get("index.sync_on_search"):
             return None, []
+        if self.store.readonly:  # it cannot be written: answer from it as it is
+            return True, []
         indexer = self.indexer()
         if (
             not indexer.dirty()
@@ -72,8 +88,15 @@ class IndexService(MemoryCore):
             lock.acquire(timeout=SEARCH_LOCK_WAIT)
         except LockTimeout:
             return True, ["index is being written by another process; results may be stale"]
+        except WriteFailed as exc:
+            return True, [f"{exc.message}: answering from the index as it is"]
         try:
             report = indexer.sync(embed_limit=SEARCH_EMBED_LIMIT)
+        except db.database_errors() as exc:
+            cause = db.write_failure(exc)
+            if cause is None:
+                raise
+            return True, [f"index not updated ({cause}): answering from it as it is"]
         finally:
             lock.release()
         return False, [w for w in report.warnings]
