@@ -57,11 +57,19 @@ def check_hooks(ctx: dict[str, Any]) -> Check:
 
 
 def check_cache(ctx: dict[str, Any]) -> Check:
-    stats = cache_stats()
+    stats = cache_stats(check=True)
     limit_mb = float(ctx["settings"].get("cache.max_mb"))
     details = {**stats, "max_mb": limit_mb}
     size_mb = stats["bytes"] / (1024 * 1024)
     summary = f"{stats['entries']} vectors, {size_mb:.1f} MiB of {limit_mb:g} MiB ({stats['path']})"
+    if stats["damage"]:
+        return Check(
+            "cache",
+            PROBLEM,
+            f"damaged ({stats['damage']}): {stats['path']}",
+            "the next embedding replaces it with a new one; or delete that file",
+            details,
+        )
     if size_mb > limit_mb * 1.1:
         return Check(
             "cache", NOTE, summary + ": over the limit until the next write evicts", details=details

@@ -64,6 +64,7 @@ class EmbedCache:
         self.warnings: list[str] = []
         self._conn: Any = None
         self._models: dict[str, int] = {}
+        self._replaced = False  # a damaged file was replaced by this object already
 
     # -- connection ----------------------------------------------------
     def _connect(self) -> Any:
@@ -228,8 +229,23 @@ class EmbedCache:
         return len(victims)
 
     def _failed(self, what: str, exc: BaseException) -> None:
-        """Remember a failure; the caller continues without the cache."""
-        self.error = f"embedding cache {what} failed ({exc})"
+        """Remember a failure; the caller continues without the cache. A damaged file is
+        replaced by a new, empty cache (once per process, with a warning): it holds only
+        vectors that can be computed again."""
+        if not db.is_corruption(exc) or self._replaced:
+            self.error = f"embedding cache {what} failed ({exc})"
+            return
+        self._replaced = True
+        self.close()
+        self._models.clear()
+        try:
+            db.remove_files(self.path)
+        except OSError as err:
+            self.error = f"embedding cache {self.path} is damaged ({exc}) and cannot be removed"
+            self.error += f" ({err.strerror or err})"
+            self.disabled = True
+            return
+        self.warnings.append(f"embedding cache {self.path} was damaged ({exc}); started a new one")
 
     # -- reporting -------------------------------------------------------
     def stats(self) -> dict[str, Any]:
@@ -237,8 +253,9 @@ class EmbedCache:
         return cache_stats(self.path)
 
 
-def cache_stats(path: Path | None = None) -> dict[str, Any]:
-    """Size on disk (database plus WAL) and number of cached vectors."""
+def cache_stats(path: Path | None = None, *, check: bool = False) -> dict[str, Any]:
+    """Size on disk (database plus WAL) and number of cached vectors; with ``check``, also
+    ``damage``: why the file is unreadable or damaged (SQLite's ``quick_check``), or None."""
     path = path or cache_path()
     size = 0
     for suffix in ("", "-wal"):
@@ -247,16 +264,24 @@ def cache_stats(path: Path | None = None) -> dict[str, Any]:
         except OSError:
             pass
     entries = 0
+    damage: str | None = None
     if path.exists():
         try:
             conn = db.connect(path, readonly=True)
             try:
                 entries = int(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+                if check:
+                    found = [r[0] for r in conn.execute("PRAGMA quick_check(3)")]
+                    damage = None if found == ["ok"] else "; ".join(found)
             finally:
                 conn.close()
-        except db.database_errors():
+        except db.database_errors() as exc:
             entries = 0
-    return {"path": str(path), "bytes": size, "entries": entries}
+            damage = str(exc)
+    stats: dict[str, Any] = {"path": str(path), "bytes": size, "entries": entries}
+    if check:
+        stats["damage"] = damage
+    return stats
 
 
 def _m001_tables(conn: Any) -> None:

@@ -59,7 +59,11 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
             readonly = open_readonly(ws, cause, warnings)
             if readonly is not None:
                 return readonly
-        reason = f"index {path} is unreadable ({exc})"
+        reason = (
+            f"index {path} is a folder, not a database"
+            if path.is_dir()
+            else f"index {path} is unreadable ({exc})"
+        )
     return replace_index(ws, identity, reason, warnings)
 
 
