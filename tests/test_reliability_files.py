@@ -29,7 +29,8 @@ def test_bad_files_are_skipped_or_decoded_with_warnings(cli: Cli, workspace: Pat
     (mem / "good.md").write_text("- the deploy window is tuesday\n")
     (mem / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + os.urandom(4000))
     (mem / "latin1.md").write_bytes("- caf\xe9 menu: the ocelot special\n".encode("latin-1"))
-    (mem / "huge.md").write_bytes(b"- the gigantic narwhal\n" * (6 * 1024 * 1024 // 23))  # > 5 MiB
+    huge = b"- the gigantic narwhal\n" * (6 * 1024 * 1024 // 23) + b"- the final walrus\n"
+    (mem / "huge.md").write_bytes(huge)  # > 5 MiB
     (mem / "empty.md").write_bytes(b"")
     (mem / "blank.md").write_text("\n\n   \n")
     (mem / "one-long-line.md").write_text("lemur " * 400_000)  # 2.4 MB, no newline
@@ -40,11 +41,11 @@ def test_bad_files_are_skipped_or_decoded_with_warnings(cli: Cli, workspace: Pat
     err = r.stderr
     assert "memory/binary.md: skipped: binary file" in err
     assert "memory/latin1.md: invalid UTF-8" in err and "replacement" in err
-    assert "memory/huge.md: skipped:" in err and "size cap" in err
+    assert "memory/huge.md: 6.0 MiB is over index.max_file_mb (5.0 MiB)" in err
     assert "empty.md" not in err and "blank.md" not in err  # empty files are fine, not warned
     indexed = _paths(cli)
     assert "memory/binary.md" not in indexed
-    assert "memory/huge.md" not in indexed
+    assert "memory/huge.md" in indexed  # up to the cap, never dropped whole
     assert {"memory/latin1.md", "memory/empty.md", "memory/good.md"} <= set(indexed)
     chunks = {f["path"]: f["chunks"] for f in cli("files", "--json").json()["files"]}
     assert chunks["memory/empty.md"] == 0 and chunks["memory/blank.md"] == 0
@@ -52,16 +53,17 @@ def test_bad_files_are_skipped_or_decoded_with_warnings(cli: Cli, workspace: Pat
     # Invalid UTF-8 is indexed with U+FFFD in place of the bad byte; the rest is searchable.
     hit = cli("search", "--json", "ocelot").json()["results"][0]
     assert hit["path"] == "memory/latin1.md" and "\ufffd" in hit["snippet"]
-    assert cli("search", "--json", "narwhal").exit_code == 1  # over the cap: never indexed
-    assert b"narwhal" not in index_bytes(workspace)
+    assert cli("search", "--json", "narwhal").json()["results"][0]["path"] == "memory/huge.md"
+    assert cli("search", "--json", "walrus").exit_code == 1  # past the cap: not indexed
+    assert b"walrus" not in index_bytes(workspace)
     assert cli("search", "--json", "armadillo").json()["results"][0]["path"] == "memory/crlf.md"
     assert (
         cli("search", "--json", "lemur").json()["results"][0]["path"] == "memory/one-long-line.md"
     )
-    # The cap is a setting: raised, the huge file is indexed.
+    # The cap is a setting: raised, the whole huge file is indexed.
     (workspace / "memcli.toml").write_text("[index]\nmax_file_mb = 10\n")
     assert cli("index").exit_code == 0
-    assert cli("search", "--json", "narwhal").json()["results"][0]["path"] == "memory/huge.md"
+    assert cli("search", "--json", "walrus").json()["results"][0]["path"] == "memory/huge.md"
     # get prints an invalid UTF-8 file with replacement characters, not a crash.
     r = cli("get", "memory/latin1.md")
     assert r.exit_code == 0 and "\ufffd" in r.stdout

@@ -58,7 +58,7 @@ def _indexer(root: Path) -> Indexer:
 def test_files_come_in_sqlite_path_order(workspace: Path) -> None:
     _write(workspace, NAMES)
     ix = _indexer(workspace)
-    rels = [f.rel for f in iter_files(ix.ws, ix.include, ix.max_bytes, [])]
+    rels = [f.rel for f in iter_files(ix.ws, ix.include, [])]
     expected = {f"memory/{n}" for n in NAMES} | {"memory/MEMORY.md"}
     assert set(rels) == expected and len(rels) == len(expected)
     conn = sqlite3.connect(":memory:")
@@ -72,10 +72,10 @@ def test_nested_include_roots_list_each_file_once(workspace: Path) -> None:
     _write(workspace, NAMES)
     ws = find_workspace(workspace)
     include = ["memory/**/*.md", "memory/ns/**/*.md", "memory/a/**/*.md"]
-    rels = [f.rel for f in iter_files(ws, include, 1 << 20, [])]
+    rels = [f.rel for f in iter_files(ws, include, [])]
     assert rels == sorted(set(rels))
     assert len(rels) == len(NAMES) + 1
-    assert list(scan(ws, include, 1 << 20).files) == rels
+    assert list(scan(ws, include).files) == rels
 
 
 def test_unchanged_agrees_with_the_full_check(workspace: Path) -> None:
@@ -119,6 +119,6 @@ def test_links_out_of_the_workspace_stay_out_of_the_walk(workspace: Path, tmp_pa
     (workspace / "memory" / "loop").symlink_to(workspace / "memory", target_is_directory=True)
     warnings: list[str] = []
     ws = find_workspace(workspace)
-    rels = [f.rel for f in iter_files(ws, ["memory/**/*.md"], 1 << 20, warnings)]
+    rels = [f.rel for f in iter_files(ws, ["memory/**/*.md"], warnings)]
     assert rels == ["memory/MEMORY.md", "memory/a.md"]
     assert any("memory/out: skipped: symlink leaves the workspace" in w for w in warnings)

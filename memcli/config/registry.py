@@ -285,7 +285,7 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "index.max_file_mb",
         5.0,
-        "Files larger than this are skipped with a warning.",
+        "A larger file is indexed up to this size (its first lines), with a warning.",
         above=0,
         high=10240,
     ),
@@ -302,6 +302,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Seconds a writer waits for another one.",
         low=0,
         high=86400,
+    ),
+    _s(
+        "add.max_kb",
+        64,
+        "The largest fact add accepts, in KiB (keep a longer text as a file of its own).",
+        low=1,
+        high=1_048_576,
     ),
     _s(
         "cache.max_mb",

@@ -23,12 +23,12 @@ def recorded_mtime(mtime_ns: int) -> int:
     return SMUDGED if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
 
 
-def unchanged(ws: Workspace, store: Store, include: list[str], max_bytes: int) -> bool:
+def unchanged(ws: Workspace, store: Store, include: list[str]) -> bool:
     """The usual answer before a search, in memory that does not grow with the files:
     the files on disk and the known ones (indexed or skipped) are both read in path
     order and must agree row by row, stat included. Only the folders on the current
     path are held, and the first difference ends the walk."""
-    found = iter_files(ws, include, max_bytes, [])
+    found = iter_files(ws, include, [])
     return all(starmap(eq, zip_longest(found, store.iter_stats())))  # None pads
 
 

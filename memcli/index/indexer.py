@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from memcli.config import Settings
+from memcli.config.registry import default
 from memcli.index import changes, chunking, db
 from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
@@ -65,14 +66,18 @@ class IndexReport:
 
 
 def chunk_params(settings: Settings) -> str:
-    return json.dumps(
-        {
-            "chunker": chunking.CHUNKER_VERSION,
-            "chars": settings.get("index.chunk_chars"),
-            "grams": GRAMS_VERSION,
-        },
-        sort_keys=True,
-    )
+    """What the chunks depend on besides the files; a change rebuilds the index. The size cap
+    (``index.max_file_mb``: how much of a large file is read) is part of it once changed from
+    its default, so indexes built with the default keep their recorded value."""
+    params = {
+        "chunker": chunking.CHUNKER_VERSION,
+        "chars": settings.get("index.chunk_chars"),
+        "grams": GRAMS_VERSION,
+    }
+    cap = settings.get("index.max_file_mb")
+    if cap != default("index.max_file_mb"):
+        params["max_file_mb"] = cap
+    return json.dumps(params, sort_keys=True)
 
 
 class Indexer:
@@ -99,7 +104,7 @@ class Indexer:
         self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
 
     def scan(self) -> ScanResult:
-        return scan(self.ws, self.include, self.max_bytes)
+        return scan(self.ws, self.include)
 
     def dirty(self, found: ScanResult | None = None) -> list[str]:
         """Paths whose (mtime_ns, size) differ from the index, plus deleted ones
@@ -114,7 +119,7 @@ class Indexer:
 
     def unchanged(self) -> bool:
         """Whether no file differs from the index (:func:`memcli.index.changes.unchanged`)."""
-        return changes.unchanged(self.ws, self.store, self.include, self.max_bytes)
+        return changes.unchanged(self.ws, self.store, self.include)
 
     def needs_rebuild(self) -> bool:
         return self.store.get_meta("chunking") != chunk_params(self.settings)
@@ -169,7 +174,7 @@ class Indexer:
             if bulk and _parallel(todo):
                 from memcli.index.parseproc import parse_elsewhere  # bulk loads only
 
-                parsed = parse_elsewhere(self.root, todo, self.target)
+                parsed = parse_elsewhere(self.root, todo, self.target, self.max_bytes)
             for f in todo:
                 k = known.get(f.rel)
                 if f.rel in skipped:
@@ -279,7 +284,7 @@ class Indexer:
             report.unchanged += 1
             return
         try:
-            data, text, warning = read_text(self.root + f.rel)
+            data, text, warning = read_text(self.root + f.rel, self.max_bytes)
         except OSError as exc:
             report.warnings.append(f"{f.rel}: skipped: {exc.strerror or exc}")
             return
@@ -287,6 +292,8 @@ class Indexer:
 
         digest = hashlib.sha256(data).hexdigest()
         if known is not None and known.sha256 == digest:
+            if warning and known.size != f.size:  # it grew past index.max_file_mb: say so
+                report.warnings.append(f"{f.rel}: {warning}")
             if known.mtime_ns != recorded_mtime(f.mtime_ns) or known.size != f.size:
                 self.store.touch_file(known.id, recorded_mtime(f.mtime_ns), f.size)
             report.unchanged += 1

@@ -18,7 +18,7 @@ _PARSE_WORKER = "from memcli.index.parsing import parse_worker; parse_worker()"
 
 
 def parse_elsewhere(
-    root: str, files: list[FoundFile], target: int
+    root: str, files: list[FoundFile], target: int, limit: int | None = None
 ) -> Generator[Parsed, None, None]:
     """:func:`parse_file` of each file (found under the folder ``root``, which ends in a
     separator), in order, computed by a child Python process.
@@ -38,7 +38,7 @@ def parse_elsewhere(
     proc = None
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-c", _PARSE_WORKER, str(target)],
+            [sys.executable, "-c", _PARSE_WORKER, str(target), *([str(limit)] if limit else [])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -72,7 +72,7 @@ def parse_elsewhere(
                 proc.wait()
     for chunk in jobs[done:]:
         for rel, path in chunk:
-            yield parse_file(rel, path, target)
+            yield parse_file(rel, path, target, limit)
 
 
 def _widen_pipe(fd: int) -> None:

@@ -72,11 +72,11 @@ class Parsed(NamedTuple):
     error: str | None  # the file could not be read
 
 
-def parse_file(rel: str, path: str, target: int) -> Parsed:
+def parse_file(rel: str, path: str, target: int, limit: int | None = None) -> Parsed:
     import hashlib  # not needed by searches, only by indexing
 
     try:
-        data, text, warning = read_text(path)
+        data, text, warning = read_text(path, limit)
     except OSError as exc:
         return Parsed(rel, None, None, None, None, None, str(exc.strerror or exc))
     return parse_text(rel, hashlib.sha256(data).hexdigest(), text, warning, target)
@@ -96,11 +96,12 @@ def parse_worker() -> None:
     import pickle  # only the parse process and its parent need it
 
     target = int(sys.argv[1])
+    limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
             chunk = pickle.load(stdin)
         except EOFError:
             return
-        pickle.dump([parse_file(rel, path, target) for rel, path in chunk], stdout)
+        pickle.dump([parse_file(rel, path, target, limit) for rel, path in chunk], stdout)
         stdout.flush()

@@ -149,18 +149,16 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def scan(ws: Workspace, include: list[str], max_bytes: int) -> ScanResult:
+def scan(ws: Workspace, include: list[str]) -> ScanResult:
     """Every indexable file with its (mtime_ns, size); warnings (sorted) for what is skipped."""
     warnings: list[str] = []
     with gc_paused():
-        files = {f.rel: f for f in iter_files(ws, include, max_bytes, warnings)}
+        files = {f.rel: f for f in iter_files(ws, include, warnings)}
     warnings.sort()
     return ScanResult(files, warnings)
 
 
-def iter_files(
-    ws: Workspace, include: list[str], max_bytes: int, warnings: list[str]
-) -> Iterator[FoundFile]:
+def iter_files(ws: Workspace, include: list[str], warnings: list[str]) -> Iterator[FoundFile]:
     """Every indexable file in path order, one folder listed at a time; appends a warning
     for what is skipped.
 
@@ -244,9 +242,6 @@ def iter_files(
             except (OSError, RuntimeError, ValueError) as exc:  # broken link, loop, permission
                 skip(head + name, getattr(exc, "strerror", None) or exc)
                 continue
-            if st.st_size > max_bytes:
-                skip(head + name, f"{st.st_size / 1048576:.1f} MiB is over the size cap")
-                continue
             out.append(new_found((head + name, st.st_mtime_ns, st.st_size)))
         out.sort(key=_first)  # by path: sorting strings alone takes list.sort's fast path
         return out
@@ -295,14 +290,38 @@ def _utf8_name(name: str) -> bool:
     return True
 
 
-def read_text(path: str | Path) -> tuple[bytes, str | None, str | None]:
-    """Read a file: (bytes, text or None when binary, warning or None)."""
+def read_text(path: str | Path, limit: int | None = None) -> tuple[bytes, str | None, str | None]:
+    """Read a file: (bytes, text or None when binary, warning or None).
+
+    With ``limit`` (``index.max_file_mb`` in bytes), a larger file is read up to its last
+    whole line within the limit, and the warning says so: a file is never dropped whole for
+    its size."""
     with open(path, "rb") as fh:
-        data = fh.read()
+        data = fh.read() if limit is None else fh.read(limit + 1)
+        cut = None
+        if limit is not None and len(data) > limit:
+            end = data.rfind(b"\n", 0, limit)
+            data = data[: end + 1] if end >= 0 else data[:limit]
+            cut = _cut_warning(os.fstat(fh.fileno()).st_size, limit, data)
     if b"\x00" in data[:BINARY_SNIFF]:
         return data, None, "skipped: binary file"
     try:
-        return data, data.decode("utf-8"), None
+        text, warning = data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         text = data.decode("utf-8", errors="replace")
-        return data, text, f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters"
+        warning = f"invalid UTF-8 at byte {exc.start}; decoded with replacement characters"
+    if cut:
+        warning = f"{warning}; {cut}" if warning else cut
+    return data, text, warning
+
+
+def _cut_warning(size: int, limit: int, data: bytes) -> str:
+    lines = data.count(b"\n")
+    return (
+        f"{_size(size)} is over index.max_file_mb ({_size(limit)}): indexed its first {lines}"
+        " lines; the rest is not searchable"
+    )
+
+
+def _size(n: int) -> str:
+    return f"{n / 1048576:.1f} MiB" if n >= 1048576 else f"{n / 1024:.0f} KiB"

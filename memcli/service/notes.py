@@ -90,6 +90,7 @@ class NotesService(GitService):
         from memcli.service.options import AddResult  # (with the add)
 
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
+        _check_size(block, int(self.settings.get("add.max_kb")))
         if redact:  # again on the whole entry: a --tag or --type may hold a secret too
             red = redact_text(block)
             block, redactions = red.text, [*redactions, *red.kinds]
@@ -199,6 +200,18 @@ def _to_path(to: str) -> str:
     if parts and parts[0] == MEMORY_DIR:
         return str(Path(*parts[1:])) if len(parts) > 1 else to
     return to
+
+
+def _check_size(block: str, max_kb: int) -> None:
+    """Refuse a fact over ``add.max_kb``: a huge entry would push its day's file over
+    ``index.max_file_mb`` and hide the facts written after it."""
+    size = len(block.encode("utf-8"))
+    if size > max_kb * 1024:
+        raise BadInput(
+            f"the fact is {size / 1024:.0f} KiB, over add.max_kb ({max_kb} KiB); nothing was"
+            " written",
+            hint="keep a long text as a file of its own under memory/, or raise add.max_kb",
+        )
 
 
 def _is_daily(target: Path) -> bool:
