@@ -5,7 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from memcli.errors import GitError
-from memcli.git.repo import has_head, open_repo, operation_in_progress, rel_to_top, run_git
+from memcli.git.repo import (
+    Repo,
+    git_process,
+    has_head,
+    open_repo,
+    operation_in_progress,
+    rel_to_top,
+    run_git,
+)
 
 
 def commit_paths(root: Path, paths: list[Path], message: str) -> str:
@@ -34,7 +42,17 @@ def commit_paths(root: Path, paths: list[Path], message: str) -> str:
     rels = [r for r in rels if r in known]
     if not rels:
         return ""
+    _, staged, _ = run_git(repo, "ls-files", "--stage", "-z", "--", *rels)
     run_git(repo, "add", "--all", "--", *rels)
+    try:
+        return _commit_staged(repo, rels, message)
+    except GitError:
+        _restore_index(repo, rels, staged)  # a refused commit leaves git's index as it was
+        raise
+
+
+def _commit_staged(repo: Repo, rels: list[str], message: str) -> str:
+    """Commit ``rels``, just staged; the new sha, or "" when they hold no change."""
     if has_head(repo):
         status, _, _ = run_git(
             repo, "diff-index", "--cached", "--quiet", "HEAD", "--", *rels, check=False
@@ -48,6 +66,42 @@ def commit_paths(root: Path, paths: list[Path], message: str) -> str:
     run_git(repo, "commit", "--quiet", "-m", message, "--only", "--", *rels)
     _, sha, _ = run_git(repo, "rev-parse", "HEAD")
     return sha.strip()
+
+
+def _restore_index(repo: Repo, rels: list[str], staged: str) -> None:
+    """Put back the index entries ``rels`` had (``git ls-files --stage -z`` output)."""
+    run_git(repo, "update-index", "--force-remove", "--", *rels, check=False)
+    if staged:
+        git_process(repo.top, ["update-index", "-z", "--index-info"], input=staged.encode())
+
+
+def check_committable(root: Path) -> list[str]:
+    """Refuse (GitError) before anything is written when a commit cannot be made: a merge,
+    rebase, cherry-pick or revert under way. Returns warnings: a detached HEAD."""
+    repo = open_repo(root)
+    busy = operation_in_progress(repo)
+    if busy:
+        raise GitError(
+            f"a {busy} is in progress in {repo.top}: nothing was written",
+            hint=f"finish or abort the {busy} (git status explains how), then add again",
+        )
+    return detached_warning(repo)
+
+
+def detached_warning(repo: Repo) -> list[str]:
+    """A warning when HEAD is detached: a commit made now is on no branch."""
+    status, _, _ = run_git(repo, "symbolic-ref", "--quiet", "HEAD", check=False)
+    if status == 0:
+        return []
+    return ["HEAD is detached: the commit is on no branch ('git switch -c NAME' keeps it)"]
+
+
+def head_text(root: Path, path: Path) -> str | None:
+    """The committed (HEAD) text of ``path``; None when HEAD does not hold it."""
+    repo = open_repo(root)
+    rel = rel_to_top(repo.top, Path(root).resolve(), path)
+    status, out, _ = run_git(repo, "show", f"HEAD:{rel}", check=False)
+    return out if status == 0 else None
 
 
 def facts_message(texts: list[str], *, removed: int = 0, files: int = 1) -> str:

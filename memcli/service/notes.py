@@ -6,7 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.errors import BadInput, MemcliError, PathOutsideWorkspace
+from memcli.errors import BadInput, GitError, MemcliError, PathOutsideWorkspace
 from memcli.index.chunking import split_lines
 from memcli.notes.scan import Matcher, read_text
 from memcli.notes.workspace import MEMORY_DIR, date_from_name
@@ -37,8 +37,12 @@ class NotesService(GitService):
         """Append one fact (redacted, de-duplicated) and index the file; with ``commit``,
         commit that file alone with a message naming the fact (refused before anything is
         written when the workspace is not in a git repository)."""
+        checked: list[str] = []
         if commit:
             self.require_repo()
+            from memcli.git.commit import check_committable  # git code on --commit only
+
+            checked = check_committable(self.ws.root)  # mid-merge: refused before writing
         result = self._add(
             text,
             to=to,
@@ -52,18 +56,39 @@ class NotesService(GitService):
         )
         if commit:
             result.committed = True
-            result.commit = self._commit_added(result)
+            try:
+                result.commit = self._commit_added(result)
+            except GitError as exc:
+                where = (
+                    f"saved in {result.path}:{result.line}"
+                    if result.added
+                    else f"already in {result.duplicate_of}"
+                )
+                raise GitError(
+                    f"the fact is {where} but not committed ({exc.message}); nothing is staged",
+                    hint=exc.hint
+                    or "fix what git reports, then run the same add --commit: it commits the fact",
+                ) from None
+            if result.commit:
+                result.warnings.extend(checked)
         return result
 
     def _commit_added(self, result: AddResult) -> str | None:
-        """Commit the file :meth:`add` wrote, naming the fact as written (redacted)."""
-        from memcli.git.commit import facts_message  # git code on git operations only
-        from memcli.notes.entries import parse_entries  # loaded by add's own import below
+        """Commit the file holding the fact :meth:`add` wrote or found, naming the fact as
+        written (redacted). A fact found already there is committed when HEAD lacks it (an
+        earlier commit failed): the same add is the way to retry."""
+        from memcli.git.commit import facts_message, head_text  # git code on git operations
+        from memcli.notes.entries import fact_key, parse_entries  # loaded by add already
 
-        if not result.added:
-            return None
         fact = parse_entries(result.entry)[0].text
-        return self.commit([self.ws.root / result.path], facts_message([fact]))
+        rel = result.path
+        if not result.added:
+            rel = (result.duplicate_of or rel).rsplit(":", 1)[0]
+            committed = head_text(self.ws.root, self.ws.root / rel) or ""
+            key = fact_key(fact)
+            if any(fact_key(e.text) == key for e in parse_entries(committed)):
+                return None  # committed before: nothing to do
+        return self.commit([self.ws.root / rel], facts_message([fact]))
 
     def _add(
         self,
