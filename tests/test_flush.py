@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import re
 import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -972,3 +974,121 @@ def test_service_flush_appends_after_added_facts_with_one_blank_line(
         "- 09:30 Deploys run from the release branch.\n"
     )
     assert result.written[0].line == 7
+
+
+# --- invalid candidates, the request cap, conversations from a pipe ---------------------------
+
+
+def test_one_invalid_candidate_keeps_the_valid_facts(
+    cli: Cli, workspace: Path, stub: StubOpenAI
+) -> None:
+    stub.chat_replies = [
+        reply(
+            {"text": "Use Valkey instead of Redis for the cache.", "type": "decision"},
+            {"text": "The on-call rota changes weekly.", "type": "two words"},
+            {"text": "Deploys run from the release branch.", "tags": [7]},
+            {"text": "Staging runs postgres 16.", "type": "fact"},
+        )
+    ]
+    r = cli("flush", "--json", "-", input=CONV)
+    assert r.exit_code == 0, r.stderr
+    out = r.json()
+    assert [f["text"] for f in out["written"]] == [
+        "Use Valkey instead of Redis for the cache.",
+        "Staging runs postgres 16.",
+    ]
+    assert len(out["rejected"]) == 2 and out["requests"] == 1  # no retry for two bad items
+    assert "fact 2 has a type that is not one word" in out["rejected"][0]
+    assert "on-call rota" in out["rejected"][0]
+    assert "fact 3 has tags" in out["rejected"][1]
+    assert sum("rejected a fact" in w for w in out["warnings"]) == 2
+    text = (workspace / out["path"]).read_text()
+    assert "Staging runs postgres 16." in text and "on-call rota" not in text
+
+
+def test_a_reply_with_no_valid_fact_is_still_a_bad_reply(
+    cli: Cli, workspace: Path, stub: StubOpenAI
+) -> None:
+    before = snapshot(workspace)
+    stub.chat_replies = [reply({"text": "x", "type": "a b"}), reply({"text": "y", "tags": [1]})]
+    r = cli("flush", "--json", "-", input=CONV)
+    assert r.exit_code == 4 and len(chats(stub)) == 2
+    assert snapshot(workspace) == before
+
+
+def test_requests_over_the_cap_are_refused_before_sending(
+    cli: Cli, workspace: Path, stub: StubOpenAI
+) -> None:
+    assert cli("config", "set", "llm.max_chars", "200").exit_code == 0
+    assert cli("config", "set", "llm.max_requests", "3").exit_code == 0
+    long = json.dumps(
+        [{"role": "user", "content": f"message {i} " + "words " * 30} for i in range(8)]
+    )
+    before = snapshot(workspace)
+    r = cli("flush", "--json", "-", input=long)
+    assert r.exit_code == 2, r.stderr
+    assert "over llm.max_requests (3)" in r.stderr and "nothing was sent" in r.stderr
+    assert chats(stub) == [] and snapshot(workspace) == before
+    # retries count too: the cap stops a flush whose replies keep failing
+    assert cli("config", "set", "llm.max_requests", "2").exit_code == 0
+    stub.chat_replies = ["not json"] * 5
+    r = cli("flush", "--json", "-", input=CONV)
+    assert r.exit_code == 4 and len(chats(stub)) == 2, r.stderr
+
+
+def _memcli_env(stub: StubOpenAI, home: Path) -> dict[str, str]:
+    env = {**os.environ, "MEMCLI_LLM_MODEL": "openai/stub-chat"}
+    env["MEMCLI_LLM_API_BASE"] = stub.base_url
+    env["NO_PROXY"] = "127.0.0.1,localhost"
+    return env
+
+
+def test_flush_reads_a_process_substitution(
+    workspace: Path, stub: StubOpenAI, tmp_path: Path
+) -> None:
+    conv = tmp_path / "conv.json"
+    conv.write_text(CONV)
+    stub.chat_replies = [
+        reply({"text": "Valkey replaces Redis for the cache.", "type": "decision"})
+    ]
+    cmd = f'"{sys.executable}" -m memcli -w "{workspace}" flush --json <(cat "{conv}")'
+    r = subprocess.run(
+        ["bash", "-c", cmd],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_memcli_env(stub, tmp_path),
+    )
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["messages"] == 2 and [f["text"] for f in out["written"]] == [
+        "Valkey replaces Redis for the cache."
+    ]
+
+
+def test_flush_reads_a_named_pipe(workspace: Path, stub: StubOpenAI, tmp_path: Path) -> None:
+    fifo = tmp_path / "conv.fifo"
+    os.mkfifo(fifo)
+
+    def feed() -> None:
+        with open(fifo, "w") as fh:  # blocks until memcli opens the pipe
+            fh.write(CONV)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    stub.chat_replies = [reply({"text": "The cache is Valkey.", "type": "decision"})]
+    r = subprocess.run(
+        [sys.executable, "-m", "memcli", "-w", str(workspace), "flush", "--json", str(fifo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_memcli_env(stub, tmp_path),
+    )
+    writer.join(timeout=10)
+    assert r.returncode == 0, r.stderr
+    assert [f["text"] for f in json.loads(r.stdout)["written"]] == ["The cache is Valkey."]
+
+
+def test_a_folder_is_refused(cli: Cli, workspace: Path, tmp_path: Path) -> None:
+    r = cli("flush", str(tmp_path))
+    assert r.exit_code == 2 and "is a folder" in r.stderr

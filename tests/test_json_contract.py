@@ -84,6 +84,7 @@ FLUSH = {
     "already_flushed",
     "written",
     "skipped",
+    "rejected",
     "messages",
     "parts",
     "requests",

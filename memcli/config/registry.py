@@ -177,6 +177,13 @@ SETTINGS: tuple[Setting, ...] = (
         low=100,
         high=10_000_000,
     ),
+    _s(
+        "llm.max_requests",
+        32,
+        "Most LLM requests one flush may send (a longer conversation is refused first).",
+        low=1,
+        high=10_000,
+    ),
     _s("search.limit", 8, "Number of results (search -n).", low=1, high=1000),
     _s(
         "search.strategy",

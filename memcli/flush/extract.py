@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
+from typing import NamedTuple
 
 from memcli.config import Settings
 from memcli.errors import ConfigError, ProviderError
@@ -40,13 +41,26 @@ def llm_config(settings: Settings) -> ProviderConfig:
     return cfg
 
 
+class Reply(NamedTuple):
+    """The valid facts of a reply, and why each other candidate was rejected."""
+
+    facts: list[Fact]
+    rejected: list[str]
+
+
 def parse_reply(text: str) -> list[Fact]:
-    """Validate a model reply strictly and return its facts.
+    """The valid facts of a model reply (see :func:`read_reply`)."""
+    return read_reply(text).facts
+
+
+def read_reply(text: str) -> Reply:
+    """Validate a model reply strictly; its valid facts and the reasons for the others.
 
     Accepted: one JSON object (optionally wrapped in a single Markdown code fence) with a
     ``facts`` list; each fact an object with a non-empty string ``text``, an optional one-word
-    ``type`` and an optional list of one-word ``tags``. Other keys are ignored. Anything else
-    raises :class:`BadReply`.
+    ``type`` and an optional list of one-word ``tags``. Other keys are ignored. A candidate
+    that breaks these rules is rejected alone; a reply that is not such an object, or whose
+    candidates are all rejected, raises :class:`BadReply`.
     """
     body = text.strip()
     fenced = _FENCE.match(body)
@@ -63,7 +77,25 @@ def parse_reply(text: str) -> list[Fact]:
         raise BadReply('no "facts" list')
     if len(items) > MAX_FACTS_PER_REPLY:
         raise BadReply(f"more than {MAX_FACTS_PER_REPLY} facts")
-    return [_parse_fact(item, n) for n, item in enumerate(items, 1)]
+    facts: list[Fact] = []
+    rejected: list[str] = []
+    for n, item in enumerate(items, 1):
+        try:
+            facts.append(_parse_fact(item, n))
+        except BadReply as exc:
+            rejected.append(f"{exc}{_quoted(item)}")
+    if rejected and not facts:
+        raise BadReply(rejected[0])
+    return Reply(facts, rejected)
+
+
+def _quoted(item: object) -> str:
+    """The start of a rejected candidate's text, to name it in a warning."""
+    text = item.get("text") if isinstance(item, dict) else None
+    if not isinstance(text, str) or not text.strip():
+        return ""
+    one = " ".join(text.split())
+    return f": {one[:60]!r}" if len(one) <= 60 else f": {one[:59] + '…'!r}"
 
 
 def _parse_fact(item: object, n: int) -> Fact:
@@ -97,18 +129,29 @@ def _parse_fact(item: object, n: int) -> Fact:
 
 
 def ask(
-    messages: list[dict[str, str]], cfg: ProviderConfig, complete: Complete, counter: list[int]
-) -> list[Fact]:
+    messages: list[dict[str, str]],
+    cfg: ProviderConfig,
+    complete: Complete,
+    counter: list[int],
+    max_requests: int | None = None,
+) -> Reply:
     """One part: ask, validate, ask once more on a bad reply, then give up (exit 4).
 
-    ``counter[0]`` counts the requests sent, failed ones included.
+    ``counter[0]`` counts the requests sent, failed ones included; none is sent once it
+    reaches ``max_requests`` (``llm.max_requests``): a ProviderError says so.
     """
     reason = ""
     for _attempt in range(2):
+        if max_requests is not None and counter[0] >= max_requests:
+            raise ProviderError(
+                f"flush stopped after {counter[0]} LLM requests (llm.max_requests);"
+                " nothing was written",
+                hint="try again, or raise llm.max_requests",
+            )
         counter[0] += 1
         reply = complete(messages, cfg, json_mode=True)
         try:
-            return parse_reply(reply)
+            return read_reply(reply)
         except BadReply as exc:
             reason = str(exc)
     raise ProviderError(

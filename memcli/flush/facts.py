@@ -52,6 +52,7 @@ class FlushResult:
     already_flushed: str | None = None  # path:line of the earlier heading
     written: list[FactOutcome] = field(default_factory=list)
     skipped: list[FactOutcome] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # invalid candidates, with the reason
     messages: int = 0
     parts: int = 0
     requests: int = 0
@@ -69,6 +70,7 @@ class FlushResult:
             "already_flushed": self.already_flushed,
             "written": [o.as_dict() for o in self.written],
             "skipped": [o.as_dict() for o in self.skipped],
+            "rejected": list(self.rejected),
             "messages": self.messages,
             "parts": self.parts,
             "requests": self.requests,

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memcli.config import Settings, confine_file
-from memcli.errors import ConfigError, GitError, MemcliError
+from memcli.errors import BadInput, ConfigError, GitError, MemcliError
 from memcli.flush.conversation import (
     MIN_PART_CHARS,
     Message,
@@ -107,22 +107,31 @@ def flush(
         raise ConfigError(f"llm.max_chars must be at least {MIN_PART_CHARS}, got {max_chars}")
     parts = split_for_context(clean, max_chars)
     result.parts = len(parts)
+    max_requests = int(settings.get("llm.max_requests"))
+    if len(parts) > max_requests:
+        raise BadInput(
+            f"the conversation needs {len(parts)} LLM requests (parts of llm.max_chars"
+            f" {max_chars}), over llm.max_requests ({max_requests}); nothing was sent",
+            hint="flush a shorter conversation, or raise llm.max_requests or llm.max_chars",
+        )
 
     counter = [0]
     nonce = new_nonce([m.content for m in clean] + [instructions])
     facts: list[Fact] = []
     try:
         for i, part in enumerate(parts, 1):
-            facts.extend(
-                ask(
-                    build_messages(instructions, part, i, len(parts), nonce),
-                    cfg,
-                    remote.complete,  # looked up per call: tests may swap the provider
-                    counter,
-                )
+            reply = ask(
+                build_messages(instructions, part, i, len(parts), nonce),
+                cfg,
+                remote.complete,  # looked up per call: tests may swap the provider
+                counter,
+                max_requests,
             )
+            facts.extend(reply.facts)
+            result.rejected.extend(reply.rejected)
     finally:
         result.requests = counter[0]
+    result.warnings.extend(f"rejected a fact from the model: {why}" for why in result.rejected)
     facts = _redact_facts(facts, redactions)
     if not facts:
         result.message = "the model found nothing worth keeping; nothing written"
