@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -169,11 +170,11 @@ def test_failing_memcli_is_logged_and_git_succeeds(repo: Path, tmp_path: Path) -
 
 def test_broken_index_folder_is_logged_not_fatal(repo: Path) -> None:
     hooks.install(repo)
-    # an index that cannot be written: .memcli/index.db is a folder
-    db = repo / ".memcli" / "index.db"
-    for p in repo.joinpath(".memcli").glob("index.db*"):
-        p.unlink()
-    db.mkdir()
+    # an index memcli must not touch: one written by a newer memcli (a damaged one, or a
+    # folder named index.db, would simply be rebuilt)
+    conn = sqlite3.connect(repo / ".memcli" / "index.db")
+    conn.execute("PRAGMA user_version = 999")
+    conn.close()
     write(repo / "memory" / "q.md", "- fact\n")
     git(repo, "add", "-A")
     proc = git_with_hooks(repo, "commit", "-q", "-m", "q")

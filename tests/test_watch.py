@@ -445,15 +445,16 @@ def test_failed_batch_is_reported_and_retried(workspace: Path, cli: Cli, watcher
     w = watchers(workspace)
     w.ready()
     index = workspace / ".memcli/index.db"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{index}{suffix}").unlink(missing_ok=True)
-    index.mkdir()  # an index that cannot be opened or rebuilt
+    conn = db.connect(index)
+    conn.execute("PRAGMA user_version = 999")  # from a newer memcli: never replaced, a failure
+    conn.close()
     write(workspace / "memory/retry.md", "Indexed after the index came back: tapir.\n")
     err = w.next_event(lambda e: e["event"] == "error")
     assert "sync failed" in err["message"] and err["retry_in"] > 0
     assert "memory/retry.md" in err["paths"]
     assert w.proc.poll() is None  # still running
-    index.rmdir()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
     ev = w.synced("memory/retry.md")[-1]
     assert "memory/MEMORY.md" in ev["paths"]  # a fresh index is filled completely
     assert hits(cli, "tapir") == ["memory/retry.md"]
@@ -762,3 +763,33 @@ def test_service_watch_embeds_through_the_memory_s_embedder_factory(
         finally:
             stop.set()
         running.result(timeout=TIMEOUT)
+
+
+@pytest.mark.parametrize("pause", [True, False], ids=["gone-then-back", "swapped-at-once"])
+def test_memory_folder_moved_away_and_made_again(
+    workspace: Path, cli: Cli, watchers: Any, pause: bool
+) -> None:
+    """Real watchfiles: the watch follows the old folder's inode, so a new ``memory/`` is
+    watched anew (with a full sync), and changes in it keep being seen."""
+    write(workspace / "memory/old.md", "Before the move: quoll.\n")
+    w = watchers(workspace)
+    w.ready()
+    assert hits(cli, "quoll") == ["memory/old.md"]
+    os.rename(workspace / "memory", workspace / "memory-moved")
+    if pause:
+        warning = w.next_event(lambda e: e["event"] == "warning")
+        assert "memory/ was removed; watching for it to come back" in warning["message"]
+    write(workspace / "memory/new.md", "After the move: numbat.\n")
+    warning = w.next_event(lambda e: e["event"] == "warning" and "replaced" in e["message"])
+    assert warning["message"] == "memory/ was replaced; watching the new folder"
+    w.synced("memory/new.md")
+    assert hits(cli, "numbat") == ["memory/new.md"]
+    assert hits(cli, "quoll") == []  # the folder that moved away is no longer memory
+    # it keeps watching: later changes in the new folder are synced too
+    write(workspace / "memory/later.md", "Still watched: bilby.\n")
+    w.synced("memory/later.md")
+    assert hits(cli, "bilby") == ["memory/later.md"]
+    assert w.proc.poll() is None
+    w.signal(signal.SIGINT)
+    assert w.wait() == 0
+    assert not [e for e in w.seen if e["event"] == "error"]

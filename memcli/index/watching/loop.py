@@ -4,6 +4,7 @@ retry a failed batch with back-off, and back-fill vectors a provider outage left
 from __future__ import annotations
 
 import contextlib
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -79,18 +80,31 @@ class Watcher:
         self.backfill = _Backoff()  # chunks left without vectors (provider down)
         self._last_warnings: list[str] = []
         self.roots: dict[str, Path] = {}  # watched folder (workspace-relative) -> path
+        self.identities: dict[str, tuple[int, int] | None] = {}  # their (device, inode)
 
     def close(self) -> None:
         self.batches.close()
 
     # -- the loop ----------------------------------------------------------
     def run(self) -> WatchSummary:
-        """Watch until stopped; KeyboardInterrupt propagates (a forced stop)."""
+        """Watch until stopped; KeyboardInterrupt propagates (a forced stop).
+
+        A watched folder replaced by another of the same name (``memory/`` moved away and
+        made again) is watched anew: the watch restarts on the new folder, with a full sync.
+        """
+        initial = True
+        while self._watch(initial=initial) and not self.stop.is_set():
+            initial = False
+        return WatchSummary(self.syncs)
+
+    def _watch(self, *, initial: bool) -> bool:
+        """One watch of the current folders; True when one was replaced (watch again)."""
         from watchfiles import watch  # its Rust extension loads only when a watch starts
 
         roots, warnings = watch_roots(self.ws, self.include)
         paths = [str(self.ws.root / r) if r else str(self.ws.root) for r in roots]
         self.roots = dict(zip(roots, map(Path, paths), strict=True))
+        self.identities = {rel: _identity(path) for rel, path in self.roots.items()}
         tick = min(max(self.debounce_ms, STEP_MS), MAX_TICK_MS)
         # Filtering happens here rather than in watchfiles so that every batch of
         # raw events returns control to this loop (events we drop included).
@@ -111,18 +125,23 @@ class Watcher:
                 # changes from now on is seen, so a full sync now misses nothing.
                 if not ready:
                     ready = True
-                    self._sync(None, initial=True)
+                    self._sync(None, initial=initial)
                     self.pending = _Batch()
-                    self.emit(ready_event(str(self.ws.root), roots, self.debounce_ms, warnings))
+                    if initial:
+                        self.emit(ready_event(str(self.ws.root), roots, self.debounce_ms, warnings))
                     continue
                 self._collect(raw)
                 if self.stop.is_set():
                     break
+                if self._replaced():
+                    return True
                 if self._due():
                     self._flush()
+                elif not self.pending.paths:
+                    self._check_roots()  # idle: a folder moved away sent no event to sync
                 if self.stop.is_set():
                     break
-        return WatchSummary(self.syncs)
+        return False
 
     def _collect(self, raw: set[tuple[Any, str]]) -> None:
         if not raw:
@@ -211,16 +230,31 @@ class Watcher:
         )
 
     def _check_roots(self) -> None:
-        """Say so once when a watched folder itself went away (its watch went with it)."""
-        for rel, path in list(self.roots.items()):
-            if not path.is_dir():
-                del self.roots[rel]
-                self.emit(
-                    warning_event(
-                        f"{rel or '.'}/ was removed; restart memcli watch once it is"
-                        " back to see changes in it"
-                    )
-                )
+        """Say so once when a watched folder itself went away (its watch went with it); a
+        folder made again under its name is noticed by :meth:`_replaced`."""
+        for rel, path in self.roots.items():
+            if self.identities.get(rel) is not None and _identity(path) is None:
+                self.identities[rel] = None
+                self.emit(warning_event(f"{rel or '.'}/ was removed; watching for it to come back"))
+
+    def _replaced(self) -> bool:
+        """Whether a watched folder is now another folder (moved away, then made again, or
+        another moved in): its old watch sees nothing of the new one. Says so."""
+        for rel, path in self.roots.items():
+            now = _identity(path)
+            if now is not None and now != self.identities.get(rel):
+                self.emit(warning_event(f"{rel or '.'}/ was replaced; watching the new folder"))
+                return True
+        return False
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """(device, inode) of a folder; None when there is no folder there."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 class _Backoff:
