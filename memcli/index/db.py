@@ -136,9 +136,34 @@ def is_corruption(exc: BaseException) -> bool:
     if isinstance(code, int) and code & 0xFF in _CORRUPT_CODES:
         return True
     text = str(exc).lower()
-    return any(
-        word in text for word in ("malformed", "not a database", "corrupt", "could not decode")
-    )
+    if "no such module" in text:  # sqlite-vec not loaded is not the file's fault; a garbled
+        return "vec0" not in text  # module name in the schema (fts5 as ftsU) is
+    return any(word in text for word in _DAMAGE_WORDS)
+
+
+def quick_check(conn: Any) -> str | None:
+    """What SQLite's ``quick_check`` finds wrong with a database (pages, NOT NULL columns,
+    indexes), or None when it is sound; an error running it is the answer too."""
+    try:
+        found = [str(r[0]) for r in conn.execute("PRAGMA quick_check(3)")]
+    except database_errors() as exc:
+        return str(exc)
+    return None if found == ["ok"] else "; ".join(found)
+
+
+#: Words of SQLite errors that mean a damaged file: a malformed page, text that is not UTF-8,
+#: or a schema that is not the one memcli wrote (a table, column or tokenizer garbled).
+_DAMAGE_WORDS = (
+    "malformed",
+    "not a database",
+    "corrupt",
+    "could not decode",
+    "no such table",
+    "no such column",
+    "has no column named",
+    "no such index",
+    "tokenizer",
+)
 
 
 def write_failure(exc: BaseException) -> str | None:

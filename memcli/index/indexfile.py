@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from memcli.config import Settings
-from memcli.errors import IndexProblem, WriteFailed, os_cause
+from memcli.errors import IndexProblem, MemcliError, WriteFailed, os_cause
 from memcli.index import db
 from memcli.index.indexer import Indexer
 from memcli.index.store import ForeignIndex, Store, remove_index_files
@@ -51,6 +51,8 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
         raise
     except ForeignIndex as exc:
         reason = str(exc)
+    except UnicodeDecodeError as exc:  # a schema or meta text that is not UTF-8
+        reason = f"index {path} is damaged ({exc})"
     except db.database_errors() as exc:
         if "locked" in str(exc).lower() or "busy" in str(exc).lower():
             raise IndexProblem(f"index {path} is locked: {exc}", hint="try again") from None
@@ -160,11 +162,14 @@ class RepairedIndex:
         try:
             return fn()
         except Exception as exc:
-            if not db.is_corruption(exc) or (self.store is not None and self.store.readonly):
+            if self.store is not None and self.store.readonly:
+                raise
+            damage = str(exc) if db.is_corruption(exc) else self._damage_behind(exc)
+            if damage is None:
                 raise
             identity = self.store.identity if self.store is not None else None
             self.close()
-            reason = f"index {self.ws.index_path} is damaged ({exc})"
+            reason = f"index {self.ws.index_path} is damaged ({damage})"
             if not refill:  # the caller's retry is the sync that refills it
                 self.store = replace_index(self.ws, identity, reason, self.warnings)
             else:
@@ -172,6 +177,14 @@ class RepairedIndex:
                     self.store = replace_index(self.ws, identity, reason, self.warnings)
                     self._refill(self.store)
         return (retry or fn)()
+
+    def _damage_behind(self, exc: Exception) -> str | None:
+        """Whether an error that does not name damage (a NULL where a path should be makes a
+        TypeError far from SQL) comes from a damaged file: SQLite's quick check says. Errors
+        memcli raises on purpose, and other database errors (busy, full), are not damage."""
+        if self.store is None or isinstance(exc, (MemcliError, *db.database_errors())):
+            return None
+        return db.quick_check(self.store.conn)
 
     def close(self) -> None:
         if self.store is not None:
