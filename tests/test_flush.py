@@ -831,6 +831,46 @@ def test_commit_outside_git_fails_before_asking(
     assert stub.requests == [] and snapshot(workspace) == before
 
 
+def test_refused_commit_says_what_is_saved_and_the_same_flush_commits_it(
+    cli: Cli, workspace: Path, stub: StubOpenAI
+) -> None:
+    _git(workspace, "init", "-q")
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-q", "-m", "init")
+    hook = workspace / ".git" / "hooks" / "pre-commit"
+    hook.write_text("#!/bin/sh\necho 'refused by policy' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    stub.chat_replies = [reply("Backups run nightly.", "Deploys need a ticket.")]
+    r = flush(cli, CONV, "--commit")
+    assert r.exit_code == 3, r.stderr
+    assert "2 facts are saved in memory/" in r.stderr and "not committed" in r.stderr, r.stderr
+    assert "refused by policy" in r.stderr and "nothing is staged" in r.stderr
+    assert _git(workspace, "diff", "--cached", "--name-only") == ""
+    hook.unlink()
+    r = flush(cli, CONV, "--commit")  # the same conversation: no model call, a commit
+    assert r.exit_code == 0, r.stderr
+    out = r.json()
+    assert out["already_flushed"] and out["commit"] and out["requests"] == 0
+    assert "Backups run nightly." in _git(workspace, "show", "HEAD:" + out["path"])
+    assert _git(workspace, "status", "--porcelain") == ""
+    r = flush(cli, CONV, "--commit")  # committed now: nothing to do
+    assert r.exit_code == 0 and r.json()["commit"] is None
+
+
+def test_commit_mid_merge_is_refused_before_asking(
+    cli: Cli, workspace: Path, stub: StubOpenAI
+) -> None:
+    _git(workspace, "init", "-q", "-b", "main")
+    _git(workspace, "add", "-A")
+    _git(workspace, "commit", "-q", "-m", "init")
+    (workspace / "MERGE_MARK").write_text("x")
+    (workspace / ".git" / "MERGE_HEAD").write_text(_git(workspace, "rev-parse", "HEAD"))
+    before = snapshot(workspace)
+    r = flush(cli, CONV, "--commit")
+    assert r.exit_code == 3 and "merge is in progress" in r.stderr, r.stderr
+    assert stub.requests == [] and snapshot(workspace) == before
+
+
 # --- library units ----------------------------------------------------------------------------
 
 

@@ -92,16 +92,20 @@ def flush(
     if not clean:
         result.message = "the conversation is empty; nothing to flush"
         return result
+    git_warnings = _check_git(ws.root) if commit and not dry_run else []  # before the model
     earlier = find_flushed(ws.memory_dir, hash8, ws.root)
     if earlier:
         result.already_flushed = earlier
         result.message = f"conversation {hash8} was already flushed ({earlier}); nothing to do"
+        if commit and not dry_run:  # an earlier flush whose commit failed: commit it now
+            result.commit = _commit_earlier(mem, earlier, hash8)
+            if result.commit:
+                result.message = f"conversation {hash8} was already flushed ({earlier}); committed"
+                result.warnings.extend(git_warnings)
         return result
 
     instructions = load_prompt(prompt_file or _prompt_setting(settings, ws.root), ws.root)
     cfg = llm_config(settings)
-    if commit and not dry_run:
-        _check_git(ws.root)
     max_chars = int(settings.get("llm.max_chars"))
     if max_chars < MIN_PART_CHARS:
         raise ConfigError(f"llm.max_chars must be at least {MIN_PART_CHARS}, got {max_chars}")
@@ -170,8 +174,31 @@ def flush(
         except MemcliError as exc:  # the facts are safe in the file; 'memcli index' catches up
             result.warnings.append(f"{rel} was written but not indexed: {exc.message}")
         if commit:
-            result.commit = mem.commit([target], commit_message(hash8, [o.fact for o in written]))
+            try:
+                result.commit = mem.commit(
+                    [target], commit_message(hash8, [o.fact for o in written])
+                )
+                result.warnings.extend(git_warnings if result.commit else [])
+            except GitError as exc:
+                raise GitError(
+                    f"{len(written)} facts are saved in {rel} but not committed ({exc.message});"
+                    " nothing is staged",
+                    hint=exc.hint
+                    or "fix what git reports, then flush the same conversation with --commit"
+                    " again: it commits them",
+                ) from None
     return result
+
+
+def _commit_earlier(mem: GitService, earlier: str, hash8: str) -> str | None:
+    """Commit the file an earlier flush of this conversation wrote, when HEAD lacks its
+    heading (that flush's commit failed); None when it is committed already."""
+    from memcli.git.commit import head_text  # git code on --commit only
+
+    path = mem.ws.root / earlier.rsplit(":", 1)[0]
+    if heading_line(head_text(mem.ws.root, path) or "", hash8):
+        return None
+    return mem.commit([path], f"memory: facts flushed from conversation {hash8}")
 
 
 def _has_index(mem: GitService, dry_run: bool) -> bool:
@@ -191,12 +218,17 @@ def _redact_facts(facts: list[Fact], redactions: list[str]) -> list[Fact]:
 # --- git ------------------------------------------------------------------------------------
 
 
-def _check_git(root: Path) -> None:
+def _check_git(root: Path) -> list[str]:
+    """Refuse --commit outside git or mid-merge (before anything is sent or written); the
+    warnings a commit would carry (a detached HEAD)."""
     if find_git_root(root) is None:
         raise GitError(
             f"--commit: {root} is not in a git repository",
             hint="run 'git init' there, or flush without --commit",
         )
+    from memcli.git.commit import check_committable  # git code on --commit only
+
+    return check_committable(root)
 
 
 def commit_message(hash8: str, facts: list[Fact]) -> str:
