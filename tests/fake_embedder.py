@@ -47,6 +47,9 @@ class FakeEmbedder:
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text], quick=True)[0]
 
+    def cached(self, texts: Sequence[str]) -> list[list[float] | None]:
+        return [None] * len(texts)  # no cache: every vector is computed
+
     def warnings(self) -> list[str]:
         return []
 

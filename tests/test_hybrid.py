@@ -487,13 +487,15 @@ def test_partial_failure_keeps_the_batches_already_embedded(
     run = cli("index", "--json")
     assert run.exit_code == 0
     assert "HTTP 503" in run.stderr
-    assert run.json()["embedded"] == 0  # the first group of chunks was not complete
-    assert run.json()["missing_vectors"] == total
+    # the two batches that succeeded are cached, and stored from the cache at once
+    assert run.json()["embedded"] == 2
+    assert run.json()["missing_vectors"] == total - 2
+    assert "2 taken from the embedding cache" in run.stderr
     sent_before = len(embedded_inputs(hybrid))
     assert sent_before == 3
     run = cli("index", "--json")
     assert run.exit_code == 0 and run.json()["missing_vectors"] == 0
-    # the two batches that succeeded came from the cache: only the rest was sent again
+    # only the rest was sent again
     assert len(embedded_inputs(hybrid)) - sent_before == total - 2
     assert vec_ids(workspace) == chunk_ids(workspace)
 

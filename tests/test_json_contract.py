@@ -153,6 +153,9 @@ WATCH_SYNC = {
     "files",
     "chunks",
     "warnings",
+    "unchanged",  # every field of index --json
+    "embedded",
+    "missing_vectors",
 }
 WATCH_STOPPED = {"event", "reason", "syncs", "time"}
 

@@ -19,20 +19,29 @@ from typing import Any
 class Output:
     """Renders command results according to the global output flags."""
 
-    def __init__(self, *, quiet: bool = False, no_color: bool = False) -> None:
+    def __init__(self, *, quiet: bool = False, no_color: bool = False, console: Any = None) -> None:
         self.quiet = quiet
         self.no_color = no_color or bool(os.environ.get("NO_COLOR"))  # no-color.org: non-empty
+        self.console = console  # a Rich Console standing for a terminal stdout (tests)
 
     # -- streams ------------------------------------------------------------
     @property
     def stdout_tty(self) -> bool:
-        return sys.stdout.isatty()
+        return self.console is not None or sys.stdout.isatty()
+
+    @property
+    def rich_terminal(self) -> bool:
+        """stdout is a terminal that may be styled: scored results are drawn as Rich tables
+        (piped output and NO_COLOR keep the plain forms)."""
+        return self.stdout_tty and not self.no_color
 
     @property
     def stderr_tty(self) -> bool:
         return sys.stderr.isatty()
 
     def _console(self, stderr: bool = False) -> Any:
+        if self.console is not None and not stderr:
+            return self.console
         from rich.console import Console  # Rich: not on --help or plain output
 
         return Console(
@@ -51,7 +60,8 @@ class Output:
 
     def line(self, text: str = "") -> None:
         """A line of data on stdout, never styled (control characters shown escaped on a tty)."""
-        sys.stdout.write((_safe(text) if self.stdout_tty else text) + "\n")
+        stream = self.console.file if self.console is not None else sys.stdout
+        stream.write((_safe(text) if self.stdout_tty else text) + "\n")
 
     def table(
         self,
@@ -60,6 +70,7 @@ class Output:
         *,
         title: str | None = None,
         right: Sequence[str] = (),
+        header: bool = True,
     ) -> None:
         """A Rich table on a terminal, tab-separated lines (with a header) when piped."""
         cells = [["" if v is None else _safe(str(v)) for v in row] for row in rows]
@@ -70,7 +81,7 @@ class Output:
             return
         from rich.table import Table  # Rich: only a table needs it
 
-        table = Table(title=title, title_justify="left", header_style="bold")
+        table = Table(title=title, title_justify="left", header_style="bold", show_header=header)
         for col in columns:
             table.add_column(col, justify="right" if col in right else "left", overflow="fold")
         for row in cells:
@@ -83,7 +94,11 @@ class Output:
             for key, value in pairs:
                 self.line(f"{key}: {_plain(value)}")
             return
-        self.table(["", ""], [(k, _plain(v)) for k, v in pairs], title=title)
+        self.table(["", ""], [(k, _plain(v)) for k, v in pairs], title=title, header=False)
+
+    def rich(self, renderable: Any) -> None:
+        """A Rich renderable (a table built by :mod:`memcli.cli.render`) on the terminal."""
+        self._console().print(renderable)
 
     def styled(self, text: str, style: str = "") -> None:
         """A human-readable line on stdout, styled only on a terminal."""
@@ -149,6 +164,9 @@ def _safe(text: str) -> str:
     """Show terminal control characters (ESC, BEL, C1...) as ``\\xNN`` so memory text
     can never drive the reader's terminal (clear it, set its title, write the clipboard)."""
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+safe_text = _safe  # for the renderer: memory text drawn in a Rich cell
 
 
 def _escape(text: str) -> str:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from memcli.cli.output import Output
+from memcli.cli.output import Output, safe_text
 
 
 def init_result(out: Output, payload: dict[str, Any]) -> None:
@@ -59,38 +60,103 @@ def quoted(text: str, limit: int = ECHO_CHARS) -> str:
     return f"{text[:limit]!r}… ({len(text)} characters)"
 
 
-def search_result(out: Output, result: Any) -> None:
+def search_result(out: Output, result: Any, *, table: bool = False) -> None:
+    """Hits as a Rich table (``table``: a styled terminal), else the stable plain form:
+    ``path:start-end  score  (source, date)`` and the snippet's lines, indented."""
     if not result.hits:
         out.info(f"no results for {quoted(result.query)} ({result.mode})")
         return
-    for hit in result.hits:
-        where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-        meta = ", ".join(x for x in (hit.source, hit.date or "evergreen", *hit.flags) if x)
-        out.styled(f"{where}  {hit.score:.3f}  ({meta})", "bold cyan")
-        for line in hit.snippet.splitlines():
-            out.line(f"  {line}")
-        if hit.explain:
-            explain_lines(out, hit.explain)
-        out.line()
+    if table:
+        out.rich(_hits_table(result))
+    else:
+        for hit in result.hits:
+            where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
+            meta = ", ".join(x for x in (hit.source, hit.date or "evergreen", *hit.flags) if x)
+            out.styled(f"{where}  {hit.score:.3f}  ({meta})", "bold cyan")
+            for line in hit.snippet.splitlines():
+                out.line(f"  {line}")
+            if hit.explain:
+                explain_lines(out, hit.explain)
+            out.line()
     if result.stale:
         out.warn("index may be stale")
 
 
-def explain_lines(out: Output, explain: dict[str, Any]) -> None:
-    """The --explain account of one result, indented under it."""
+_ENTRY_TYPE = re.compile(r"^\s*[-*+]\s+(?:\d{1,2}:\d{2}\s+)?\[([^\]\n]+)\]", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+
+
+def _hits_table(result: Any) -> Any:
+    """The hits as a Rich table: rank, score, citation, type and date, and the snippet with
+    the query's words highlighted, the snippet column taking the width left."""
+    from rich.table import Table  # Rich: only a styled terminal draws this table
+    from rich.text import Text
+
+    stems = _query_stems(result)
+    table = Table(header_style="bold", expand=True, show_lines=True)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("score", justify="right", no_wrap=True)
+    table.add_column("citation · type · date", overflow="fold", max_width=36)
+    table.add_column("snippet", overflow="fold", ratio=1, min_width=24)
+    for rank, hit in enumerate(result.hits, 1):
+        kinds = list(dict.fromkeys(m.lower() for m in _ENTRY_TYPE.findall(hit.snippet)))
+        about = " · ".join([*kinds, hit.date or "evergreen", *hit.flags])
+        where = Text(safe_text(f"{hit.path}:{hit.start_line}-{hit.end_line}"), style="cyan")
+        where.append("\n" + safe_text(about), style="dim")
+        snippet = _highlighted(Text, safe_text(hit.snippet), stems)
+        if hit.explain:
+            for line in _explain_text(hit.explain):
+                snippet.append("\n" + safe_text(line), style="dim")
+        # Text, not str: memory text is never read as Rich markup
+        table.add_row(Text(str(rank)), Text(f"{hit.score:.3f}"), where, snippet)
+    return table
+
+
+def _query_stems(result: Any) -> set[str]:
+    """Lower-case query words and the stems the ranking matched (when it kept them)."""
+    stems = {w.lower() for w in _WORD.findall(result.query) if len(w) > 1}
+    for hit in result.hits:
+        if hit.terms is not None:
+            stems.update(s for s in hit.terms.stems if len(s) > 1)
+    return stems
+
+
+def _highlighted(text_class: Any, snippet: str, stems: set[str]) -> Any:
+    """``snippet`` with each word that a query word or stem matches in bold yellow: the
+    word itself, or a stem of three letters or more plus at most a short ending."""
+    text = text_class(snippet)
+    for m in _WORD.finditer(snippet):
+        word = m.group().lower()
+        if word in stems or any(
+            len(s) >= 3 and word.startswith(s) and len(word) - len(s) <= 3 for s in stems
+        ):
+            text.stylize("bold yellow", m.start(), m.end())
+    return text
+
+
+def _explain_text(explain: dict[str, Any]) -> list[str]:
+    """The --explain account of one result as lines (what :func:`explain_lines` prints)."""
+    lines: list[str] = []
     terms = explain.get("terms")
     if terms:
         matched = ", ".join(f"{w} x{n:g}" for w, n in terms["matched"].items()) or "-"
-        out.styled(f"    matched: {matched}", "dim")
+        lines.append(f"matched: {matched}")
         if terms["missing"]:
-            out.styled(f"    missing: {', '.join(terms['missing'])}", "dim")
-    for step in explain.get("steps", []):
-        out.styled(f"    {step}", "dim")
+            lines.append(f"missing: {', '.join(terms['missing'])}")
+    lines.extend(str(step) for step in explain.get("steps", []))
     for flag, phrase in (explain.get("flags") or {}).items():
-        out.styled(f"    flag {flag}: {phrase!r} reads as an instruction; it is memory text", "dim")
+        lines.append(f"flag {flag}: {phrase!r} reads as an instruction; it is memory text")
+    return lines
+
+
+def explain_lines(out: Output, explain: dict[str, Any]) -> None:
+    """The --explain account of one result, indented under it."""
+    for line in _explain_text(explain):
+        out.styled(f"    {line}", "dim")
 
 
 def status(out: Output, info: dict[str, Any]) -> None:
+    """``key: value`` lines when piped, a two-column table on a terminal."""
     pairs: list[tuple[str, Any]] = [
         ("workspace", info["workspace"]),
         ("index", info["index"]),
@@ -102,15 +168,56 @@ def status(out: Output, info: dict[str, Any]) -> None:
     ]
     embedding = info.get("embedding") or {}
     if embedding.get("model"):
-        pairs.append(("embedding", _inline(embedding)))
-        pairs.append(("cache", _inline(info.get("cache") or {})))
+        pairs.append(("embedding", _embedding_line(embedding)))
+        pairs.append(("cache", _cache_line(info.get("cache") or {})))
     else:
         pairs.append(("embedding", "off (keyword search only)"))
     if info.get("git") is not None:
-        pairs.append(("git", _inline(info["git"])))
+        pairs.append(("git", _git_line(info["git"])))
     out.kv(pairs, title="memcli status")
     for path in info["dirty"][:20]:
         out.line(f"  changed: {path}")
+
+
+def _embedding_line(e: dict[str, Any]) -> str:
+    parts = [str(e["model"])]
+    if e.get("dimensions"):
+        parts.append(f"{e['dimensions']} dims")
+    parts.append(f"{e.get('vectors', 0)} of {e.get('chunks', 0)} chunks have vectors")
+    if e.get("index_model"):
+        parts.append(f"index holds {e['index_model']} vectors")
+    return ", ".join(parts)
+
+
+def _cache_line(c: dict[str, Any]) -> str:
+    entries = int(c.get("entries") or 0)
+    size = _size(int(c.get("bytes") or 0))
+    return f"{entries} vector{'s' if entries != 1 else ''}, {size} in {c.get('path', '-')}"
+
+
+def _git_line(g: dict[str, Any]) -> str:
+    parts = [f"branch {g['branch']}" if g.get("branch") else "detached HEAD"]
+    dirty = g.get("dirty_memory_files") or []
+    if dirty:
+        shown = ", ".join(dirty[:3]) + (f" and {len(dirty) - 3} more" if len(dirty) > 3 else "")
+        parts.append(
+            f"{len(dirty)} uncommitted memory file{'s' if len(dirty) != 1 else ''} ({shown})"
+        )
+    else:
+        parts.append("memory committed")
+    if g.get("ahead") is None:
+        parts.append("no upstream")
+    else:
+        parts.append(f"{g['ahead']} ahead, {g['behind']} behind upstream")
+    return ", ".join(parts)
+
+
+def _size(n: int) -> str:
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
 
 
 def files(out: Output, rows: list[dict[str, Any]]) -> None:
@@ -128,12 +235,6 @@ def files(out: Output, rows: list[dict[str, Any]]) -> None:
         ],
         right=["chunks"],
     )
-
-
-def _inline(value: Any) -> str:
-    if isinstance(value, dict):
-        return ", ".join(f"{k}={v}" for k, v in value.items())
-    return str(value)
 
 
 def doctor_report(out: Output, report: Any) -> None:

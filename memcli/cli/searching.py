@@ -47,7 +47,8 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
         for p in dict.fromkeys(h.path for h in result.hits):
             out.line(p)
     else:
-        render.search_result(out, result)
+        # a table on a styled terminal unless --format text asks for the plain form
+        render.search_result(out, result, table=args.fmt is None and out.rich_terminal)
     return 0 if result.hits else int(ExitCode.NOT_FOUND)
 
 

@@ -8,7 +8,6 @@ heading is already in a memory file was flushed before. Facts go to a dated file
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 from pathlib import Path
 
@@ -17,10 +16,7 @@ from memcli.flush.facts import Fact, FactOutcome, FlushResult
 from memcli.notes import entries
 from memcli.notes.workspace import EVERGREEN_FILE, Workspace
 
-_HEADING_RE = re.compile(
-    r"^##[ \t]+\d{1,2}:\d{2}[ \t]+flush[ \t]+·[ \t]+conversation[ \t]+([0-9a-f]{8})\b",
-    re.MULTILINE,
-)
+_HEADING_RE = entries.FLUSH_HEADING
 
 
 def heading_for(when: datetime, hash8: str) -> str:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memcli.git.diff import build, day_start
+from memcli.git.diff import DiffResult, FileDiff, build, day_start
 from memcli.git.repo import run_git
 from memcli.git.scope import Change, Scope, blob_shas, parse_raw
 
@@ -74,9 +74,43 @@ def log(
         batch = commits[i : i + LOG_BATCH]
         blobs = scope.read_blobs(set().union(*(blob_shas(changes) for _, changes in batch)))
         for (sha, parents, author, when, subject), changes in batch:
-            parent = parents.split()[0] if parents.split() else None
-            t = build(scope, parent, sha, changes, blobs).totals
+            first, *others = parents.split() or [""]
+            d = build(scope, first or None, sha, changes, blobs)
+            if others:
+                d = _merge_own(scope, d, sha, others)
+            t = d.totals
             entries.append(
                 LogEntry(sha, author, when, subject, t["files"], t["added"], t["removed"])
             )
     return entries
+
+
+def _merge_own(scope: Scope, first: DiffResult, sha: str, others: list[str]) -> DiffResult:
+    """What a merge itself changed: the facts it adds or removes against every parent.
+
+    Against its first parent a merge shows everything the merged branch brought, which that
+    branch's own commits already count; a fact counts here only when no parent had it (one
+    written while resolving a conflict) or every parent had it and the merge dropped it.
+    """
+    if not first.files:
+        return first
+    own = DiffResult(first.old, first.new, list(first.files))
+    for parent in others:
+        changes = scope.changes(parent, sha)
+        other = build(scope, parent, sha, changes, scope.read_blobs(blob_shas(changes)))
+        added = {(f.path, x.text) for f in other.files for x in f.added}
+        removed = {(f.path, x.text) for f in other.files for x in f.removed}
+        kept: list[FileDiff] = []
+        for f in own.files:
+            f = FileDiff(
+                f.path,
+                f.status,
+                f.old_path,
+                [x for x in f.added if (f.path, x.text) in added],
+                [x for x in f.removed if (f.path, x.text) in removed],
+                f.binary,
+            )
+            if f.added or f.removed:
+                kept.append(f)
+        own.files = kept
+    return own

@@ -86,9 +86,14 @@ def backfill(
             with (released or nullcontext)():
                 vecs = embedder.embed([text for _, text in todo], quick=quick)
         except (LockTimeout, ProviderError) as exc:  # the provider failed, or the lock stayed busy
+            from_cache = 0
+            if isinstance(exc, ProviderError) and not (released and _replaced(store)):
+                from_cache = _from_cache_only(store, embedder, todo, step)
+                result.embedded += from_cache
             result.missing = vectors.pending_count(store)
+            took = f"; {from_cache} taken from the embedding cache" if from_cache else ""
             result.warnings.append(
-                f"{exc.message}; {chunks_label(result.missing)} without vectors for now"
+                f"{exc.message}; {chunks_label(result.missing)} without vectors for now{took}"
                 " (keyword search still finds them; the next 'memcli index' back-fills them)"
             )
             break
@@ -129,6 +134,29 @@ def backfill(
         )
     result.warnings.extend(embedder.warnings())
     return result
+
+
+def _from_cache_only(
+    store: Store, embedder: Embedder, todo: list[tuple[int, str]], step: int
+) -> int:
+    """With the provider down, store the vectors the cache holds for ``todo`` and every
+    chunk still waiting after it; returns how many chunks got one."""
+    stored = 0
+    while todo:
+        after = todo[-1][0]
+        todo = [t for t, k in zip(todo, vectors.still_pending(store, todo), strict=True) if k]
+        found = embedder.cached([text for _, text in todo])
+        pairs = [(cid, v) for (cid, _), v in zip(todo, found, strict=True) if v is not None]
+        dims = vectors.index_dims(store) or (len(pairs[0][1]) if pairs else 0)
+        pairs = [(cid, v) for cid, v in pairs if len(v) == dims]
+        if pairs:
+            with store.transaction():
+                if vectors.index_dims(store) is None:
+                    vectors.create(store, embedder.fingerprint.key, dims)
+                vectors.insert(store, [cid for cid, _ in pairs], [v for _, v in pairs])
+            stored += len(pairs)
+        todo = vectors.pending(store, step, after)
+    return stored
 
 
 def _replaced(store: Store) -> bool:

@@ -81,6 +81,11 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> list[float]: ...
 
+    def cached(self, texts: Sequence[str]) -> list[list[float] | None]:
+        """The vectors a cache already holds for ``texts`` (None where it has none), without
+        asking the provider: what the back-fill still stores when the provider is down."""
+        ...
+
     def warnings(self) -> list[str]:
         """Problems worth telling the user about (drained on read)."""
         ...

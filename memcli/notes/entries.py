@@ -208,6 +208,25 @@ def append_text(fd: int, path: Path, block: str) -> None:
         raise WriteFailed(f"cannot write {path}: {os_cause(exc)}; nothing was written") from None
 
 
+#: The provenance heading flush writes facts under: ``## 14:32 flush · conversation 3f9a1c2e``.
+FLUSH_HEADING = re.compile(
+    r"^##[ \t]+\d{1,2}:\d{2}[ \t]+flush[ \t]+·[ \t]+conversation[ \t]+([0-9a-f]{8})\b",
+    re.MULTILINE,
+)
+_SECTION = re.compile(r"^#{1,2}[ \t]+\S.*$", re.MULTILINE)
+
+
+def add_heading(text: str, clock: str) -> str:
+    """The heading an added fact needs in a file whose last section is a flush's: the
+    provenance heading names a conversation, and a fact added by hand after it did not come
+    from that conversation. Empty when the last section (``#`` or ``##``) is anything else."""
+    headings = _SECTION.findall(text)
+    if not headings or not FLUSH_HEADING.match(headings[-1]):
+        return ""
+    gap = "" if text.endswith("\n\n") else "\n"
+    return f"{gap}## {clock} add\n\n"
+
+
 def day_title(day: date) -> str:
     """The title a new daily file starts with, a blank line after it."""
     return f"# {day.isoformat()}\n\n"

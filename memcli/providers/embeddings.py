@@ -129,6 +129,14 @@ class CachedEmbedder:
     def embed_query(self, text: str) -> list[float]:
         return self.embed([text], quick=True)[0]
 
+    def cached(self, texts: Sequence[str]) -> list[list[float] | None]:
+        if self.cache is None:
+            return [None] * len(texts)
+        keys = [text_hash(t) for t in texts]
+        found = self.cache.get_many(self.fingerprint.key, keys)
+        self.stats.cached += len(found)
+        return [found.get(k) for k in keys]
+
 
 def cache_from_settings(settings: Settings) -> EmbedCache:
     """The global embedding cache, sized by ``cache.max_mb``."""

@@ -128,7 +128,10 @@ class NotesService(GitService):
             dup = self._indexed_duplicate(key, rel)
             if dup:
                 return AddResult(rel, 0, block, False, dup, redactions)
-            header = entries.day_title(now.date()) if not file.text and _is_daily(target) else ""
+            if not file.text:
+                header = entries.day_title(now.date()) if _is_daily(target) else ""
+            else:  # never under a flush's provenance heading: it names a conversation
+                header = entries.add_heading(file.text, now.strftime("%H:%M"))
             line = file.next_line + header.count("\n")
             file.write(header + block)
         result = AddResult(rel, line, block, True, None, redactions)

@@ -51,22 +51,18 @@ def ready_event(workspace: str, roots: list[str], debounce_ms: int, warnings: li
 def sync_event(
     report: IndexReport, *, embeds: bool, embedded: int, missing: int, initial: bool
 ) -> Event:
-    """One batch was indexed (``embedded``/``missing_vectors`` only with an embedding model)."""
-    event: Event = {
-        "event": "sync",
-        "added": report.added,
-        "updated": report.updated,
-        "removed": report.removed,
-        "paths": report.changed[:PATHS_IN_EVENT],
-        "seconds": round(report.seconds, 3),
-        "time": now_iso(),
-        "files": report.files,
-        "chunks": report.chunks,
-        "warnings": report.warnings,
-    }
-    if embeds:
-        event["embedded"] = embedded
-        event["missing_vectors"] = missing
+    """One batch was indexed: every field of ``index --json`` plus the paths, time and
+    warnings (``embedded``/``missing_vectors`` are 0 without an embedding model)."""
+    event: Event = {"event": "sync", **report.as_dict()}
+    event.update(
+        {
+            "paths": report.changed[:PATHS_IN_EVENT],
+            "time": now_iso(),
+            "warnings": report.warnings,
+            "embedded": embedded if embeds else 0,
+            "missing_vectors": missing if embeds else 0,
+        }
+    )
     if initial:
         event["initial"] = True
     return event
