@@ -154,7 +154,8 @@ def test_unreachable_remote_exit_3(clones: tuple[Path, Path, Path], tmp_path: Pa
     remote.rename(tmp_path / "moved.git")
     r = Cli(a)("sync")
     assert r.exit_code == 3
-    assert r.stderr.startswith("Error: git fetch failed")
+    assert r.stderr.startswith("Error: fetch from origin failed after 1 attempt")
+    assert "does not appear to be a git repository" in r.stderr
 
 
 def test_bad_strategy_is_usage_error(clones: tuple[Path, Path, Path]) -> None:

@@ -111,6 +111,7 @@ SYNC = {
     "pulled",
     "pushed",
     "changed",
+    "attempts",
     "index",
 }
 CONFIG = {"workspace", "files", "settings", "trust"}

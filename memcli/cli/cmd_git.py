@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from memcli.cli import render
 from memcli.cli.app import MemcliTyper, app, state
 from memcli.cli.output import Output
 from memcli.errors import ExitCode
@@ -227,16 +228,4 @@ def sync(
     if as_json:
         st.out.json(synced.as_dict())
         return
-    out = st.out
-    if result.committed:
-        out.line(f"committed {result.committed[:10]} (pending memory changes)")
-    pulled = f"pulled {result.pulled} commit{'s' if result.pulled != 1 else ''}"
-    pushed = f"pushed {result.pushed}" if not no_push else "push skipped"
-    out.styled(
-        f"{result.branch} <-> {result.upstream}: {pulled} ({result.strategy}), {pushed}", "green"
-    )
-    for path in result.changed:
-        out.line(f"  changed: {path}")
-    out.line(
-        f"re-indexed: {report.added} added, {report.updated} updated, {report.removed} removed"
-    )
+    render.sync_result(st.out, result, report, pushing=not no_push)

@@ -220,6 +220,39 @@ def _size(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
 
+def sync_result(out: Output, result: Any, report: Any, *, pushing: bool) -> None:
+    """One line that says what the sync did, then the memory files the pull changed."""
+    out.styled(sync_line(result, report, pushing=pushing), "green")
+    for path in result.changed:
+        out.line(f"  changed: {path}")
+
+
+def sync_line(result: Any, report: Any, *, pushing: bool) -> str:
+    """``main <-> origin/main: committed 3f2a..., pulled 2 commits (rebase), pushed 1 commit;
+    re-indexed 1 file`` (``after 3 attempts`` when other clones pushed at the same time)."""
+
+    def commits(n: int) -> str:
+        return f"{n} commit{'s' if n != 1 else ''}"
+
+    did: list[str] = []
+    if result.committed:
+        did.append(f"committed {result.committed[:10]}")
+    if result.pulled:
+        did.append(f"pulled {commits(result.pulled)} ({result.strategy})")
+    if result.pushed:
+        did.append(f"pushed {commits(result.pushed)}")
+    if not did:
+        did.append("already in step, nothing to pull" + (" or push" if pushing else ""))
+    elif not pushing:
+        did.append("push skipped")
+    files = report.added + report.updated + report.removed
+    indexed = f"re-indexed {files} file{'s' if files != 1 else ''}" if files else "index current"
+    line = f"{result.branch} <-> {result.upstream}: {', '.join(did)}; {indexed}"
+    if result.attempts > 1:
+        line += f" (after {result.attempts} attempts in {result.seconds:.1f}s: other clones pushed)"
+    return line
+
+
 def files(out: Output, rows: list[dict[str, Any]]) -> None:
     out.table(
         ["path", "chunks", "source", "date", "evergreen"],

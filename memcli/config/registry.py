@@ -338,6 +338,14 @@ SETTINGS: tuple[Setting, ...] = (
         choices=("rebase", "merge"),
     ),
     _s(
+        "git.sync_timeout",
+        60.0,
+        "Seconds sync keeps retrying fetch, integrate and push while other clones push at the"
+        " same time (jittered, growing pauses; 0: one attempt).",
+        low=0,
+        high=3600,
+    ),
+    _s(
         "agent.briefing_tokens",
         1200,
         "Token budget of the briefing an agent's session starts with (memcli agent hook).",

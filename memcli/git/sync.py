@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,7 +15,23 @@ from memcli.git.repo import Repo, hint_for, last_line, operation_in_progress, ru
 from memcli.git.scope import WORKTREE, Scope
 
 SYNC_STRATEGIES = ("rebase", "merge")
-PUSH_ATTEMPTS = 3
+#: The first pause between two fetch-integrate-push rounds, doubled each time up to the cap
+#: (each pause jittered so clones that collided do not collide again in step).
+FIRST_PAUSE = 0.05
+MAX_PAUSE = 2.0
+#: What git says when another clone pushed or held a ref lock meanwhile: worth another round.
+_CONTENTION = (
+    "fetch first",
+    "non-fast-forward",
+    "cannot lock ref",
+    "failed to update ref",
+    "failed to lock",
+    "unable to create",
+    "incorrect old value",
+    "stale info",
+    "but expected",
+    "unable to update local ref",
+)
 
 
 class SyncConflict(GitError):
@@ -33,7 +51,8 @@ class SyncResult:
     pulled: int = 0  # upstream commits brought in
     pushed: int = 0  # local commits sent
     changed: list[str] = field(default_factory=list)  # memory files the pull changed
-    attempts: int = 1
+    attempts: int = 1  # fetch-integrate-push rounds (more than one: other clones pushed too)
+    seconds: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +65,7 @@ class SyncResult:
             "pulled": self.pulled,
             "pushed": self.pushed,
             "changed": self.changed,
+            "attempts": self.attempts,
         }
 
 
@@ -56,13 +76,17 @@ def sync(
     commit: bool = True,
     push: bool = True,
     memory_dir: str = "memory",
+    time_limit: float = 60.0,
 ) -> SyncResult:
     """Fetch, integrate the upstream (rebase or merge), push; commit pending memory first.
 
     Daily files merge with git's union driver (see ``.gitattributes``), so two
     clones appending to the same day keep both. A real conflict aborts the
     rebase/merge (the repository is as before the pull) and raises
-    :class:`SyncConflict` naming the files. The caller re-indexes ``changed``.
+    :class:`SyncConflict` naming the files. When another clone pushes in between (the push
+    is rejected, a ref is locked), the fetch-integrate-push round runs again after a jittered
+    pause that doubles each time, for at most ``time_limit`` seconds; then GitError with
+    git's own words. The caller re-indexes ``changed``.
     """
     if strategy not in SYNC_STRATEGIES:
         raise BadInput(f"unknown sync strategy {strategy!r}", hint="use rebase or merge")
@@ -90,29 +114,95 @@ def sync(
         message = sync_message(diff_states(scope, scope.head(), WORKTREE))
         result.committed = commit_paths(root, [scope.top / p for p in dirty], message) or None
     result.before = scope.head()
-    for attempt in range(1, PUSH_ATTEMPTS + 1):
-        result.attempts = attempt
-        if remote != ".":
-            run_git(repo, "fetch", "--quiet", remote)
-        ahead, behind = _ahead_behind(repo)
-        if behind:
-            _integrate(scope, strategy, fast_forward=ahead == 0, upstream=upstream)
-            result.pulled += behind
-        ahead, _ = _ahead_behind(repo)
-        if not push or not ahead:
+    started = time.monotonic()
+    deadline = started + max(0.0, time_limit)
+    pause = FIRST_PAUSE
+    while True:
+        error = _round(scope, result, remote, merge_ref, upstream, push=push)
+        if error is None:
             break
-        status, _, err = run_git(repo, "push", "--quiet", remote, f"HEAD:{merge_ref}", check=False)
-        if status == 0:
-            result.pushed = ahead
-            break
-        if attempt == PUSH_ATTEMPTS or not _rejected(err):
-            raise GitError(f"push to {remote} failed: {last_line(err)}", hint=hint_for(err))
+        waited = time.monotonic() - started
+        if not _contention(error) or time.monotonic() + pause > deadline:
+            raise GitError(
+                f"{_what_failed(error, remote)} after {_attempts(result.attempts)} in"
+                f" {waited:.1f}s: {git_cause(error)}",
+                hint=hint_for(error)
+                or (
+                    "other clones kept pushing; run memcli sync again (git.sync_timeout sets"
+                    " how long sync retries)"
+                    if _contention(error)
+                    else "run 'git status' and 'git push' to see why"
+                ),
+            )
+        time.sleep(random.uniform(0.5, 1.5) * pause)  # jitter: clones do not retry in step
+        pause = min(pause * 2, MAX_PAUSE)
+        result.attempts += 1
+    result.seconds = time.monotonic() - started
     result.after = scope.head()
     if result.before != result.after:
         result.changed = [
             scope.ws_rel(c.path) for c in scope.changes(result.before, result.after or "HEAD")
         ]
     return result
+
+
+def _round(
+    scope: Scope, result: SyncResult, remote: str, merge_ref: str, upstream: str, *, push: bool
+) -> str | None:
+    """One fetch, integrate, push; git's error output when a step failed, else None."""
+    repo = scope.repo
+    if remote != ".":
+        status, _, err = run_git(repo, "fetch", "--quiet", remote, check=False)
+        if status != 0:
+            return f"fetch: {err}"
+    ahead, behind = _ahead_behind(repo)
+    if behind:
+        _integrate(
+            scope,
+            strategy=result.strategy,
+            fast_forward=ahead == 0,
+            upstream=upstream,
+            committed=result.committed,
+        )
+        result.pulled += behind
+    ahead, _ = _ahead_behind(repo)
+    if not push or not ahead:
+        return None
+    status, _, err = run_git(repo, "push", "--quiet", remote, f"HEAD:{merge_ref}", check=False)
+    if status == 0:
+        result.pushed = ahead
+        return None
+    return f"push: {err}"
+
+
+def _contention(error: str) -> bool:
+    low = error.lower()
+    return any(mark in low for mark in _CONTENTION)
+
+
+def _what_failed(error: str, remote: str) -> str:
+    step = error.partition(":")[0]
+    return f"{step} {'from' if step == 'fetch' else 'to'} {remote} failed"
+
+
+def _attempts(n: int) -> str:
+    return f"{n} attempt{'s' if n != 1 else ''}"
+
+
+def git_cause(error: str) -> str:
+    """Git's own account of a failure in one line: the refused refs (``! [rejected] ...``) and
+    the error lines (the remote's too), without hints, advice or "failed to push some refs"."""
+    text = error.partition(": ")[2] if error.startswith(("fetch: ", "push: ")) else error
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    refused = [ln for ln in lines if ln.startswith("!")]
+    errors = [
+        ln.removeprefix("remote: ")
+        for ln in lines
+        if ln.startswith(("error:", "fatal:", "remote: error:", "remote: fatal:"))
+        and "failed to push some refs" not in ln
+    ]
+    found = list(dict.fromkeys([*refused, *errors]))
+    return "; ".join(found) if found else last_line(text)
 
 
 def _upstream(repo: Repo, branch: str) -> tuple[str, str, str]:
@@ -166,12 +256,9 @@ def _ahead_behind(repo: Repo) -> tuple[int, int]:
     return int(ahead), int(behind)
 
 
-def _rejected(err: str) -> bool:
-    low = err.lower()
-    return "rejected" in low or "fetch first" in low or "non-fast-forward" in low
-
-
-def _integrate(scope: Scope, strategy: str, *, fast_forward: bool, upstream: str) -> None:
+def _integrate(
+    scope: Scope, *, strategy: str, fast_forward: bool, upstream: str, committed: str | None
+) -> None:
     repo = scope.repo
     if fast_forward:
         args = ["merge", "--ff-only", "--autostash", "--quiet", "@{u}"]
@@ -195,8 +282,13 @@ def _integrate(scope: Scope, strategy: str, *, fast_forward: bool, upstream: str
     aborted, _, _ = run_git(repo, op, "--abort", check=False)
     names = ", ".join(files)
     if aborted == 0:
+        here = (
+            f"your pending memory stays committed here as {committed[:10]}, not pushed"
+            if committed
+            else "nothing was changed here"
+        )
         raise SyncConflict(
-            f"sync stopped: {names} changed on both sides; nothing was changed here ({op} aborted)",
+            f"sync stopped: {names} changed on both sides; {here} ({op} aborted)",
             hint=f"resolve by hand: git pull {'--rebase' if op == 'rebase' else '--no-rebase'}"
             ", fix and 'git add' the files, "
             f"git {op} --continue, then memcli sync",

@@ -70,6 +70,7 @@ class GitService(IndexService):
             commit=opts.commit,
             push=opts.push,
             memory_dir=MEMORY_DIR,
+            time_limit=float(self.settings.get("git.sync_timeout")),
         )
         return SyncReport(result, self.index())
 
