@@ -15,7 +15,7 @@ MEMCLI_TEST_MODEL_DIR ?= $(firstword $(patsubst %/model.onnx,%,$(wildcard \
 	$(abspath ../shared/models/$(MODEL_NAME))/model.onnx /work/shared/models/$(MODEL_NAME)/model.onnx)))
 export MEMCLI_TEST_MODEL_DIR
 
-.PHONY: demo test test-latest smoke lock lock-upgrade lint bench completions man docs clean print-model-dir
+.PHONY: demo test test-latest smoke lock lock-upgrade lint bench completions man docs tour clean print-model-dir
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -67,8 +67,8 @@ lock lock-upgrade:
 		--python-version 3.11 --all-extras pyproject.toml -o $(LOCK)/test.txt
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check memcli tests benchmarks .ci/gendocs.py
-	$(BIN)/ruff format --check memcli tests benchmarks .ci/gendocs.py
+	$(BIN)/ruff check memcli tests benchmarks .ci/gendocs.py .ci/gentour.py
+	$(BIN)/ruff format --check memcli tests benchmarks .ci/gendocs.py .ci/gentour.py
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py
@@ -82,6 +82,10 @@ man: $(VENV)/.installed
 
 docs: $(VENV)/.installed
 	$(BIN)/python .ci/gendocs.py
+
+# README.md's tour is a run of .ci/demo (tests/test_tour.py checks they agree)
+tour: $(VENV)/.installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python .ci/gentour.py
 
 print-model-dir:
 	@echo $(MEMCLI_TEST_MODEL_DIR)

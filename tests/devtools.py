@@ -9,6 +9,7 @@ from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[1]
 GENDOCS = ROOT / ".ci" / "gendocs.py"
+GENTOUR = ROOT / ".ci" / "gentour.py"
 
 
 def load_gendocs() -> ModuleType:
@@ -19,5 +20,14 @@ def load_gendocs() -> ModuleType:
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules["gendocs"] = module  # dataclasses look their module up while the class is made
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_gentour() -> ModuleType:
+    """``.ci/gentour.py``, which writes the README's tour from a run of ``.ci/demo``."""
+    spec = importlib.util.spec_from_file_location("gentour", GENTOUR)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
