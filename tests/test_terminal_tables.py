@@ -154,3 +154,13 @@ def test_status_on_a_terminal_is_a_two_column_table_without_a_header_row(ws: Pat
     assert not any(re.fullmatch(r"[┃│ ]+", ln) for ln in lines), "an empty row"
     body = "\n".join(lines)
     assert "off (keyword search only)" in body and "None" not in body and "{" not in body
+
+
+def test_status_with_no_color_on_a_terminal_keeps_the_plain_form(ws: Path) -> None:
+    piped = memcli(ws, "status")
+    assert piped.returncode == 0 and piped.stdout.startswith(b"workspace: ")
+    code, out, _ = on_terminal(ws, "status", env={"NO_COLOR": "1"})
+    assert code == 0
+    assert out.replace(b"\r\n", b"\n") == piped.stdout
+    code, out, _ = on_terminal(ws, "status")
+    assert code == 0 and "┌".encode() in out and b"workspace: " not in out

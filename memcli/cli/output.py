@@ -89,8 +89,9 @@ class Output:
         self._console().print(table)
 
     def kv(self, pairs: Sequence[tuple[str, Any]], *, title: str | None = None) -> None:
-        """Key/value listing: a two-column table on a terminal, ``key: value`` when piped."""
-        if not self.stdout_tty:
+        """Key/value listing: a two-column table on a styled terminal, ``key: value`` lines
+        when piped or with NO_COLOR."""
+        if not self.rich_terminal:
             for key, value in pairs:
                 self.line(f"{key}: {_plain(value)}")
             return
