@@ -77,6 +77,12 @@ OPTIONS: tuple[Option, ...] = (
         "MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).",
     ),
     Option(
+        "include_inactive",
+        "flag",
+        ("--include-inactive",),
+        "Also superseded, retracted and expired facts (flagged).",
+    ),
+    Option(
         "explain",
         "flag",
         ("--explain",),
@@ -111,6 +117,7 @@ class SearchArgs(NamedTuple):
     strategy: str | None = None
     mmr: bool | None = None
     mmr_lambda: float | None = None
+    include_inactive: bool = False
     explain: bool = False
     fmt: str | None = None
     max_tokens: int | None = None
@@ -136,5 +143,6 @@ class SearchArgs(NamedTuple):
             strategy=self.strategy,
             mmr=self.mmr,
             mmr_lambda=self.mmr_lambda,
+            include_inactive=self.include_inactive,
             explain=self.explain,
         ).checked()

@@ -239,6 +239,28 @@ SETTINGS: tuple[Setting, ...] = (
         low=0.1,
         high=10,
     ),
+    # how far a fact is trusted (memcli.notes.lifecycle): a factor on its score
+    _s(
+        "search.trust_confirmed",
+        1.15,
+        "Score factor of a fact a person confirmed (memcli confirm); above 1 moves it toward 1.",
+        low=0.1,
+        high=10,
+    ),
+    _s(
+        "search.trust_extracted",
+        0.9,
+        "Score factor of a fact extracted from a conversation by memcli flush.",
+        low=0.1,
+        high=10,
+    ),
+    _s(
+        "search.trust_corroborated",
+        0.05,
+        "Score bonus per time a fact was added again (at most three count).",
+        low=0,
+        high=1,
+    ),
     # context passages (list items, paragraphs) after/before a match
     _s(
         "search.snippet_lines",

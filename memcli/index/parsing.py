@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import bisect
 import sys
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from memcli.index import chunking
 from memcli.index.store import ChunkRow
@@ -32,30 +32,74 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
     line_types: dict[int, str] = {}
     line_tags: dict[int, list[str]] = {}
     fact_key = entries.fact_key
-    for body, kind, tags, _time, line, _end in entries.entry_fields(text):
-        facts.append((fact_key(body), line))
+    own: list[tuple[int, int, str, Any]] = []  # entries with status lines: their own chunk
+    for body, kind, tags, _time, line, end, status in entries.entry_fields(text):
+        key = fact_key(body)
+        facts.append((key, line))
         if kind:
             line_types[line] = kind.lower()
         if tags:
             line_tags[line] = [t.lower() for t in tags]
+        if status:
+            from memcli.notes.lifecycle import ID_CHARS, status_of  # files with status lines
+
+            st = status_of(status)
+            if not st.plain:
+                own.append((line, end, key[:ID_CHARS], st))
     # lines that carry a type or tags, sorted, so each chunk looks up only its own range
     marked = sorted({*line_types, *line_tags})
     sha256 = hashlib.sha256
+    lines = chunking.split_lines(text)
+    view = lines
+    if own:  # the other chunks are made without these entries' lines (blank in their place)
+        view = list(lines)
+        for line, end, _, _ in own:
+            view[line - 1 : end] = [""] * (end - line + 1)
+
+    def labels(start: int, end: int) -> tuple[str, str]:
+        if not marked:
+            return "", ""
+        lo = bisect.bisect_left(marked, start)
+        hi = bisect.bisect_right(marked, end, lo)
+        if lo >= hi:
+            return "", ""
+        span = marked[lo:hi]
+        return (
+            " ".join(sorted({line_types[n] for n in span if n in line_types})),
+            " ".join(sorted({t for n in span if n in line_tags for t in line_tags[n]})),
+        )
+
     rows = []
-    for c in chunking.chunk_lines(chunking.split_lines(text), target):
-        chunk_types = chunk_tags = ""
-        if marked:
-            lo = bisect.bisect_left(marked, c.start_line)
-            hi = bisect.bisect_right(marked, c.end_line, lo)
-            if lo < hi:
-                span = marked[lo:hi]
-                chunk_types = " ".join(sorted({line_types[n] for n in span if n in line_types}))
-                chunk_tags = " ".join(
-                    sorted({t for n in span if n in line_tags for t in line_tags[n]})
-                )
+    for c in chunking.chunk_lines(view, target):
         digest = sha256(c.text.encode("utf-8")).hexdigest()
         rows.append(
-            ChunkRow(c.start_line, c.end_line, c.heading, c.text, chunk_types, chunk_tags, digest)
+            ChunkRow(
+                c.start_line,
+                c.end_line,
+                c.heading,
+                c.text,
+                *labels(c.start_line, c.end_line),
+                digest,
+            )
+        )
+    crumbs = {b[0] + 1: b[3] for b in chunking.blocks(lines)} if own else {}
+    for line, end, fact_id, st in own:
+        body_text = "\n".join(lines[line - 1 : end])
+        digest = sha256(body_text.encode("utf-8")).hexdigest()
+        rows.append(
+            ChunkRow(
+                line,
+                end,
+                crumbs.get(line, ""),
+                body_text,
+                *labels(line, end),
+                digest,
+                "" if st.state == "active" else st.state,
+                st.expires,
+                st.confirmed,
+                st.corroborated,
+                fact_id,
+            )
         )
     return rows, facts
 

@@ -80,8 +80,22 @@ def _m003_grams(conn: Any) -> None:
     conn.execute("DELETE FROM meta WHERE key = 'chunking'")
 
 
+def _m004_lifecycle(conn: Any) -> None:
+    # What an entry's status lines say (memcli.notes.lifecycle): an entry with any has a chunk
+    # of its own carrying them. The chunking stamp is dropped: the next sync rebuilds.
+    for column in (
+        "state TEXT NOT NULL DEFAULT ''",  # '', superseded, retracted or review
+        "expires TEXT",  # YYYY-MM-DD
+        "confirmed INTEGER NOT NULL DEFAULT 0",
+        "corroborated INTEGER NOT NULL DEFAULT 0",
+        "fact_id TEXT",  # the entry's id, for a chunk of one entry
+    ):
+        conn.execute(f"ALTER TABLE chunks ADD COLUMN {column}")
+    conn.execute("DELETE FROM meta WHERE key = 'chunking'")
+
+
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
-MIGRATIONS: list[db.Migration] = [_m001_base, _m002_skipped, _m003_grams]
+MIGRATIONS: list[db.Migration] = [_m001_base, _m002_skipped, _m003_grams, _m004_lifecycle]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

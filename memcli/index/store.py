@@ -33,6 +33,11 @@ class ChunkRow(NamedTuple):
     types: str
     tags: str
     hash: str
+    state: str = ""  # of a chunk of one entry with status lines (memcli.notes.lifecycle)
+    expires: str | None = None
+    confirmed: int = 0
+    corroborated: int = 0
+    fact_id: str | None = None
 
 
 class RecentChunk(NamedTuple):
@@ -285,10 +290,11 @@ class Store:
             first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
             ids = range(first, first + len(chunks))
             conn.executemany(
-                "INSERT INTO chunks (id, file_id, start_line, end_line, heading, types, tags, hash)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks (id, file_id, start_line, end_line, heading, types, tags, hash,"
+                " state, expires, confirmed, corroborated, fact_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
-                    (i, file_id, c.start_line, c.end_line, c.heading, c.types, c.tags, c.hash)
+                    (i, file_id, *c[:2], c.heading, c.types, c.tags, c.hash, *c[7:])
                     for i, c in zip(ids, chunks, strict=True)
                 ],
             )

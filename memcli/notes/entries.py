@@ -14,6 +14,7 @@ from pathlib import Path
 from memcli.errors import BadInput, WriteFailed, os_cause
 from memcli.locks import lock_file
 from memcli.notes.controls import strip_controls
+from memcli.notes.lifecycle import STATUS_LINE
 
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
 _TAG = re.compile(r"^#([\w][\w\-/]*)$")
@@ -33,6 +34,8 @@ class Entry:
     line: int = 0  # 1-based line of the item in its file (0 when not from a file)
     end_line: int = 0
     extra: dict[str, str] = field(default_factory=dict, compare=False)
+    #: status lines under it (memcli.notes.lifecycle), not part of its text
+    status: tuple[str, ...] = field(default=(), compare=False)
 
 
 def clean_tag(tag: str) -> str:
@@ -77,16 +80,17 @@ def format_entry(
 def parse_entries(text: str) -> list[Entry]:
     """All top-level list items of a Markdown text as entries (prose is ignored)."""
     return [
-        Entry(text=body, type=kind, tags=tags, time=time, line=line, end_line=end)
-        for body, kind, tags, time, line, end in entry_fields(text)
+        Entry(text=body, type=kind, tags=tags, time=time, line=line, end_line=end, status=status)
+        for body, kind, tags, time, line, end, status in entry_fields(text)
     ]
 
 
 def entry_fields(
     text: str,
-) -> Iterator[tuple[str, str | None, tuple[str, ...], str | None, int, int]]:
+) -> Iterator[tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]]:
     """What :func:`parse_entries` finds, as plain tuples ``(text, type, tags, time, line,
-    end_line)``: the indexer's fast path, which needs no :class:`Entry` objects."""
+    end_line, status_lines)``: the indexer's fast path, which needs no :class:`Entry`
+    objects. ``end_line`` counts the status lines in (they belong to the item)."""
     lines = text.splitlines()
     n = len(lines)
     i = 0
@@ -106,19 +110,31 @@ def entry_fields(
             continue
         start = i
         body = [m.group(3)]
+        status: list[str] = []
         i += 1
         while i < n:
             nxt = lines[i]
             if not nxt.startswith(_INDENTS) or nxt.isspace():
                 break
-            body.append(nxt.strip())
+            if nxt.lstrip()[:2] in _ITEM_MARKS and STATUS_LINE.match(nxt):
+                status.append(nxt)
+            else:
+                body.append(nxt.strip())
             i += 1
-        yield _entry_fields(body, m.group(1), m.group(2), start + 1, i)
+        yield _entry_fields(body, m.group(1), m.group(2), start + 1, i, tuple(status))
+
+
+_ITEM_MARKS = ("- ", "* ", "+ ")
 
 
 def _entry_fields(
-    body: list[str], time: str | None, kind: str | None, line: int, end: int
-) -> tuple[str, str | None, tuple[str, ...], str | None, int, int]:
+    body: list[str],
+    time: str | None,
+    kind: str | None,
+    line: int,
+    end: int,
+    status: tuple[str, ...] = (),
+) -> tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]:
     last = body[-1]
     tags: tuple[str, ...] = ()
     if "#" in last:
@@ -132,7 +148,7 @@ def _entry_fields(
             last = " ".join(words)
     body[-1] = last.rstrip()
     text = "\n".join(b for b in body if b)
-    return text, kind, tags, time, line, end
+    return text, kind, tags, time, line, end, status
 
 
 #: Characters that do not show: a fact holding one is the same fact without it.

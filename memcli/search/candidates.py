@@ -104,20 +104,25 @@ def keyword_score(raw: float) -> float:
     return raw / (raw + 1.0)
 
 
-def load_hits(store: Store, ids: list[int]) -> dict[int, Hit]:
-    """Chunk rows (as chunk-level hits) by id."""
+def load_hits(store: Store, ids: list[int], today: str = "") -> dict[int, Hit]:
+    """Chunk rows (as chunk-level hits) by id; an entry past its expiry date (before
+    ``today``, YYYY-MM-DD) has the state ``expired``."""
     out: dict[int, Hit] = {}
     for start in range(0, len(ids), 400):
         part = ids[start : start + 400]
         marks = ",".join("?" * len(part))
         rows = store.conn.execute(
             "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, t.text, f.source, f.date,"
-            " f.evergreen FROM chunks c JOIN files f ON f.id = c.file_id"
+            " f.evergreen, c.state, c.expires, c.confirmed, c.corroborated"
+            " FROM chunks c JOIN files f ON f.id = c.file_id"
             f" JOIN chunks_fts t ON t.rowid = c.id WHERE c.id IN ({marks})",
             part,
         )
         for r in rows:
-            out[int(r[0])] = Hit(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
+            hit = Hit(int(r[0]), r[1], r[2], r[3], r[4], r[5], r[6], r[7], bool(r[8]))
+            hit.state = r[9] or ("expired" if r[10] is not None and r[10] < today else "")
+            hit.confirmed, hit.corroborated = r[11], r[12]
+            out[hit.chunk_id] = hit
     return out
 
 

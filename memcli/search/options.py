@@ -21,6 +21,7 @@ class Filters(NamedTuple):
     since: str | None = None
     until: str | None = None
     path_glob: str | None = None
+    include_inactive: bool = False  # superseded, retracted and expired facts too (marked)
 
 
 _KEYS: list[str] = []
@@ -57,6 +58,9 @@ class SearchOptions(NamedTuple):
     mmr_lambda: float = _setting("search.mmr_lambda")
     time_boost: float = _setting("search.time_boost")
     name_weight: float = _setting("search.name_weight")
+    trust_confirmed: float = _setting("search.trust_confirmed")
+    trust_extracted: float = _setting("search.trust_extracted")
+    trust_corroborated: float = _setting("search.trust_corroborated")
     filters: Filters = Filters()
     today: date | None = None
     explain: bool = False

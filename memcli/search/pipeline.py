@@ -25,6 +25,12 @@ from memcli.search.results import Hit, SearchResult
 from memcli.search.snippets import FileText, Passage, assemble, clip, span_lines
 
 
+#: Chunk states a search leaves out unless asked (memcli.notes.lifecycle).
+HIDDEN = frozenset({"superseded", "retracted", "expired"})
+#: The flag a result carries for its state.
+STATE_FLAGS = {"review": "needs-review"}
+
+
 def run_search(
     store: Store,
     query: str,
@@ -54,13 +60,17 @@ def run_search(
         )
     else:
         kw = keyword_candidates(store, parse_query(query), opts.filters, pool)
-    chunks = load_hits(store, list(sims) if sims is not None else list(kw))
-    ft = FileText(store, opts.snippet_chars)
+    today = opts.today or date.today()
+    chunks = load_hits(store, list(sims) if sims is not None else list(kw), today.isoformat())
+    shown = opts.filters.include_inactive
+    if not shown:  # superseded, retracted and expired facts are left out
+        chunks = {cid: h for cid, h in chunks.items() if h.state not in HIDDEN}
+    ft = FileText(store, opts.snippet_chars, hide=None if shown else today.isoformat())
     hits = _passage_hits(store, ft, query, chunks, sims, mode, opts)
     hits = [h for h in hits if _entry_filter(ft, h, opts.filters)]
-    today = opts.today or date.today()
     window = _time_window(store, query, opts)
     for h in hits:
+        ranking.apply_trust(h, opts)
         if window is not None and window.holds(h.date):
             h.score += opts.time_boost * (1.0 - h.score)  # toward 1, never past it
             h.scores["time"] = round(opts.time_boost, 4)
@@ -86,6 +96,8 @@ def run_search(
         hit.snippet = clip(hit.snippet, query, opts.snippet_chars)  # after: no secret half-cut
         phrase = instructions.detect(hit.snippet)
         hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []
+        if hit.state:  # superseded, retracted, expired (asked for), or under review
+            hit.flags.append(STATE_FLAGS.get(hit.state, hit.state))
         if opts.explain:
             hit.explain = ranking.explain(
                 hit.signal,
@@ -98,6 +110,10 @@ def run_search(
             hit.explain["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
             hit.explain["merged"] = [[m.passage.start, m.passage.end] for m in span.merged]
             hit.explain["flags"] = {instructions.INSTRUCTION_LIKE: phrase} if phrase else {}
+            if "trust" in hit.scores:
+                hit.explain["trust"] = ranking.trust_reasons(hit)
+            if hit.state:
+                hit.explain["state"] = hit.state
             if window is not None:
                 hit.explain["time_window"] = window.as_dict()
         result.hits.append(hit)
@@ -217,7 +233,7 @@ def _passage_hit(
     score: float,
 ) -> Hit:
     c = chunk
-    return Hit(
+    hit = Hit(
         c.chunk_id,
         c.path,
         c.chunk_start,
@@ -232,6 +248,8 @@ def _passage_hit(
         signal=sig,
         terms=q,
     )
+    hit.state, hit.confirmed, hit.corroborated = c.state, c.confirmed, c.corroborated
+    return hit
 
 
 def _fused_passages(

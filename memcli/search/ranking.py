@@ -274,6 +274,46 @@ def decay_factor(file_date: str | None, evergreen: bool, today: date, half_life:
     return math.exp(-math.log(2) * max(age, 0) / half_life)
 
 
+#: The provenance heading memcli flush writes facts under (memcli.flush.provenance).
+_EXTRACTED = " flush · conversation "
+#: Corroborations that count toward trust, at most.
+MAX_CORROBORATIONS = 3
+
+
+def apply_trust(hit: Any, opts: Any) -> None:
+    """Scale ``hit``'s score by how far its fact is trusted: confirmed by a person
+    (``search.trust_confirmed``), extracted from a conversation by flush
+    (``search.trust_extracted``), added again (``search.trust_corroborated`` each, three at
+    most). A factor above 1 moves the score toward 1, never past it."""
+    factor = 1.0
+    for why in trust_reasons(hit):
+        if why == "confirmed":
+            factor *= opts.trust_confirmed
+        elif why == "extracted by flush":
+            factor *= opts.trust_extracted
+        else:
+            factor *= 1 + opts.trust_corroborated * min(hit.corroborated, MAX_CORROBORATIONS)
+    if factor == 1.0:
+        return
+    if factor > 1:
+        hit.score += (factor - 1) * (1 - hit.score)
+    else:
+        hit.score *= factor
+    hit.scores["trust"] = round(factor, 4)
+
+
+def trust_reasons(hit: Any) -> list[str]:
+    """Why a fact is trusted more or less than one a person wrote (see :func:`apply_trust`)."""
+    why = []
+    if hit.confirmed:
+        why.append("confirmed")
+    elif _EXTRACTED in f" {hit.heading} ":
+        why.append("extracted by flush")
+    if hit.corroborated:
+        why.append(f"corroborated x{min(hit.corroborated, MAX_CORROBORATIONS)}")
+    return why
+
+
 def threshold(items: Sequence[T], score: Callable[[T], float], min_score: float) -> list[T]:
     """Items whose final score is at least ``min_score``."""
     return [x for x in items if score(x) >= min_score]
@@ -358,6 +398,8 @@ def explain(
         steps.append(f"vector similarity of the chunk {scores['vector']:.4f}")
     if "fusion" in scores:
         steps.append(f"fusion ({fusion_method or '?'}) = {scores['fusion']:.4f}")
+    if "trust" in scores:
+        steps.append(f"trust x {scores['trust']:.4f}")
     if "decay" in scores:
         steps.append(f"decay x {scores['decay']:.4f}")
     steps.append(f"final {final:.4f}")

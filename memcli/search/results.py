@@ -15,7 +15,7 @@ class Hit:
     __slots__ = (
         "chunk_id", "path", "chunk_start", "chunk_end", "heading", "text", "source", "date",
         "evergreen", "score", "scores", "snippet", "start_line", "end_line", "explain",
-        "flags", "passage", "signal", "terms",
+        "flags", "passage", "signal", "terms", "state", "confirmed", "corroborated",
     )  # fmt: skip
 
     def __init__(
@@ -45,6 +45,9 @@ class Hit:
         self.explain: dict[str, Any] | None = None
         self.flags: list[str] = []  # "instruction-like": the snippet reads as an order
         self.passage, self.signal, self.terms = passage, signal, terms
+        # the chunk's lifecycle (memcli.notes.lifecycle): state ('' active, superseded,
+        # retracted, review, expired once past its date) and how often it was vouched for
+        self.state, self.confirmed, self.corroborated = "", 0, 0
 
     def __repr__(self) -> str:
         return f"Hit({self.path}:{self.start_line}-{self.end_line}, score={self.score:.4f})"

@@ -49,9 +49,19 @@ class FileText:
     Regions are parsed on their own; a passage never has a neighbour in another region.
     """
 
-    def __init__(self, store: Store, max_chars: int = MAX_CHARS) -> None:
+    def __init__(self, store: Store, max_chars: int = MAX_CHARS, hide: str | None = None) -> None:
+        """``hide``: a date (YYYY-MM-DD); the lines of facts superseded, retracted or expired
+        before it are left out (blank), as a search that does not ask for them shows files."""
         self.store = store
         self.max_chars = max_chars
+        self.hide = hide
+        # the chunks whose lines make up a file: SQL condition and its parameters
+        self._shown = (
+            " AND NOT (c.state IN ('superseded', 'retracted') OR coalesce(c.expires, '9999') < ?)"
+            if hide
+            else ""
+        )
+        self._shown_args: tuple[str, ...] = (hide,) if hide else ()
         self._lines: dict[str, list[str]] = {}
         self._passages: dict[str, list[Passage]] = {}
 
@@ -97,7 +107,7 @@ class FileText:
         db = str(self.store.path)
         missing = []
         for path in paths:
-            lines = _CACHE.lines((db, path), hashes.get(path))
+            lines = _CACHE.lines((db, path, self.hide or ""), hashes.get(path))
             if lines is not None:
                 self._lines[path] = lines
             else:
@@ -107,8 +117,8 @@ class FileText:
             rows = self.store.conn.execute(
                 "SELECT f.path, c.start_line, t.text FROM chunks c"
                 " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
-                f" WHERE f.path IN ({','.join('?' * len(part))})",
-                part,
+                f" WHERE f.path IN ({','.join('?' * len(part))}){self._shown}",
+                (*part, *self._shown_args),
             )
             pieces: dict[str, list[tuple[int, str]]] = {p: [] for p in part}
             for path, first, text in rows:
@@ -116,12 +126,14 @@ class FileText:
             for path, chunks in pieces.items():
                 lines = _assemble(chunks)
                 self._lines[path] = lines
-                _CACHE.put((db, path), hashes.get(path), lines)
+                _CACHE.put((db, path, self.hide or ""), hashes.get(path), lines)
 
     def _load_regions(self, path: str, file_id: int, chunk_ids: list[int]) -> None:
         conn = self.store.conn
         order = conn.execute(
-            "SELECT id, start_line FROM chunks WHERE file_id = ? ORDER BY start_line", (file_id,)
+            f"SELECT id, start_line FROM chunks c WHERE file_id = ?{self._shown}"
+            " ORDER BY start_line",
+            (file_id, *self._shown_args),
         ).fetchall()
         pos = {int(cid): i for i, (cid, _) in enumerate(order)}
         keep: set[int] = set()
@@ -174,7 +186,7 @@ class FileText:
         found = self._passages.get(path)
         if found is None:
             lines = self.lines(path)
-            memo = _CACHE.memo((str(self.store.path), path), lines)
+            memo = _CACHE.memo((str(self.store.path), path, self.hide or ""), lines)
             found = memo.get(self.max_chars)
             if found is None:
                 found = split_passages(path, lines, self.max_chars)
@@ -205,19 +217,19 @@ class _WholeFiles:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self.bytes = 0
-        #: (index path, file path) -> (sha256, lines, {max_chars: passages}, size)
+        #: (index path, file path, hidden before) -> (sha256, lines, {max_chars: passages}, size)
         self._items: OrderedDict[
-            tuple[str, str], tuple[str | None, list[str], dict[int, Any], int]
+            tuple[str, str, str], tuple[str | None, list[str], dict[int, Any], int]
         ] = OrderedDict()
 
-    def lines(self, key: tuple[str, str], sha256: str | None) -> list[str] | None:
+    def lines(self, key: tuple[str, str, str], sha256: str | None) -> list[str] | None:
         item = self._items.get(key)
         if item is None or item[0] != sha256:
             return None
         self._items.move_to_end(key)
         return item[1]
 
-    def put(self, key: tuple[str, str], sha256: str | None, lines: list[str]) -> None:
+    def put(self, key: tuple[str, str, str], sha256: str | None, lines: list[str]) -> None:
         # text plus a rough per-line cost (the list slot and the str header); passages,
         # parsed later, are of the same order as the line overhead
         size = sum(map(len, lines)) + 120 * len(lines)
@@ -229,7 +241,7 @@ class _WholeFiles:
         while self.bytes > self.max_bytes and len(self._items) > 1:
             self.bytes -= self._items.popitem(last=False)[1][3]
 
-    def memo(self, key: tuple[str, str], lines: list[str]) -> dict[int, Any]:
+    def memo(self, key: tuple[str, str, str], lines: list[str]) -> dict[int, Any]:
         """The passages memo of these very lines (a fresh dict when they are not cached)."""
         item = self._items.get(key)
         return item[2] if item is not None and item[1] is lines else {}

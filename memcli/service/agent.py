@@ -102,7 +102,7 @@ class AgentService(SearchService, FlushService):
             lines = chunk.text.split("\n")
             found = [
                 (kind, line, end)
-                for _, kind, _, _, line, end in entry_fields(chunk.text)
+                for _, kind, _, _, line, end, _ in entry_fields(chunk.text)
                 if not kinds or (kind or "").lower() in kinds
             ]
             for _, line, end in reversed(found):  # newest (last written) first

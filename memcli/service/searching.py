@@ -50,6 +50,7 @@ class SearchService(IndexService):
             since=req.since,
             until=req.until,
             path_glob=req.path,
+            include_inactive=req.include_inactive,
         )
         return SearchOptions.from_settings(
             self.settings, filters=filters, explain=req.explain, **given
@@ -104,6 +105,7 @@ class SearchRequest(NamedTuple):
     strategy: str | None = None
     mmr: bool | None = None
     mmr_lambda: float | None = None
+    include_inactive: bool = False  # superseded, retracted and expired facts too
     explain: bool = False
 
     def checked(self) -> SearchRequest:
