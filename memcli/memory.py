@@ -11,6 +11,7 @@ from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.doctor import DoctorService
 from memcli.service.flush import FlushService
 from memcli.service.git import GitService
+from memcli.service.lifecycle import LifecycleService
 from memcli.service.notes import NotesService, parse_get_spec
 from memcli.service.searching import SearchService
 from memcli.service.settings import SettingsService
@@ -27,6 +28,7 @@ __all__ = [
 class Memory(
     AgentSetup,
     SetupService,
+    LifecycleService,
     NotesService,
     SearchService,
     FlushService,

@@ -81,6 +81,9 @@ def add(
     commit: bool = typer.Option(
         False, "--commit", help="git commit the file written (nothing else), naming the fact."
     ),
+    expires: str | None = typer.Option(
+        None, "--expires", metavar="WHEN", help="It stops applying: 30d, 6w, 3m, 1y or a date."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Append a fact as '- HH:MM [type] text #tags' and index the file."""
@@ -99,6 +102,7 @@ def add(
             tags=tag,
             redact=not no_redact,
             commit=commit,
+            expires=expires,
         )
     st.out.warnings(result.warnings)
     if as_json:

@@ -346,15 +346,43 @@ class Store:
         ).fetchone()
         return (row[0], int(row[1])) if row else None
 
-    def recent_chunks(self, limit: int, types: tuple[str, ...] = ()) -> list[RecentChunk]:
+    def facts_by_prefix(self, prefix: str) -> list[tuple[str, str, int]]:
+        """(key, path, line) of every fact whose key starts with ``prefix`` (a fact id)."""
+        rows = self.conn.execute(
+            "SELECT x.hash, f.path, x.line FROM facts x JOIN files f ON f.id = x.file_id"
+            " WHERE x.hash >= ? AND x.hash < ? ORDER BY f.path, x.line LIMIT 50",
+            (prefix, prefix + "g"),  # a range: the hash index answers it
+        )
+        return [(r[0], r[1], int(r[2])) for r in rows]
+
+    def chunks_needing_review(
+        self, day: str
+    ) -> list[tuple[str, int, str, str, str | None, str | None]]:
+        """(path, line, text, state, expires, fact id) of facts under review or expired
+        before ``day`` (chunks of one entry with status lines)."""
+        rows = self.conn.execute(
+            "SELECT f.path, c.start_line, t.text, c.state, c.expires, c.fact_id FROM chunks c"
+            " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
+            " WHERE c.state = 'review' OR (c.state = '' AND c.expires < ?)"
+            " ORDER BY f.path, c.start_line",
+            (day,),
+        )
+        return [(r[0], int(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
+
+    def recent_chunks(
+        self, limit: int, types: tuple[str, ...] = (), today: str = ""
+    ) -> list[RecentChunk]:
         """The newest chunks, evergreen files first, then by file date and line, newest
         first; with ``types``, only chunks holding an entry of one of them; without, only
-        chunks of dated files (the latest entries)."""
+        chunks of dated files (the latest entries). Superseded and retracted facts, and
+        those expired before ``today``, are left out."""
         where = "f.date IS NOT NULL"
         args: list[Any] = []
         if types:
-            where = " OR ".join("(' ' || c.types || ' ') LIKE ?" for _ in types)
+            where = "(" + " OR ".join("(' ' || c.types || ' ') LIKE ?" for _ in types) + ")"
             args = [f"% {t.lower()} %" for t in types]
+        where += " AND c.state NOT IN ('superseded', 'retracted') AND coalesce(c.expires, '9') >= ?"
+        args.append(today)
         rows = self.conn.execute(
             "SELECT f.path, c.start_line, t.text, f.date FROM chunks c"
             " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from collections.abc import Iterator
@@ -14,13 +13,11 @@ from pathlib import Path
 from memcli.errors import BadInput, WriteFailed, os_cause
 from memcli.locks import lock_file
 from memcli.notes.controls import strip_controls
-from memcli.notes.lifecycle import STATUS_LINE
+from memcli.notes.entryparse import _TAG
+from memcli.notes.entryparse import entry_fields as entry_fields  # re-exported
+from memcli.notes.entryparse import fact_key as fact_key  # re-exported
 
-_ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
-_TAG = re.compile(r"^#([\w][\w\-/]*)$")
 _TYPE = re.compile(r"^[\w][\w\-]*$")
-_FENCES = ("```", "~~~")
-_INDENTS = ("  ", "\t")
 
 
 @dataclass(frozen=True)
@@ -83,89 +80,6 @@ def parse_entries(text: str) -> list[Entry]:
         Entry(text=body, type=kind, tags=tags, time=time, line=line, end_line=end, status=status)
         for body, kind, tags, time, line, end, status in entry_fields(text)
     ]
-
-
-def entry_fields(
-    text: str,
-) -> Iterator[tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]]:
-    """What :func:`parse_entries` finds, as plain tuples ``(text, type, tags, time, line,
-    end_line, status_lines)``: the indexer's fast path, which needs no :class:`Entry`
-    objects. ``end_line`` counts the status lines in (they belong to the item)."""
-    lines = text.splitlines()
-    n = len(lines)
-    i = 0
-    in_fence = False
-    while i < n:
-        line = lines[i]
-        c = line[:1]
-        if c != "-" and c != "*" and c != "+":
-            # not an item; only a line opening with ``` or ~~~ (after any indent) matters
-            if (c == "`" or c == "~" or c.isspace()) and line.lstrip().startswith(_FENCES):
-                in_fence = not in_fence
-            i += 1
-            continue
-        m = None if in_fence else _ENTRY.match(line)
-        if not m:
-            i += 1
-            continue
-        start = i
-        body = [m.group(3)]
-        status: list[str] = []
-        i += 1
-        while i < n:
-            nxt = lines[i]
-            if not nxt.startswith(_INDENTS) or nxt.isspace():
-                break
-            if nxt.lstrip()[:2] in _ITEM_MARKS and STATUS_LINE.match(nxt):
-                status.append(nxt)
-            else:
-                body.append(nxt.strip())
-            i += 1
-        yield _entry_fields(body, m.group(1), m.group(2), start + 1, i, tuple(status))
-
-
-_ITEM_MARKS = ("- ", "* ", "+ ")
-
-
-def _entry_fields(
-    body: list[str],
-    time: str | None,
-    kind: str | None,
-    line: int,
-    end: int,
-    status: tuple[str, ...] = (),
-) -> tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]:
-    last = body[-1]
-    tags: tuple[str, ...] = ()
-    if "#" in last:
-        words = last.split(" ")
-        found: list[str] = []
-        while words and _TAG.match(words[-1]):
-            found.append(words.pop()[1:])
-        if found:
-            found.reverse()
-            tags = tuple(found)
-            last = " ".join(words)
-    body[-1] = last.rstrip()
-    text = "\n".join(b for b in body if b)
-    return text, kind, tags, time, line, end, status
-
-
-#: Characters that do not show: a fact holding one is the same fact without it.
-_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
-
-
-def fact_key(text: str) -> str:
-    """Identity of a fact for duplicate checks: case, spacing, Unicode normal form (NFKC:
-    ``café`` composed or not, full-width letters) and invisible characters (zero-width space,
-    soft hyphen...) do not matter."""
-    if not text.isascii():
-        import unicodedata  # only text beyond ASCII has forms to fold
-
-        text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
-    # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
-    norm = " ".join(text.split()).lower().rstrip(".!")
-    return hashlib.sha1(norm.encode("utf-8")).hexdigest()
 
 
 @contextmanager
@@ -277,3 +191,46 @@ def appending(path: Path) -> Iterator[Appender]:
     """
     with locked_append(path) as fd:
         yield Appender(path, fd, path.read_text(encoding="utf-8", errors="replace"))
+
+
+@contextmanager
+def editing(path: Path) -> Iterator[Editor]:
+    """Lock ``path`` (the lock appends take) and read it, to change lines in place.
+
+    The file keeps its inode (appenders hold it open): the changed tail is written back over
+    the old one with one ``pwrite`` from the first changed byte, then the file is cut to its
+    new length and synced.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        raise BadInput(f"no such file: {path}") from None
+    try:
+        lock_file(fd)
+        yield Editor(path, fd, path.read_bytes().decode("utf-8", errors="replace"))
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class Editor:
+    """A memory file locked for editing, with its text when the lock was taken."""
+
+    path: Path
+    fd: int
+    text: str
+
+    def replace(self, new_text: str) -> None:
+        """Make the file hold ``new_text``: write from the first byte that differs."""
+        old, new = self.text.encode("utf-8"), new_text.encode("utf-8")
+        same, limit = 0, min(len(old), len(new))
+        while same + 4096 <= limit and old[same : same + 4096] == new[same : same + 4096]:
+            same += 4096
+        while same < limit and old[same] == new[same]:
+            same += 1
+        tail = new[same:]
+        if os.pwrite(self.fd, tail, same) != len(tail):  # pragma: no cover - disk full
+            raise OSError(f"short write to {self.path}")
+        os.ftruncate(self.fd, len(new))
+        os.fsync(self.fd)
+        self.text = new_text

@@ -90,7 +90,7 @@ PLAIN = Status()
 
 def entry_id(text: str) -> str:
     """The short id of the fact ``text``."""
-    from memcli.notes.entries import fact_key  # (entries imports this module)
+    from memcli.notes.entryparse import fact_key  # (which imports this module)
 
     return fact_key(text)[:ID_CHARS]
 
@@ -136,6 +136,25 @@ def status_of(lines: tuple[str, ...] | list[str]) -> Status:
 def _after_colon(text: str) -> str | None:
     _, sep, after = text.partition(":")
     return after.strip() or None if sep else None
+
+
+def expiry_date(value: str, today: date) -> date:
+    """``30d``, ``6w``, ``3m`` (30 days a month), ``1y`` from ``today``, or a YYYY-MM-DD."""
+    from memcli.errors import BadInput
+
+    text = value.strip().lower()
+    m = re.fullmatch(r"(\d{1,5})\s*([dwmy])", text)
+    if m:
+        from datetime import timedelta
+
+        days = int(m.group(1)) * {"d": 1, "w": 7, "m": 30, "y": 365}[m.group(2)]
+        return today + timedelta(days=days)
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise BadInput(
+            f"--expires expects 30d, 6w, 3m, 1y or a date YYYY-MM-DD, got {value!r}"
+        ) from None
 
 
 def status_line(kind: str, detail: str = "", day: date | None = None) -> str:

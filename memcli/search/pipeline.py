@@ -16,6 +16,7 @@ from datetime import date
 from memcli.errors import BadInput
 from memcli.index.store import Store
 from memcli.notes import instructions
+from memcli.notes.entryparse import entry_ids
 from memcli.notes.redact import redact_lines
 from memcli.search import ranking, timewords
 from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
@@ -23,7 +24,6 @@ from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
 from memcli.search.results import Hit, SearchResult
 from memcli.search.snippets import FileText, Passage, assemble, clip, span_lines
-
 
 #: Chunk states a search leaves out unless asked (memcli.notes.lifecycle).
 HIDDEN = frozenset({"superseded", "retracted", "expired"})
@@ -92,6 +92,7 @@ def run_search(
     for span in spans:
         hit: Hit = span.payload
         hit.start_line, hit.end_line, snippet = span_lines(ft, span)
+        hit.ids = entry_ids(snippet)
         hit.snippet = redact_lines(snippet).text  # as get shows it: no secret on screen
         hit.snippet = clip(hit.snippet, query, opts.snippet_chars)  # after: no secret half-cut
         phrase = instructions.detect(hit.snippet)

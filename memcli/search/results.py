@@ -15,7 +15,7 @@ class Hit:
     __slots__ = (
         "chunk_id", "path", "chunk_start", "chunk_end", "heading", "text", "source", "date",
         "evergreen", "score", "scores", "snippet", "start_line", "end_line", "explain",
-        "flags", "passage", "signal", "terms", "state", "confirmed", "corroborated",
+        "flags", "passage", "signal", "terms", "state", "confirmed", "corroborated", "ids",
     )  # fmt: skip
 
     def __init__(
@@ -48,6 +48,7 @@ class Hit:
         # the chunk's lifecycle (memcli.notes.lifecycle): state ('' active, superseded,
         # retracted, review, expired once past its date) and how often it was vouched for
         self.state, self.confirmed, self.corroborated = "", 0, 0
+        self.ids: list[str] = []  # ids of the entries the snippet shows (lifecycle commands)
 
     def __repr__(self) -> str:
         return f"Hit({self.path}:{self.start_line}-{self.end_line}, score={self.score:.4f})"
@@ -65,6 +66,7 @@ class Hit:
             "evergreen": self.evergreen,
             "scores": self.scores,
             "flags": self.flags,
+            "ids": self.ids,
         }
         if self.explain is not None:
             out["explain"] = self.explain

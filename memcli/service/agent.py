@@ -98,7 +98,10 @@ class AgentService(SearchService, FlushService):
         out: list[Quote] = []
         if limit <= 0:
             return out
-        for chunk in self.store.recent_chunks(limit * _CHUNKS_PER_ENTRY, kinds):
+        from datetime import date
+
+        today = date.today().isoformat()
+        for chunk in self.store.recent_chunks(limit * _CHUNKS_PER_ENTRY, kinds, today):
             lines = chunk.text.split("\n")
             found = [
                 (kind, line, end)

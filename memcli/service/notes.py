@@ -33,16 +33,24 @@ class NotesService(GitService):
         now: datetime | None = None,
         index: bool = True,
         commit: bool = False,
+        expires: str | None = None,
+        status: tuple[str, ...] = (),
     ) -> AddResult:
         """Append one fact (redacted, de-duplicated) and index the file; with ``commit``,
         commit that file alone with a message naming the fact (refused before anything is
-        written when the workspace is not in a git repository)."""
+        written when the workspace is not in a git repository). ``expires`` (``30d`` or a
+        date) and ``status`` (status lines, :mod:`memcli.notes.lifecycle`) go under it."""
         checked: list[str] = []
         if commit:
             self.require_repo()
             from memcli.git.commit import check_committable  # git code on --commit only
 
             checked = check_committable(self.ws.root)  # mid-merge: refused before writing
+        if expires is not None:
+            from memcli.notes.lifecycle import expiry_date, status_line
+
+            day = (now or datetime.now()).date()
+            status = (*status, status_line("expires", day=expiry_date(expires, day)))
         result = self._add(
             text,
             to=to,
@@ -53,6 +61,7 @@ class NotesService(GitService):
             redact=redact,
             now=now,
             index=index,
+            status=status,
         )
         if commit:
             result.committed = True
@@ -102,6 +111,7 @@ class NotesService(GitService):
         redact: bool,
         now: datetime | None,
         index: bool,
+        status: tuple[str, ...] = (),
     ) -> AddResult:
         now = now or datetime.now()
         target = self.target_path(to=to, evergreen=evergreen, namespace=namespace, day=now)
@@ -115,6 +125,7 @@ class NotesService(GitService):
         from memcli.service.options import AddResult  # (with the add)
 
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
+        block += "".join(status)
         _check_size(block, int(self.settings.get("add.max_kb")))
         if redact:  # again on the whole entry: a --tag or --type may hold a secret too
             red = redact_text(block)

@@ -1,0 +1,107 @@
+"""Reading entries out of Markdown, and a fact's identity: what searches need, kept light.
+
+The indexer, a search that shows fact ids and :mod:`memcli.notes.entries` (which adds the
+``Entry`` objects and writing) all parse with :func:`entry_fields`; nothing here imports
+``dataclasses`` (a search does not load it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterator
+
+from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE
+
+_ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
+_TAG = re.compile(r"^#([\w][\w\-/]*)$")
+_FENCES = ("```", "~~~")
+_INDENTS = ("  ", "\t")
+
+
+def entry_fields(
+    text: str,
+) -> Iterator[tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]]:
+    """What :func:`parse_entries` finds, as plain tuples ``(text, type, tags, time, line,
+    end_line, status_lines)``: the indexer's fast path, which needs no :class:`Entry`
+    objects. ``end_line`` counts the status lines in (they belong to the item)."""
+    lines = text.splitlines()
+    n = len(lines)
+    i = 0
+    in_fence = False
+    while i < n:
+        line = lines[i]
+        c = line[:1]
+        if c != "-" and c != "*" and c != "+":
+            # not an item; only a line opening with ``` or ~~~ (after any indent) matters
+            if (c == "`" or c == "~" or c.isspace()) and line.lstrip().startswith(_FENCES):
+                in_fence = not in_fence
+            i += 1
+            continue
+        m = None if in_fence else _ENTRY.match(line)
+        if not m:
+            i += 1
+            continue
+        start = i
+        body = [m.group(3)]
+        status: list[str] = []
+        i += 1
+        while i < n:
+            nxt = lines[i]
+            if not nxt.startswith(_INDENTS) or nxt.isspace():
+                break
+            if nxt.lstrip()[:2] in _ITEM_MARKS and STATUS_LINE.match(nxt):
+                status.append(nxt)
+            else:
+                body.append(nxt.strip())
+            i += 1
+        yield _entry_fields(body, m.group(1), m.group(2), start + 1, i, tuple(status))
+
+
+_ITEM_MARKS = ("- ", "* ", "+ ")
+
+
+def _entry_fields(
+    body: list[str],
+    time: str | None,
+    kind: str | None,
+    line: int,
+    end: int,
+    status: tuple[str, ...] = (),
+) -> tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]:
+    last = body[-1]
+    tags: tuple[str, ...] = ()
+    if "#" in last:
+        words = last.split(" ")
+        found: list[str] = []
+        while words and _TAG.match(words[-1]):
+            found.append(words.pop()[1:])
+        if found:
+            found.reverse()
+            tags = tuple(found)
+            last = " ".join(words)
+    body[-1] = last.rstrip()
+    text = "\n".join(b for b in body if b)
+    return text, kind, tags, time, line, end, status
+
+
+#: Characters that do not show: a fact holding one is the same fact without it.
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
+
+
+def fact_key(text: str) -> str:
+    """Identity of a fact for duplicate checks: case, spacing, Unicode normal form (NFKC:
+    ``café`` composed or not, full-width letters) and invisible characters (zero-width space,
+    soft hyphen...) do not matter."""
+    if not text.isascii():
+        import unicodedata  # only text beyond ASCII has forms to fold
+
+        text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
+    # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
+    norm = " ".join(text.split()).lower().rstrip(".!")
+    return hashlib.sha1(norm.encode("utf-8")).hexdigest()
+
+
+def entry_ids(text: str) -> list[str]:
+    """The ids of the entries in ``text`` (a snippet, a file), in order."""
+    return [fact_key(body)[:ID_CHARS] for body, *_ in entry_fields(text)]

@@ -1,0 +1,312 @@
+"""A fact's life: supersede, forget, confirm, and the review of facts that need a decision.
+
+Every change is a status line written under the entry in its Markdown file
+(:mod:`memcli.notes.lifecycle`), with the file locked as appends lock it; the file is then
+indexed, and with ``commit`` committed with a message that tells the story.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from memcli.errors import BadInput
+from memcli.notes.lifecycle import ID_CHARS, Status, status_line, status_of
+from memcli.service.notes import NotesService
+
+__all__ = ["FactRef", "LifecycleResult", "LifecycleService"]
+
+_ID = re.compile(r"^[0-9a-f]{4,40}$")
+_REF_HINT = "give a fact id (from search --json 'ids') or PATH:LINE"
+
+
+class FactRef(NamedTuple):
+    """One fact as it is now in its file."""
+
+    id: str
+    path: str  # workspace-relative
+    line: int
+    end_line: int  # its last line, status lines included
+    text: str
+    type: str | None
+    tags: tuple[str, ...]
+    status: Status
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "path": self.path,
+            "line": self.line,
+            "text": self.text,
+            "type": self.type,
+            "tags": list(self.tags),
+            "state": self.status.state,
+            "expires": self.status.expires,
+            "confirmed": self.status.confirmed,
+            "corroborated": self.status.corroborated,
+        }
+
+
+class LifecycleResult(NamedTuple):
+    """What a lifecycle command did (or, dry, would do)."""
+
+    action: str  # superseded, retracted, purged, confirmed
+    fact: FactRef
+    lines: list[str]  # the status lines written under it
+    successor: dict[str, Any] | None = None  # the new fact of a supersede (an add's JSON)
+    dry_run: bool = False
+    changed: bool = True  # False: it already was so (nothing written)
+    commit: str | None = None
+    warnings: list[str] = []
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "action": self.action,
+            "fact": self.fact.as_dict(),
+            "status_lines": [line.strip() for line in self.lines],
+            "changed": self.changed,
+            "dry_run": self.dry_run,
+        }
+        if self.successor is not None:
+            out["successor"] = self.successor
+        if self.commit is not None:
+            out["commit"] = self.commit
+        return out
+
+
+class LifecycleService(NotesService):
+    def find_fact(self, ref: str) -> FactRef:
+        """The fact ``ref`` names: its id (at least 4 hex digits of it) or ``PATH:LINE``."""
+        ref = ref.strip()
+        if _ID.match(ref):
+            self.sync_before_search()
+            found = self.store.facts_by_prefix(ref)
+            keys = {h for h, _, _ in found}
+            if not keys:
+                raise BadInput(f"no fact has the id {ref!r}", hint=_REF_HINT)
+            if len(keys) > 1:
+                ids = ", ".join(sorted(k[:ID_CHARS] for k in keys)[:5])
+                raise BadInput(f"the id {ref!r} is ambiguous ({ids})", hint="give more digits")
+            key, rel, line = found[0]
+            return self._fact_at(rel, line, key)
+        path, sep, line_text = ref.rpartition(":")
+        if not sep or not line_text.isdigit() or not path:
+            raise BadInput(f"not a fact id or PATH:LINE: {ref!r}", hint=_REF_HINT)
+        target = self.ws.resolve_user_path(path)
+        return self._fact_at(self.ws.rel(target), int(line_text), None)
+
+    def _fact_at(self, rel: str, line: int, key: str | None) -> FactRef:
+        from memcli.notes.entries import fact_key, parse_entries  # lifecycle commands only
+
+        path = self.ws.root / rel
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise BadInput(f"cannot read {rel}: {exc.strerror}") from None
+        for e in parse_entries(text):
+            k = fact_key(e.text)
+            if (key is not None and k == key) or (key is None and e.line <= line <= e.end_line):
+                status = status_of(e.status)
+                return FactRef(
+                    k[:ID_CHARS], rel, e.line, e.end_line, e.text, e.type, e.tags, status
+                )
+        where = f"{rel}:{line}"
+        raise BadInput(f"no fact at {where}" if key is None else f"the fact moved from {where}")
+
+    # -- changes ---------------------------------------------------------------------------
+    def supersede(
+        self,
+        ref: str,
+        text: str,
+        *,
+        type: str | None = None,
+        tags: tuple[str, ...] | list[str] | None = None,
+        dry_run: bool = False,
+        commit: bool = False,
+        now: datetime | None = None,
+    ) -> LifecycleResult:
+        """Write ``text`` as a new fact (the old one's type and tags unless given) that
+        supersedes ``ref``, and mark ``ref`` superseded by it."""
+        from memcli.notes.entryparse import fact_key
+
+        now = now or datetime.now()
+        old = self.find_fact(ref)
+        if old.status.state == "superseded":
+            raise BadInput(
+                f"fact {old.id} was already superseded (by {old.status.successor or '?'})",
+                hint="supersede the newer fact instead",
+            )
+        new_id = fact_key(text.strip())[:ID_CHARS]
+        if new_id == old.id:
+            raise BadInput("the new text is the same fact", hint="give the changed fact")
+        mark = status_line("superseded", f"by {new_id}", now.date())
+        if dry_run:
+            return LifecycleResult("superseded", old, [mark], {"id": new_id}, dry_run=True)
+        if commit:
+            self.require_repo()
+        added = self.add(
+            text,
+            type=type if type is not None else old.type,
+            tags=tuple(tags) if tags is not None else old.tags,
+            now=now,
+            status=(status_line("supersedes", old.id),),
+        )
+        self._annotate(old, mark)
+        sha = self._commit_change(
+            [old.path, added.path], f"memcli: superseded {old.id} by {new_id}", commit
+        )
+        successor = {**added.as_dict(), "id": new_id}
+        return LifecycleResult("superseded", old, [mark], successor, commit=sha)
+
+    def forget(
+        self,
+        ref: str,
+        *,
+        reason: str,
+        purge: bool = False,
+        dry_run: bool = False,
+        commit: bool = False,
+        now: datetime | None = None,
+    ) -> LifecycleResult:
+        """Retract ``ref`` (it no longer shows in searches) with ``reason``; ``purge`` also
+        replaces its text in the working tree (git history still holds it)."""
+        from memcli.notes.redact import redact  # a reason may quote a secret
+
+        reason = " ".join(redact(reason).text.split())
+        if not reason:
+            raise BadInput("forget needs a reason", hint='--reason "why it is wrong"')
+        now = now or datetime.now()
+        fact = self.find_fact(ref)
+        purged = f" (purged {fact.id})" if purge else ""
+        mark = status_line("retracted", f"{purged}: {reason}", now.date())
+        action = "purged" if purge else "retracted"
+        if fact.status.state == "retracted" and not purge:
+            return LifecycleResult(action, fact, [], changed=False, dry_run=dry_run)
+        if dry_run:
+            return LifecycleResult(action, fact, [mark], dry_run=True)
+        if commit:
+            self.require_repo()
+        self._annotate(fact, mark, purge=purge)
+        message = f"memcli: forgot {fact.id} ({reason})"
+        sha = self._commit_change([fact.path], message, commit)
+        warnings = (
+            [f"{fact.path}: the text is gone from the working tree; git history still holds it"]
+            if purge
+            else []
+        )
+        return LifecycleResult(action, fact, [mark], commit=sha, warnings=warnings)
+
+    def confirm(
+        self,
+        ref: str,
+        *,
+        by: str | None = None,
+        dry_run: bool = False,
+        commit: bool = False,
+        now: datetime | None = None,
+    ) -> LifecycleResult:
+        """A person vouches for ``ref``: it ranks higher, and a review of it is closed."""
+        now = now or datetime.now()
+        fact = self.find_fact(ref)
+        if fact.status.state in ("superseded", "retracted"):
+            raise BadInput(
+                f"fact {fact.id} is {fact.status.state}: it cannot be confirmed",
+                hint="add it again, or confirm the fact that replaced it",
+            )
+        who = " ".join((by or "").split())
+        mark = status_line("confirmed", f"by {who}" if who else "", now.date())
+        today = now.date().isoformat()
+        fresh = fact.status.state != "review"
+        if fresh and fact.status.confirmed and _confirmed_on(self.ws.root / fact.path, fact, today):
+            return LifecycleResult("confirmed", fact, [], changed=False, dry_run=dry_run)
+        if dry_run:
+            return LifecycleResult("confirmed", fact, [mark], dry_run=True)
+        if commit:
+            self.require_repo()
+        self._annotate(fact, mark)
+        sha = self._commit_change([fact.path], f"memcli: confirmed {fact.id}", commit)
+        return LifecycleResult("confirmed", fact, [mark], commit=sha)
+
+    def review(self, today: date | None = None) -> list[dict[str, Any]]:
+        """Facts that need a decision: under review (a conflict, an instruction-like fact),
+        and expired ones, each with the commands that settle it."""
+        from memcli.notes.entryparse import entry_fields
+
+        self.sync_before_search()
+        day = (today or date.today()).isoformat()
+        out: list[dict[str, Any]] = []
+        for rel, line, text, state, expires, fact_id in self.store.chunks_needing_review(day):
+            fields = next(iter(entry_fields(text)), None)
+            body = fields[0] if fields else text
+            st = status_of(fields[6]) if fields else Status()
+            why = "expired " + (expires or "") if state != "review" else (st.reason or "review")
+            ref = fact_id or f"{rel}:{line}"
+            out.append(
+                {
+                    "id": fact_id,
+                    "path": rel,
+                    "line": line,
+                    "text": body,
+                    "state": state or "expired",
+                    "why": why,
+                    "commands": [
+                        f"memcli confirm {ref}",
+                        f'memcli supersede {ref} "..."',
+                        f'memcli forget {ref} --reason "..."',
+                    ],
+                }
+            )
+        return out
+
+    # -- writing ---------------------------------------------------------------------------
+    def _annotate(self, fact: FactRef, mark: str, *, purge: bool = False) -> None:
+        """Write ``mark`` under ``fact`` (found again by id under the lock); ``purge``: its
+        text becomes a placeholder."""
+        from memcli.notes.entries import editing, fact_key, parse_entries
+
+        path = self.ws.root / fact.path
+        with editing(path) as file:
+            entry = next(
+                (e for e in parse_entries(file.text) if fact_key(e.text)[:ID_CHARS] == fact.id),
+                None,
+            )
+            if entry is None:
+                raise BadInput(f"fact {fact.id} changed in {fact.path} meanwhile; try again")
+            lines = file.text.splitlines(keepends=True)
+            if lines and not lines[-1].endswith("\n"):
+                lines[-1] += "\n"
+            insert = [mark]
+            if purge:
+                head = lines[entry.line - 1]
+                stamp = re.match(r"^([-*+] (?:\d{1,2}:\d{2} )?(?:\[[\w\-]+\] )?)", head)
+                body_end = entry.end_line - len(entry.status)
+                lines[entry.line - 1 : body_end] = [
+                    f"{stamp.group(1) if stamp else '- '}(forgotten)\n"
+                ]
+                at = entry.line - 1 + 1 + len(entry.status)
+            else:
+                at = entry.end_line
+            lines[at:at] = insert
+            file.replace("".join(lines))
+        try:
+            self.index([str(path)])
+        except Exception as exc:  # written; the index catches up on its next sync
+            self.warnings.append(f"{fact.path} not indexed yet: {getattr(exc, 'message', exc)}")
+
+    def _commit_change(self, paths: list[str], message: str, commit: bool) -> str | None:
+        if not commit:
+            return None
+        files = [self.ws.root / p for p in dict.fromkeys(paths)]
+        return self.commit(files, message)
+
+
+def _confirmed_on(path: Path, fact: FactRef, today: str) -> bool:
+    """Whether ``fact`` already has a confirmation dated ``today`` (confirm twice: once)."""
+    from memcli.notes.entries import fact_key, parse_entries
+
+    for e in parse_entries(path.read_text(encoding="utf-8", errors="replace")):
+        if fact_key(e.text)[:ID_CHARS] == fact.id:
+            return any(s.strip().startswith(f"- confirmed {today}") for s in e.status)
+    return False
