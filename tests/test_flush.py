@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -448,14 +449,20 @@ def test_known_facts_are_skipped_exact_and_near(
     assert text.count("Valkey") == 1 and text.count("Backups") == 1
 
 
-def test_all_known_writes_no_heading(cli: Cli, workspace: Path, stub: StubOpenAI) -> None:
+def test_all_known_writes_no_heading_and_corroborates(
+    cli: Cli, workspace: Path, stub: StubOpenAI
+) -> None:
     assert cli("add", "The release train leaves every Tuesday.").exit_code == 0
     before = snapshot(workspace)
     stub.chat_replies = [reply("The release train leaves every Tuesday.")]
     r = flush(cli, CONV)
     assert r.exit_code == 0
     assert r.json()["written"] == [] and r.json()["skipped"][0]["reason"] == "duplicate"
-    assert snapshot(workspace) == before
+    assert r.json()["skipped"][0]["decision"] == "duplicate"
+    after = snapshot(workspace)
+    (name,) = [k for k in after if after[k] != before[k]]
+    # no heading, no new entry: one status line under the known fact
+    assert after[name] == before[name] + f"  - corroborated {date.today().isoformat()}\n".encode()
 
 
 def test_flushed_facts_are_indexed(cli: Cli, stub: StubOpenAI) -> None:

@@ -54,6 +54,7 @@ RESULT = {
     "evergreen",
     "scores",
     "flags",
+    "ids",
 }
 BATCH_ERROR = {"query", "error", "results"}
 STATUS = {
@@ -92,9 +93,12 @@ FLUSH = {
     "commit",
     "message",
     "warnings",
+    "decisions",
+    "discarded",
 }
-FLUSH_WRITTEN = {"text", "type", "tags", "line"}
-FLUSH_SKIPPED = {"text", "type", "tags", "reason", "duplicate_of"}
+DECISION = {"decision", "target", "by", "why"}
+FLUSH_WRITTEN = {"text", "type", "tags", "line"} | DECISION
+FLUSH_SKIPPED = {"text", "type", "tags", "reason", "duplicate_of"} | DECISION
 DIFF = {"from", "to", "files", "totals"}
 DIFF_FILE = {"path", "status", "old_path", "binary", "added", "removed"}
 DIFF_LINE = {"line", "text", "type", "tags", "time", "kind"}

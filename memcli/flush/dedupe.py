@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from memcli.errors import BadInput
 from memcli.flush.facts import Fact, FactOutcome
@@ -79,6 +80,7 @@ class KnownFacts:
     target_entries: list[entries.Entry]
     use_index: bool = True
     warnings: list[str] = field(default_factory=list)
+    root: Path | None = None  # the workspace (to read a known fact's file)
 
     def exact(self, key: str) -> str | None:
         """``path:line`` of a fact with this :func:`~memcli.notes.entries.fact_key`."""

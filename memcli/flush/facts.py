@@ -28,6 +28,12 @@ class FactOutcome:
     duplicate_of: str | None = None  # path:line of the existing fact
     similarity: float | None = None
     redactions: tuple[str, ...] = ()
+    # how it was reconciled with what memory holds (memcli.flush.reconcile)
+    decision: str = "add"  # add, update, duplicate, conflict, review or discard
+    target: str | None = None  # id of the known fact it updates, repeats or contradicts
+    by: str = "rule"  # rule or llm
+    why: str | None = None
+    status: tuple[str, ...] = ()  # status lines written under it
 
     def as_dict(self) -> dict[str, Any]:
         d = self.fact.as_dict()
@@ -38,6 +44,7 @@ class FactOutcome:
             d["duplicate_of"] = self.duplicate_of
             if self.similarity is not None:
                 d["similarity"] = round(self.similarity, 3)
+        d.update(decision=self.decision, target=self.target, by=self.by, why=self.why)
         return d
 
 
@@ -60,6 +67,7 @@ class FlushResult:
     commit: str | None = None
     message: str = ""
     warnings: list[str] = field(default_factory=list)
+    discarded: dict[str, int] = field(default_factory=dict)  # reason -> facts dropped
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -78,4 +86,13 @@ class FlushResult:
             "commit": self.commit,
             "message": self.message,
             "warnings": list(self.warnings),
+            "decisions": _count(o.decision for o in [*self.written, *self.skipped]),
+            "discarded": dict(self.discarded),
         }
+
+
+def _count(items: Any) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return out

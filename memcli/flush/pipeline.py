@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memcli.config import Settings, confine_file
 from memcli.errors import BadInput, ConfigError, GitError, MemcliError
@@ -38,7 +38,7 @@ from memcli.flush.conversation import (
 )
 from memcli.flush.dedupe import KnownFacts, dedupe
 from memcli.flush.extract import ask, llm_config
-from memcli.flush.facts import Fact, FlushResult
+from memcli.flush.facts import Fact, FactOutcome, FlushResult
 from memcli.flush.prompt import build_messages, load_prompt, new_nonce
 from memcli.flush.provenance import (
     append_facts,
@@ -49,7 +49,11 @@ from memcli.flush.provenance import (
     heading_line,
     summary,
 )
+from memcli.flush.reconcile import reconcile
 from memcli.notes import entries
+from memcli.notes.annotate import annotate
+from memcli.notes.instructions import detect as instruction_like
+from memcli.notes.lifecycle import ID_CHARS, status_line
 from memcli.notes.redact import redact
 from memcli.notes.workspace import find_git_root
 from memcli.providers import remote
@@ -154,30 +158,45 @@ def flush(
         rel,
         entries.parse_entries(existing),
         use_index=_has_index(mem, dry_run),
+        root=ws.root,
     )
     keep, skip = dedupe(facts, known)
+
+    def ask_model(messages: list[dict[str, Any]]) -> str:
+        result.requests += 1
+        return remote.complete(messages, cfg, json_mode=True)
+
+    keep, skip, result.discarded = reconcile(
+        keep, skip, known, now.date(), ask_model, instruction_like
+    )
     result.warnings.extend(known.warnings)
     result.skipped = skip
     if dry_run:
         result.written = keep
         result.message = summary(len(keep), len(skip), rel, dry_run=True)
         return result
+    touched = _corroborate(mem, skip, now)
+    written = append_facts(ws, target, now, heading, keep, result) if keep else []
+    touched += _supersede(mem, written, now)
     if not keep:
-        result.message = f"all {len(skip)} facts are already known; nothing written"
-        return result
-
-    written = append_facts(ws, target, now, heading, keep, result)
-    if written:
+        result.message = f"all {len(skip)} facts are already known or discarded; nothing written"
+    files = [target] if written else []
+    files += [p for p in dict.fromkeys(touched) if p != target]
+    if files:
         try:
-            report = mem.index([str(target)])
+            report = mem.index([str(p) for p in files])
             result.warnings.extend(report.warnings)
-        except MemcliError as exc:  # the facts are safe in the file; 'memcli index' catches up
+        except MemcliError as exc:  # the facts are safe in the files; 'memcli index' catches up
             result.warnings.append(f"{rel} was written but not indexed: {exc.message}")
         if commit:
+            facts_written = [o.fact for o in written]
+            message = (
+                commit_message(hash8, facts_written)
+                if facts_written
+                else f"memory: corroborated known facts (conversation {hash8})\n"
+            )
             try:
-                result.commit = mem.commit(
-                    [target], commit_message(hash8, [o.fact for o in written])
-                )
+                result.commit = mem.commit(files, message)
                 result.warnings.extend(git_warnings if result.commit else [])
             except GitError as exc:
                 raise GitError(
@@ -199,6 +218,36 @@ def _commit_earlier(mem: GitService, earlier: str, hash8: str) -> str | None:
     if heading_line(head_text(mem.ws.root, path) or "", hash8):
         return None
     return mem.commit([path], f"memory: facts flushed from conversation {hash8}")
+
+
+def _corroborate(mem: GitService, skip: list[FactOutcome], now: datetime) -> list[Path]:
+    """A ``corroborated`` status line (once a day) under each known fact a new one repeats."""
+    mark = status_line("corroborated", day=now.date())
+    return [p for o in skip if o.decision == "duplicate" and o.target
+            for p in _mark(mem, o.target, mark, once=True)]  # fmt: skip
+
+
+def _supersede(mem: GitService, written: list[FactOutcome], now: datetime) -> list[Path]:
+    """Mark each known fact that a written one updates as superseded by it."""
+    out: list[Path] = []
+    for o in written:
+        if o.decision == "update" and o.target:
+            new_id = entries.fact_key(o.fact.text)[:ID_CHARS]
+            out += _mark(mem, o.target, status_line("superseded", f"by {new_id}", now.date()))
+    return out
+
+
+def _mark(mem: GitService, fact_id: str, mark: str, *, once: bool = False) -> list[Path]:
+    """Write ``mark`` under the fact ``fact_id``; the file, when written (else a warning)."""
+    found = mem.store.facts_by_prefix(fact_id)
+    if not found:
+        return []
+    path = mem.ws.root / found[0][1]
+    try:
+        return [path] if annotate(path, fact_id, [mark], once=once) else []
+    except (BadInput, OSError) as exc:
+        mem.warnings.append(f"could not mark {fact_id}: {getattr(exc, 'message', exc)}")
+        return []
 
 
 def _has_index(mem: GitService, dry_run: bool) -> bool:

@@ -106,6 +106,7 @@ def append_facts(
             entry = entries.format_entry(
                 o.fact.text, o.fact.type, o.fact.tags, now.strftime("%H:%M")
             )
+            entry += "".join(o.status)  # status lines of a reconciled fact (update, review...)
             o.line = number + 1
             number += entry.count("\n")
             block += entry

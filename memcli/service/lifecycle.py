@@ -262,34 +262,12 @@ class LifecycleService(NotesService):
 
     # -- writing ---------------------------------------------------------------------------
     def _annotate(self, fact: FactRef, mark: str, *, purge: bool = False) -> None:
-        """Write ``mark`` under ``fact`` (found again by id under the lock); ``purge``: its
-        text becomes a placeholder."""
-        from memcli.notes.entries import editing, fact_key, parse_entries
+        """Write ``mark`` under ``fact`` (see :func:`memcli.notes.annotate.annotate`), then
+        index the file."""
+        from memcli.notes.annotate import annotate
 
         path = self.ws.root / fact.path
-        with editing(path) as file:
-            entry = next(
-                (e for e in parse_entries(file.text) if fact_key(e.text)[:ID_CHARS] == fact.id),
-                None,
-            )
-            if entry is None:
-                raise BadInput(f"fact {fact.id} changed in {fact.path} meanwhile; try again")
-            lines = file.text.splitlines(keepends=True)
-            if lines and not lines[-1].endswith("\n"):
-                lines[-1] += "\n"
-            insert = [mark]
-            if purge:
-                head = lines[entry.line - 1]
-                stamp = re.match(r"^([-*+] (?:\d{1,2}:\d{2} )?(?:\[[\w\-]+\] )?)", head)
-                body_end = entry.end_line - len(entry.status)
-                lines[entry.line - 1 : body_end] = [
-                    f"{stamp.group(1) if stamp else '- '}(forgotten)\n"
-                ]
-                at = entry.line - 1 + 1 + len(entry.status)
-            else:
-                at = entry.end_line
-            lines[at:at] = insert
-            file.replace("".join(lines))
+        annotate(path, fact.id, [mark], purge=purge)
         try:
             self.index([str(path)])
         except Exception as exc:  # written; the index catches up on its next sync
