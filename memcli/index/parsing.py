@@ -27,6 +27,7 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
     import hashlib  # not needed by searches, only by indexing
 
     from memcli.notes import entries  # (with hashlib) not needed by searches, only by indexing
+    from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE, status_of
 
     facts: list[tuple[str, int]] = []
     line_types: dict[int, str] = {}
@@ -41,8 +42,6 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
         if tags:
             line_tags[line] = [t.lower() for t in tags]
         if status:
-            from memcli.notes.lifecycle import ID_CHARS, status_of  # files with status lines
-
             st = status_of(status)
             if not st.plain:
                 own.append((line, end, key[:ID_CHARS], st))
@@ -84,8 +83,12 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
         )
     crumbs = {b[0] + 1: b[3] for b in chunking.blocks(lines)} if own else {}
     for line, end, fact_id, st in own:
-        body_text = "\n".join(lines[line - 1 : end])
-        digest = sha256(body_text.encode("utf-8")).hexdigest()
+        last = end  # the status lines that end the entry are its tail: shown, not searched
+        while last > line and STATUS_LINE.match(lines[last - 1]):
+            last -= 1
+        body_text = "\n".join(lines[line - 1 : last])
+        tail = "".join("\n" + text for text in lines[last:end])
+        digest = sha256((body_text + tail).encode("utf-8")).hexdigest()
         rows.append(
             ChunkRow(
                 line,
@@ -99,6 +102,7 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
                 st.confirmed,
                 st.corroborated,
                 fact_id,
+                tail,
             )
         )
     return rows, facts

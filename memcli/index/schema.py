@@ -89,6 +89,7 @@ def _m004_lifecycle(conn: Any) -> None:
         "confirmed INTEGER NOT NULL DEFAULT 0",
         "corroborated INTEGER NOT NULL DEFAULT 0",
         "fact_id TEXT",  # the entry's id, for a chunk of one entry
+        "tail TEXT NOT NULL DEFAULT ''",  # its status lines: shown, not searched
     ):
         conn.execute(f"ALTER TABLE chunks ADD COLUMN {column}")
     conn.execute("DELETE FROM meta WHERE key = 'chunking'")

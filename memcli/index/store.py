@@ -38,6 +38,7 @@ class ChunkRow(NamedTuple):
     confirmed: int = 0
     corroborated: int = 0
     fact_id: str | None = None
+    tail: str = ""  # the status lines ending the entry: shown with it, not searched
 
 
 class RecentChunk(NamedTuple):
@@ -291,8 +292,8 @@ class Store:
             ids = range(first, first + len(chunks))
             conn.executemany(
                 "INSERT INTO chunks (id, file_id, start_line, end_line, heading, types, tags, hash,"
-                " state, expires, confirmed, corroborated, fact_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " state, expires, confirmed, corroborated, fact_id, tail)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [
                     (i, file_id, *c[:2], c.heading, c.types, c.tags, c.hash, *c[7:])
                     for i, c in zip(ids, chunks, strict=True)
@@ -361,7 +362,8 @@ class Store:
         """(path, line, text, state, expires, fact id) of facts under review or expired
         before ``day`` (chunks of one entry with status lines)."""
         rows = self.conn.execute(
-            "SELECT f.path, c.start_line, t.text, c.state, c.expires, c.fact_id FROM chunks c"
+            "SELECT f.path, c.start_line, t.text || c.tail, c.state, c.expires, c.fact_id"
+            " FROM chunks c"
             " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
             " WHERE c.state = 'review' OR (c.state = '' AND c.expires < ?)"
             " ORDER BY f.path, c.start_line",

@@ -102,6 +102,19 @@ def fact_key(text: str) -> str:
     return hashlib.sha1(norm.encode("utf-8")).hexdigest()
 
 
-def entry_ids(text: str) -> list[str]:
-    """The ids of the entries in ``text`` (a snippet, a file), in order."""
-    return [fact_key(body)[:ID_CHARS] for body, *_ in entry_fields(text)]
+def entry_marks(text: str, today: str) -> tuple[list[str], list[str]]:
+    """The ids of the entries in ``text`` (a snippet, a file), in order, and the states
+    other than active their status lines give them on ``today`` (YYYY-MM-DD)."""
+    from datetime import date
+
+    from memcli.notes.lifecycle import ACTIVE, status_of
+
+    ids: list[str] = []
+    states: list[str] = []
+    for body, *_, status in entry_fields(text):
+        ids.append(fact_key(body)[:ID_CHARS])
+        if status:
+            state = status_of(status).state_on(date.fromisoformat(today))
+            if state != ACTIVE and state not in states:
+                states.append(state)
+    return ids, states

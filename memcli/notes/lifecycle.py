@@ -95,6 +95,13 @@ def entry_id(text: str) -> str:
     return fact_key(text)[:ID_CHARS]
 
 
+def without_status(text: str) -> str:
+    """``text`` without its status lines: what is scored, as the index searches it."""
+    if "\n " not in text and "\n\t" not in text:
+        return text
+    return "\n".join(line for line in text.split("\n") if not STATUS_LINE.match(line))
+
+
 def status_of(lines: tuple[str, ...] | list[str]) -> Status:
     """The status that ``lines`` (an entry's status lines, in order) give it.
 

@@ -16,7 +16,8 @@ from datetime import date
 from memcli.errors import BadInput
 from memcli.index.store import Store
 from memcli.notes import instructions
-from memcli.notes.entryparse import entry_ids
+from memcli.notes.entryparse import entry_marks
+from memcli.notes.lifecycle import without_status
 from memcli.notes.redact import redact_lines
 from memcli.search import ranking, timewords
 from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
@@ -92,13 +93,12 @@ def run_search(
     for span in spans:
         hit: Hit = span.payload
         hit.start_line, hit.end_line, snippet = span_lines(ft, span)
-        hit.ids = entry_ids(snippet)
+        hit.ids, states = entry_marks(snippet, today.isoformat())
         hit.snippet = redact_lines(snippet).text  # as get shows it: no secret on screen
         hit.snippet = clip(hit.snippet, query, opts.snippet_chars)  # after: no secret half-cut
         phrase = instructions.detect(hit.snippet)
         hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []
-        if hit.state:  # superseded, retracted, expired (asked for), or under review
-            hit.flags.append(STATE_FLAGS.get(hit.state, hit.state))
+        hit.flags += [STATE_FLAGS.get(s, s) for s in states]  # superseded, under review...
         if opts.explain:
             hit.explain = ranking.explain(
                 hit.signal,
@@ -187,7 +187,7 @@ def _passage_hits(
             opts.name_weight,
         )
         headings = sorted({cand[k][0].heading for k in keys})
-        texts = [ft.passage_text(cand[k][0]) for k in keys]
+        texts = [without_status(ft.passage_text(cand[k][0])) for k in keys]
         tfs, lengths = analyzer.counts(texts + headings, list(q.idf))
         htf = dict(zip(headings, tfs[len(keys) :], strict=True))
         scored = ranking.bm25_scores(

@@ -115,7 +115,7 @@ class FileText:
         for start in range(0, len(missing), 400):
             part = missing[start : start + 400]
             rows = self.store.conn.execute(
-                "SELECT f.path, c.start_line, t.text FROM chunks c"
+                "SELECT f.path, c.start_line, t.text || c.tail FROM chunks c"
                 " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
                 f" WHERE f.path IN ({','.join('?' * len(part))}){self._shown}",
                 (*part, *self._shown_args),
@@ -154,7 +154,7 @@ class FileText:
         for start in range(0, len(ids), 400):
             batch = ids[start : start + 400]
             for cid, first, text in conn.execute(
-                "SELECT c.id, c.start_line, t.text FROM chunks c JOIN chunks_fts t"
+                "SELECT c.id, c.start_line, t.text || c.tail FROM chunks c JOIN chunks_fts t"
                 f" ON t.rowid = c.id WHERE c.id IN ({','.join('?' * len(batch))})",
                 batch,
             ):
