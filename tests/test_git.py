@@ -274,6 +274,7 @@ def test_diff_work_tree_staged_unstaged_and_untracked(tmp_path: Path) -> None:
         "removed": 1,
         "lines_added": 0,
         "lines_removed": 0,
+        "changed": 0,
     }
 
 

@@ -101,10 +101,10 @@ FLUSH_WRITTEN = {"text", "type", "tags", "line"} | DECISION
 FLUSH_SKIPPED = {"text", "type", "tags", "reason", "duplicate_of"} | DECISION
 DIFF = {"from", "to", "files", "totals"}
 DIFF_FILE = {"path", "status", "old_path", "binary", "added", "removed"}
-DIFF_LINE = {"line", "text", "type", "tags", "time", "kind"}
-DIFF_TOTALS = {"files", "added", "removed", "lines_added", "lines_removed"}
+DIFF_LINE = {"line", "text", "type", "tags", "time", "kind", "event"}
+DIFF_TOTALS = {"files", "added", "removed", "lines_added", "lines_removed", "changed"}
 LOG = {"commits"}
-COMMIT = {"sha", "short", "author", "date", "subject", "files", "added", "removed"}
+COMMIT = {"sha", "short", "author", "date", "subject", "files", "added", "removed", "changed"}
 SYNC = {
     "branch",
     "upstream",

@@ -205,3 +205,31 @@ def test_hand_written_status_lines_round_trip(cli: Cli, workspace: Path) -> None
     assert cli("index", "--force").exit_code == 0
     found = snippets(cli, "ship")
     assert "Tuesdays" in found and "Fridays" not in found
+
+
+def test_diff_and_log_tell_the_story(cli: Cli, workspace: Path, redis: str) -> None:
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=workspace, check=True, capture_output=True, text=True
+        ).stdout
+
+    git("init", "-q")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    assert cli("confirm", redis, "--by", "bob", "--commit").exit_code == 0
+    new = cli("supersede", redis, "Use Valkey for the session cache.", "--json").json()
+    d = cli("diff", "--json").json()
+    (f,) = d["files"]
+    events = {(x["kind"], x["text"], x["event"]) for x in f["added"]}
+    assert (
+        "status",
+        "Use Redis for the session cache.",
+        f"superseded by {new['successor']['id']}",
+    ) in events
+    assert ("fact", "Use Valkey for the session cache.", None) in events
+    assert d["totals"]["changed"] == 1 and d["totals"]["added"] == 1
+    text = cli("diff").stdout
+    assert f"[superseded by {new['successor']['id']}]" in text
+    log = cli("log", "--json").json()["commits"]
+    assert log[0]["subject"] == f"memcli: confirmed {redis}"
+    assert (log[0]["added"], log[0]["removed"], log[0]["changed"]) == (0, 0, 1)

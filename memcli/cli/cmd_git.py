@@ -100,7 +100,9 @@ def _render_diff(out: Output, result: DiffResult) -> None:
 
 
 def _fact_row(sign: str, fact: FactLine) -> list[Any]:
-    kind = fact.type or ("" if fact.kind == "fact" else "(line)")
+    kind = fact.type or ("(line)" if fact.kind == "line" else "")
+    if fact.kind == "status":  # superseded, forgotten, confirmed...: the fact itself stays
+        return ["~", fact.line, kind, f"{fact.text}  [{fact.event}]", ""]
     return [sign, fact.line, kind, fact.text, " ".join(f"#{t}" for t in fact.tags)]
 
 
@@ -116,6 +118,8 @@ def _render_totals(out: Output, result: DiffResult) -> None:
         if (t["lines_added"] or t["lines_removed"])
         else ""
     )
+    if t["changed"]:
+        lines += f", {t['changed']} changed (superseded, forgotten, confirmed...)"
     out.styled(f"{files} changed: {facts}{lines} ({_label(result)})", "dim")
 
 
@@ -141,7 +145,7 @@ def log(
         st.out.info("no commits touched memory/")
         return
     st.out.table(
-        ["commit", "date", "author", "added", "removed", "subject"],
+        ["commit", "date", "author", "added", "removed", "changed", "subject"],
         [
             [
                 c.sha[:10],
@@ -149,11 +153,12 @@ def log(
                 c.author,
                 f"+{c.added}",
                 f"-{c.removed}",
+                f"~{c.changed}",
                 c.subject,
             ]
             for c in commits
         ],
-        right=["added", "removed"],
+        right=["added", "removed", "changed"],
     )
 
 

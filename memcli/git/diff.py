@@ -13,6 +13,7 @@ from memcli.errors import BadInput
 from memcli.git.repo import run_git
 from memcli.git.scope import WORKTREE, Change, Scope, blob_shas
 from memcli.notes.entries import parse_entries
+from memcli.notes.lifecycle import STATUS_LINE
 
 __all__ = ["WORKTREE", "DiffResult", "FactLine", "FileDiff", "diff", "fact_changes"]
 
@@ -26,7 +27,10 @@ class FactLine:
     type: str | None = None
     tags: tuple[str, ...] = ()
     time: str | None = None
-    kind: str = "fact"  # "fact" for a parsed entry, "line" for any other line
+    #: "fact" for a parsed entry, "line" for any other line, "status" for an entry whose
+    #: status lines alone changed (superseded, retracted, confirmed...: see ``event``)
+    kind: str = "fact"
+    event: str | None = None  # what the status lines say happened to it
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -36,6 +40,7 @@ class FactLine:
             "tags": list(self.tags),
             "time": self.time,
             "kind": self.kind,
+            "event": self.event,
         }
 
 
@@ -82,6 +87,7 @@ class DiffResult:
             "removed": count("removed", "fact"),
             "lines_added": count("added", "line"),
             "lines_removed": count("removed", "line"),
+            "changed": count("added", "status"),
         }
 
     @property
@@ -170,7 +176,14 @@ def _facts_at(text: str, lines: list[str], touched: set[int]) -> list[FactLine]:
     for e in parse_entries(text):
         span = range(e.line, max(e.end_line, e.line) + 1)
         covered.update(span)
-        if touched.intersection(span):
+        hit = touched.intersection(span)
+        if not hit:
+            continue
+        marks = {n for n in span if STATUS_LINE.match(lines[n - 1])}
+        if hit <= marks:  # only its status lines changed: what happened to it
+            events = "; ".join(_event(lines[n - 1]) for n in sorted(hit))
+            found.append(FactLine(e.line, e.text, e.type, tuple(e.tags), e.time, "status", events))
+        else:
             found.append(FactLine(e.line, e.text, e.type, tuple(e.tags), e.time, "fact"))
     for n in sorted(touched - covered):
         line = lines[n - 1].strip() if n - 1 < len(lines) else ""
@@ -178,6 +191,20 @@ def _facts_at(text: str, lines: list[str], touched: set[int]) -> list[FactLine]:
             found.append(FactLine(n, line, kind="line"))
     found.sort(key=lambda f: f.line)
     return found
+
+
+def _event(line: str) -> str:
+    """A status line told as an event: ``superseded by 2b1c5398``, ``forgot (why)``."""
+    m = STATUS_LINE.match(line)
+    if not m:
+        return line.strip()
+    kind, rest = m.group(1), re.sub(r"^\d{4}-\d{2}-\d{2}\s*", "", m.group(2).strip())
+    if kind == "retracted":
+        why = rest.partition(":")[2].strip()
+        return f"forgot ({why})" if why else "forgot"
+    if kind == "review":
+        return f"needs review ({rest.lstrip(': ')})" if rest.strip(": ") else "needs review"
+    return f"{kind} {rest}".strip()
 
 
 _RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$")

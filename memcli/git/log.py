@@ -24,6 +24,7 @@ class LogEntry:
     files: int
     added: int
     removed: int
+    changed: int = 0  # facts superseded, forgotten, confirmed... (status lines only)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -35,6 +36,7 @@ class LogEntry:
             "files": self.files,
             "added": self.added,
             "removed": self.removed,
+            "changed": self.changed,
         }
 
 
@@ -80,7 +82,9 @@ def log(
                 d = _merge_own(scope, d, sha, others)
             t = d.totals
             entries.append(
-                LogEntry(sha, author, when, subject, t["files"], t["added"], t["removed"])
+                LogEntry(
+                    sha, author, when, subject, t["files"], t["added"], t["removed"], t["changed"]
+                )
             )
     return entries
 
