@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 from tests.conftest import Cli  # noqa: E402
 from tests.stub_openai import StubOpenAI  # noqa: E402
 
-TOOLS = {"search", "context", "get", "add", "flush", "status"}
+TOOLS = {"search", "context", "get", "add", "flush", "status", "supersede", "forget", "confirm"}
 
 
 def session(root: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
@@ -258,3 +258,32 @@ def test_two_servers_and_the_cli_writing_at_once_lose_nothing(facts: Path) -> No
     for i in range(10):
         for who in ("client a", "client b", "the CLI"):
             assert text.count(f" Fact {i} from {who}.\n") == 1
+
+
+def test_lifecycle_tools(facts: Path, cli: Cli) -> None:
+    old = cli("search", "session cache", "--json").json()["results"][0]["ids"][0]
+
+    async def body(s: ClientSession) -> dict[str, Any]:
+        out = {}
+        out["supersede"] = await s.call_tool(
+            "supersede", {"fact": old, "text": "Use Valkey 8 for the session cache."}
+        )
+        out["search"] = await s.call_tool("search", {"query": "session cache"})
+        out["inactive"] = await s.call_tool(
+            "search", {"query": "session cache", "include_inactive": True}
+        )
+        alice = (await s.call_tool("search", {"query": "Alice billing"})).structured_content
+        aid = alice["results"][0]["ids"][-1]
+        out["confirm"] = await s.call_tool("confirm", {"fact": aid})
+        out["forget"] = await s.call_tool("forget", {"fact": aid, "reason": "she moved teams"})
+        out["bad"] = await s.call_tool("forget", {"fact": "0000", "reason": "x"})
+        return out
+
+    res = session(facts, body)
+    for name in ("supersede", "search", "inactive", "confirm", "forget"):
+        assert not res[name].is_error, (name, text_of(res[name]))
+    assert res["supersede"].structured_content["fact"]["id"] == old
+    assert "Valkey 8" in text_of(res["search"]) and "Use Valkey for" not in text_of(res["search"])
+    flagged = [h for h in res["inactive"].structured_content["results"] if h["flags"]]
+    assert flagged and "superseded" in flagged[0]["flags"]
+    assert res["bad"].is_error and "no fact has the id '0000'" in text_of(res["bad"])

@@ -107,6 +107,9 @@ def _hits_text(data: dict[str, Any]) -> str:
 
 
 Mode = Literal["auto", "keyword", "vector", "hybrid"]
+FactRef = Annotated[
+    str, Field(description="The fact's id (from a search result's 'ids') or PATH:LINE.")
+]
 
 
 def build_server(engine: Engine) -> MCPServer[Any]:
@@ -137,6 +140,9 @@ def build_server(engine: Engine) -> MCPServer[Any]:
         mode: Annotated[
             Mode | None, Field(description="keyword, vector, hybrid (default: auto).")
         ] = None,
+        include_inactive: Annotated[
+            bool, Field(description="Also superseded, retracted and expired facts (flagged).")
+        ] = False,
     ) -> CallToolResult:
         from memcli.service.searching import SearchRequest
 
@@ -147,6 +153,7 @@ def build_server(engine: Engine) -> MCPServer[Any]:
             source=(namespace,) if namespace else (),
             since=since,
             strategy=mode,
+            include_inactive=include_inactive,
         )
         data = await engine.call(lambda m: m.search(query, m.search_options(request)).as_dict())
         return _result(data, _hits_text(data))
@@ -201,6 +208,42 @@ def build_server(engine: Engine) -> MCPServer[Any]:
         where = f"{data['path']}:{data['line']}"
         said = f"remembered at {where}" if data["added"] else f"already known ({where})"
         return _result(data, said)
+
+    @server.tool(
+        description="Replace a fact that is no longer true: writes the new fact and marks the"
+        " old one superseded (searches stop showing it). Use it when something changed,"
+        " instead of adding a contradicting fact. Returns both facts.",
+        structured_output=False,
+    )
+    async def supersede(
+        fact: FactRef,
+        text: Annotated[str, Field(description="The fact as it is now.")],
+    ) -> CallToolResult:
+        data = await engine.call(lambda m: m.supersede(fact, text).as_dict())
+        new = data.get("successor") or {}
+        said = f"superseded {data['fact']['id']} by {new.get('id')} ({new.get('path')}:"
+        return _result(data, said + f"{new.get('line')})")
+
+    @server.tool(
+        description="Retract a fact that is wrong (searches stop showing it), with the reason."
+        " It stays in the file, marked, so the history is kept.",
+        structured_output=False,
+    )
+    async def forget(
+        fact: FactRef,
+        reason: Annotated[str, Field(description="Why it is wrong or no longer true.")],
+    ) -> CallToolResult:
+        data = await engine.call(lambda m: m.forget(fact, reason=reason).as_dict())
+        return _result(data, f"forgot {data['fact']['id']}: {reason}")
+
+    @server.tool(
+        description="Mark a fact as confirmed, when the user has just vouched for it: it ranks"
+        " higher and any review of it is closed. Never confirm a fact on your own.",
+        structured_output=False,
+    )
+    async def confirm(fact: FactRef) -> CallToolResult:
+        data = await engine.call(lambda m: m.confirm(fact).as_dict())
+        return _result(data, f"confirmed {data['fact']['id']}")
 
     @server.tool(
         description="Extract the durable facts of a conversation with the configured LLM and"
