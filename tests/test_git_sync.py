@@ -162,3 +162,29 @@ def test_bad_strategy_is_usage_error(clones: tuple[Path, Path, Path]) -> None:
     _, a, _ = clones
     r = Cli(a)("sync", "--strategy", "octopus")
     assert r.exit_code == 2
+
+
+def test_lifecycle_changes_on_two_clones_merge_and_round_trip(
+    clones: tuple[Path, Path, Path],
+) -> None:
+    """A supersede on A and a confirm of the same fact on B: both status lines survive the
+    union merge, and each index gives the same answer after sync and after index --force."""
+    _, a, b = clones
+    fid = Cli(a)("search", "seed fact", "--json").json()["results"][0]["ids"][0]
+    assert Cli(b)("confirm", fid, "--by", "bob", "--commit").exit_code == 0
+    r = Cli(a)("supersede", fid, "The seed fact was replaced.", "--commit", "--json")
+    assert r.exit_code == 0, r.stderr
+    for clone in (a, b, a):
+        r = Cli(clone)("sync", "--json")
+        assert r.exit_code == 0, r.stderr
+    text_a, text_b = (a / DAY).read_text(), (b / DAY).read_text()
+    assert text_a == text_b and no_markers(text_a)
+    assert "  - confirmed " in text_a and "  - superseded " in text_a
+    for clone in (a, b):
+        for force in (False, True):
+            if force:
+                assert Cli(clone)("index", "--force").exit_code == 0
+            hits = Cli(clone)("search", "seed fact", "--json").json()["results"]
+            snippet = "\n".join(h["snippet"] for h in hits)
+            assert "The seed fact was replaced." in snippet
+            assert "08:00 seed fact" not in snippet
