@@ -22,6 +22,7 @@ before any of this. A fact from a conversation is never written as confirmed.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Callable
 from datetime import date
@@ -39,7 +40,7 @@ SAME_SUBJECT = 0.6
 #: Below this a fact is unrelated to a known one: added without asking.
 RELATED = 0.3
 #: Known facts the model is shown per new fact.
-SHOWN = 3
+SHOWN = 5
 
 _CHITCHAT = re.compile(
     r"^(?:thanks?|thank you|ok(?:ay)?|sure|great|sounds good|hello|hi|bye|good (?:morning|night)"
@@ -75,24 +76,41 @@ def gate(text: str) -> str | None:
 
 
 def _closest(known: KnownFacts, text: str) -> list[tuple[float, str, str, str]]:
-    """(subject similarity, id, path:line, text) of the known facts most like ``text``."""
-    mine = _words(text)
-    out: dict[str, tuple[float, str, str, str]] = {}
+    """(subject similarity, id, path:line, text) of the known facts most like ``text``.
+
+    The similarity is the share of the known fact's content words (numbers and negations
+    aside) that the new one repeats, each word weighted by how rare it is among the facts
+    compared: two facts about the same subject share its rare words; two facts made from one
+    pattern about different subjects share only common ones.
+    """
     candidates = [(f"{known.target_rel}:{e.line}", e.text) for e in known.target_entries]
     candidates += known._candidates(text)
-    for where, other in candidates:
-        theirs = _words(other)
-        if not mine or not theirs:
+    mine = _plain(_words(text))
+    if not mine:
+        return []
+    theirs = [(where, other, _plain(_words(other))) for where, other in candidates]
+    docs = [words for _, _, words in theirs if words]
+    df: dict[str, int] = {}
+    for words in docs:
+        for w in words:
+            df[w] = df.get(w, 0) + 1
+    weight = {w: math.log((len(docs) + 1) / (n + 0.5)) for w, n in df.items()}
+    out: dict[str, tuple[float, str, str, str]] = {}
+    for where, other, words in theirs:
+        if not words:
             continue
-        plain_a = {w for w in mine if w != "not" and not any(c.isdigit() for c in w)}
-        plain_b = {w for w in theirs if w != "not" and not any(c.isdigit() for c in w)}
-        if not plain_a or not plain_b:
-            continue
-        sim = len(plain_a & plain_b) / len(plain_a | plain_b)
+        # how much of the known fact (its rare words counting most) the new one says again
+        total = sum(weight[w] for w in words)
+        sim = sum(weight[w] for w in mine & words) / total if total else 0.0
         fid = fact_key(other)[:ID_CHARS]
         if fid not in out or out[fid][0] < sim:
             out[fid] = (sim, fid, where, other)
     return sorted(out.values(), reverse=True)[:SHOWN]
+
+
+def _plain(words: frozenset[str]) -> frozenset[str]:
+    """Content words without numbers and negations (what says which fact it is about)."""
+    return frozenset(w for w in words if w != "not" and not any(c.isdigit() for c in w))
 
 
 def reconcile(
@@ -149,6 +167,23 @@ def reconcile(
         _ask(unsure, ask_model, today, skip)
         write.extend(o for o, _ in unsure if o.decision != "duplicate")
     return write, skip, discarded
+
+
+def _substitution(new: str, old: str) -> bool:
+    """Whether ``new`` is ``old`` with one short run of words replaced ("... led by Alice
+    Moreau." / "... led by Bram Visser."): a shared start and end of at least half the words."""
+    a = re.findall(r"[\w'-]+", new.lower())
+    b = re.findall(r"[\w'-]+", old.lower())
+    if not a or not b or a == b:
+        return False
+    start = 0
+    while start < min(len(a), len(b)) and a[start] == b[start]:
+        start += 1
+    end = 0
+    while end < min(len(a), len(b)) - start and a[-1 - end] == b[-1 - end]:
+        end += 1
+    changed = max(len(a), len(b)) - start - end
+    return (start + end) * 2 >= max(len(a), len(b)) and 0 < changed <= 4
 
 
 def _update(o: FactOutcome, target: str, by: str, why: str) -> None:
@@ -218,6 +253,9 @@ def _ask(
             o.decision, o.target, o.by, o.why = "duplicate", target, "llm", why or "the model"
             o.reason = "duplicate"
             skip.append(o)
+        elif n not in decided and close and _substitution(o.fact.text, close[0][3]):
+            # no usable answer, but the same statement with another value: a person decides
+            _conflict(o, close[0][1], today, "rule", "the same statement with another value")
         else:
             o.decision, o.by, o.why = "add", "llm" if n in decided else "rule", why
 

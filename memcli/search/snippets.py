@@ -190,9 +190,20 @@ class FileText:
             found = memo.get(self.max_chars)
             if found is None:
                 found = split_passages(path, lines, self.max_chars)
+                if self.hide:
+                    found = _break_at(found, self._hidden_lines(path))
                 memo[self.max_chars] = found
             self._passages[path] = found
         return found
+
+    def _hidden_lines(self, path: str) -> set[int]:
+        """Lines of ``path`` left out (facts superseded, retracted or expired)."""
+        rows = self.store.conn.execute(
+            "SELECT c.start_line, c.end_line FROM chunks c JOIN files f ON f.id = c.file_id"
+            " WHERE f.path = ? AND NOT (1" + self._shown + ")",
+            (path, *self._shown_args),
+        )
+        return {n for start, end in rows for n in range(int(start), int(end) + 1)}
 
     def text(self, path: str, start: int, end: int) -> str:
         """Lines ``start``..``end`` (1-based, inclusive) joined by newlines."""
@@ -260,6 +271,23 @@ def _assemble(chunks: list[tuple[int, str]]) -> list[str]:
             lines.extend([""] * (first - 1 - len(lines)))
         lines[first - 1 : first - 1 + len(part)] = part
     return lines
+
+
+def _break_at(passages: list[Passage], hidden: set[int]) -> list[Passage]:
+    """``passages`` with a new section wherever left-out lines lie between two of them, so
+    that no result spans (or merges across) a fact a search does not show."""
+    if not hidden:
+        return passages
+    out: list[Passage] = []
+    section = 0
+    for i, p in enumerate(passages):
+        if i:
+            prev = passages[i - 1]
+            gap = range(prev.end + 1, p.start)
+            if p.section != prev.section or any(n in hidden for n in gap):
+                section += 1
+        out.append(p._replace(section=section))
+    return out
 
 
 def split_passages(
