@@ -20,11 +20,13 @@ _memcli() {
         case "$cmd $w" in
             'memcli -w'|'memcli --workspace'|'memcli init --local-model'|\
             'memcli init --model-path'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
-            'memcli add --type'|'memcli add --tag'|'memcli search -n'|'memcli search --limit'|\
-            'memcli search --min-score'|'memcli search --source'|'memcli search --type'|\
-            'memcli search --tag'|'memcli search --since'|'memcli search --until'|\
-            'memcli search --path'|'memcli search --strategy'|'memcli search --mmr-lambda'|\
-            'memcli search --format'|'memcli search --max-tokens'|'memcli watch --debounce'|\
+            'memcli add --type'|'memcli add --tag'|'memcli add --expires'|'memcli search -n'|\
+            'memcli search --limit'|'memcli search --min-score'|'memcli search --source'|\
+            'memcli search --type'|'memcli search --tag'|'memcli search --since'|\
+            'memcli search --until'|'memcli search --path'|'memcli search --strategy'|\
+            'memcli search --mmr-lambda'|'memcli search --format'|'memcli search --max-tokens'|\
+            'memcli supersede -t'|'memcli supersede --type'|'memcli supersede --tag'|\
+            'memcli forget --reason'|'memcli confirm --by'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli flush --prompt-file'|'memcli diff --since'|\
             'memcli log -n'|'memcli log --limit'|'memcli log --since'|'memcli sync --strategy'|\
             'memcli doctor --timeout'|'memcli agent install --scope'|\
@@ -33,7 +35,8 @@ _memcli() {
             'memcli agent flush-session --session-id'|'memcli agent flush-session --transcript'|\
             'memcli agent flush-session --event') skip=1 ;;
             'memcli init'|'memcli add'|'memcli index'|'memcli search'|'memcli status'|\
-            'memcli files'|'memcli get'|'memcli watch'|'memcli flush'|'memcli diff'|'memcli log'|\
+            'memcli files'|'memcli get'|'memcli supersede'|'memcli forget'|'memcli confirm'|\
+            'memcli review'|'memcli watch'|'memcli flush'|'memcli diff'|'memcli log'|\
             'memcli sync'|'memcli mcp'|'memcli trust'|'memcli doctor'|'memcli hooks'|\
             'memcli agent'|'memcli config'|'memcli hooks install'|'memcli hooks uninstall'|\
             'memcli hooks status'|'memcli agent install'|'memcli agent uninstall'|\
@@ -53,11 +56,13 @@ _memcli() {
             'memcli agent flush-session --transcript') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
             'memcli -w'|'memcli --workspace'|'memcli init --local-model'|\
             'memcli init --model-path'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
-            'memcli add --type'|'memcli add --tag'|'memcli search -n'|'memcli search --limit'|\
-            'memcli search --min-score'|'memcli search --source'|'memcli search --type'|\
-            'memcli search --tag'|'memcli search --since'|'memcli search --until'|\
-            'memcli search --path'|'memcli search --strategy'|'memcli search --mmr-lambda'|\
-            'memcli search --format'|'memcli search --max-tokens'|'memcli watch --debounce'|\
+            'memcli add --type'|'memcli add --tag'|'memcli add --expires'|'memcli search -n'|\
+            'memcli search --limit'|'memcli search --min-score'|'memcli search --source'|\
+            'memcli search --type'|'memcli search --tag'|'memcli search --since'|\
+            'memcli search --until'|'memcli search --path'|'memcli search --strategy'|\
+            'memcli search --mmr-lambda'|'memcli search --format'|'memcli search --max-tokens'|\
+            'memcli supersede -t'|'memcli supersede --type'|'memcli supersede --tag'|\
+            'memcli forget --reason'|'memcli confirm --by'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli diff --since'|'memcli log -n'|'memcli log --limit'|\
             'memcli log --since'|'memcli sync --strategy'|'memcli doctor --timeout'|\
             'memcli agent install --scope'|'memcli agent uninstall --scope'|\
@@ -66,14 +71,18 @@ _memcli() {
     fi
 
     case "$cmd" in
-        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get watch flush diff log sync mcp trust doctor hooks agent config" ;;
+        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get supersede forget confirm review watch flush diff log sync mcp trust doctor hooks agent config" ;;
         'memcli init') opts="--git --hooks --local --local-model --model-path --json -h --help" ;;
-        'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --json -h --help" ;;
+        'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --expires --json -h --help" ;;
         'memcli index') opts="--force --no-embed --json -h --help" ;;
-        'memcli search') opts="-n --limit --min-score --source --type --tag --since --until --path --decay --no-decay --strategy --mmr --no-mmr --mmr-lambda --explain --format --max-tokens --json --jsonl --files --batch -h --help" ;;
+        'memcli search') opts="-n --limit --min-score --source --type --tag --since --until --path --decay --no-decay --strategy --mmr --no-mmr --mmr-lambda --include-inactive --explain --format --max-tokens --json --jsonl --files --batch -h --help" ;;
         'memcli status') opts="--json -h --help" ;;
         'memcli files') opts="--json -h --help" ;;
         'memcli get') opts="--json -h --help" ;;
+        'memcli supersede') opts="-t --type --tag --dry-run --commit --json -h --help" ;;
+        'memcli forget') opts="--reason --purge --dry-run --commit --json -h --help" ;;
+        'memcli confirm') opts="--by --dry-run --commit --json -h --help" ;;
+        'memcli review') opts="--json -h --help" ;;
         'memcli watch') opts="--json -q --quiet --debounce -h --help" ;;
         'memcli flush') opts="--ns --dry-run --prompt-file --commit --json -h --help" ;;
         'memcli diff') opts="--since --stat --json -h --help" ;;
@@ -108,9 +117,9 @@ _memcli() {
     # a positional argument
     case "$cmd $pos" in
         'memcli init 0') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
-        'memcli config get 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
-        'memcli config set 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
-        'memcli config unset 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config get 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config set 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config unset 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
     esac
 }
 

@@ -14,28 +14,30 @@ function __memcli_command --description 'The memcli (sub)command being typed'
         switch "$path $token"
             case 'memcli -w' 'memcli --workspace' 'memcli init --local-model' \
                  'memcli init --model-path' 'memcli add --to' 'memcli add --ns' 'memcli add -t' \
-                 'memcli add --type' 'memcli add --tag' 'memcli search -n' \
+                 'memcli add --type' 'memcli add --tag' 'memcli add --expires' 'memcli search -n' \
                  'memcli search --limit' 'memcli search --min-score' 'memcli search --source' \
                  'memcli search --type' 'memcli search --tag' 'memcli search --since' \
                  'memcli search --until' 'memcli search --path' 'memcli search --strategy' \
                  'memcli search --mmr-lambda' 'memcli search --format' \
-                 'memcli search --max-tokens' 'memcli watch --debounce' 'memcli flush --ns' \
-                 'memcli flush --prompt-file' 'memcli diff --since' 'memcli log -n' \
-                 'memcli log --limit' 'memcli log --since' 'memcli sync --strategy' \
-                 'memcli doctor --timeout' 'memcli agent install --scope' \
-                 'memcli agent install --project' 'memcli agent uninstall --scope' \
-                 'memcli agent uninstall --project' 'memcli agent status --project' \
-                 'memcli agent flush-session --session-id' \
+                 'memcli search --max-tokens' 'memcli supersede -t' 'memcli supersede --type' \
+                 'memcli supersede --tag' 'memcli forget --reason' 'memcli confirm --by' \
+                 'memcli watch --debounce' 'memcli flush --ns' 'memcli flush --prompt-file' \
+                 'memcli diff --since' 'memcli log -n' 'memcli log --limit' 'memcli log --since' \
+                 'memcli sync --strategy' 'memcli doctor --timeout' \
+                 'memcli agent install --scope' 'memcli agent install --project' \
+                 'memcli agent uninstall --scope' 'memcli agent uninstall --project' \
+                 'memcli agent status --project' 'memcli agent flush-session --session-id' \
                  'memcli agent flush-session --transcript' 'memcli agent flush-session --event'
                 set skip 1
             case 'memcli init' 'memcli add' 'memcli index' 'memcli search' 'memcli status' \
-                 'memcli files' 'memcli get' 'memcli watch' 'memcli flush' 'memcli diff' \
-                 'memcli log' 'memcli sync' 'memcli mcp' 'memcli trust' 'memcli doctor' \
-                 'memcli hooks' 'memcli agent' 'memcli config' 'memcli hooks install' \
-                 'memcli hooks uninstall' 'memcli hooks status' 'memcli agent install' \
-                 'memcli agent uninstall' 'memcli agent status' 'memcli agent hook' \
-                 'memcli agent flush-session' 'memcli config get' 'memcli config set' \
-                 'memcli config unset' 'memcli config path'
+                 'memcli files' 'memcli get' 'memcli supersede' 'memcli forget' 'memcli confirm' \
+                 'memcli review' 'memcli watch' 'memcli flush' 'memcli diff' 'memcli log' \
+                 'memcli sync' 'memcli mcp' 'memcli trust' 'memcli doctor' 'memcli hooks' \
+                 'memcli agent' 'memcli config' 'memcli hooks install' 'memcli hooks uninstall' \
+                 'memcli hooks status' 'memcli agent install' 'memcli agent uninstall' \
+                 'memcli agent status' 'memcli agent hook' 'memcli agent flush-session' \
+                 'memcli config get' 'memcli config set' 'memcli config unset' \
+                 'memcli config path'
                 set path "$path $token"
         end
     end
@@ -56,6 +58,10 @@ complete -c memcli -n '__memcli_is memcli' -a search -d 'Search memory (BM25 key
 complete -c memcli -n '__memcli_is memcli' -a status -d 'Workspace, index, counts, search mode and files changed since the last index.'
 complete -c memcli -n '__memcli_is memcli' -a files -d 'Indexed files with their chunks, source, date and evergreen flag.'
 complete -c memcli -n '__memcli_is memcli' -a get -d 'Print lines of a memory file (to expand a search hit).'
+complete -c memcli -n '__memcli_is memcli' -a supersede -d 'Replace a fact: write the new one and mark the old one superseded by it.'
+complete -c memcli -n '__memcli_is memcli' -a forget -d 'Retract a fact: searches leave it out from now on; it stays in the file, marked.'
+complete -c memcli -n '__memcli_is memcli' -a confirm -d 'Vouch for a fact: it ranks higher, and a review of it is closed.'
+complete -c memcli -n '__memcli_is memcli' -a review -d 'Facts that need a decision (conflicts, instruction-like, expired), with the commands that settle them. Exit 1 when there are none.'
 complete -c memcli -n '__memcli_is memcli' -a watch -d 'Re-index memory files as they change, until Ctrl-C (one watcher per workspace).'
 complete -c memcli -n '__memcli_is memcli' -a flush -d 'Extract durable facts from a conversation (LLM), skip known ones, append the rest.'
 complete -c memcli -n '__memcli_is memcli' -a diff -d 'Facts added and removed under memory/ (exit 1 when nothing changed).'
@@ -92,6 +98,7 @@ complete -c memcli -n '__memcli_is memcli add' -s t -l type -x -d 'Entry type, e
 complete -c memcli -n '__memcli_is memcli add' -l tag -x -d 'Tag (repeatable).'
 complete -c memcli -n '__memcli_is memcli add' -l no-redact -d 'Do not redact secrets.'
 complete -c memcli -n '__memcli_is memcli add' -l commit -d 'git commit the file written (nothing else), naming the fact.'
+complete -c memcli -n '__memcli_is memcli add' -l expires -x -d 'It stops applying: 30d, 6w, 3m, 1y or a date.'
 complete -c memcli -n '__memcli_is memcli add' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli add' -s h -l help -d 'Show this message and exit.'
 
@@ -114,6 +121,7 @@ complete -c memcli -n '__memcli_is memcli search' -l decay -l no-decay -d 'Tempo
 complete -c memcli -n '__memcli_is memcli search' -l strategy -x -d 'keyword, vector or hybrid (default auto: hybrid when an embedding model is set).'
 complete -c memcli -n '__memcli_is memcli search' -l mmr -l no-mmr -d 'Diversify results (MMR): near-duplicates do not crowd out.'
 complete -c memcli -n '__memcli_is memcli search' -l mmr-lambda -x -d 'MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).'
+complete -c memcli -n '__memcli_is memcli search' -l include-inactive -d 'Also superseded, retracted and expired facts (flagged).'
 complete -c memcli -n '__memcli_is memcli search' -l explain -d 'Show how each score came to be (JSON: \'explain\' per result).'
 complete -c memcli -n '__memcli_is memcli search' -l format -x -d 'text, json or context (one Markdown block for a prompt).'
 complete -c memcli -n '__memcli_is memcli search' -l max-tokens -x -d 'Token budget of --format context (estimate: characters / 4).'
@@ -134,6 +142,33 @@ complete -c memcli -n '__memcli_is memcli files' -s h -l help -d 'Show this mess
 # memcli get
 complete -c memcli -n '__memcli_is memcli get' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli get' -s h -l help -d 'Show this message and exit.'
+
+# memcli supersede
+complete -c memcli -n '__memcli_is memcli supersede' -s t -l type -x -d 'Entry type (default: the old).'
+complete -c memcli -n '__memcli_is memcli supersede' -l tag -x -d 'Tag (default: the old ones).'
+complete -c memcli -n '__memcli_is memcli supersede' -l dry-run -d 'Show what would be written; write nothing.'
+complete -c memcli -n '__memcli_is memcli supersede' -l commit -d 'git commit the files changed, telling the story.'
+complete -c memcli -n '__memcli_is memcli supersede' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli supersede' -s h -l help -d 'Show this message and exit.'
+
+# memcli forget
+complete -c memcli -n '__memcli_is memcli forget' -l reason -x -d 'Why it is wrong or no longer true. [required]'
+complete -c memcli -n '__memcli_is memcli forget' -l purge -d 'Also remove its text from the files (git history keeps it).'
+complete -c memcli -n '__memcli_is memcli forget' -l dry-run -d 'Show what would be written; write nothing.'
+complete -c memcli -n '__memcli_is memcli forget' -l commit -d 'git commit the files changed, telling the story.'
+complete -c memcli -n '__memcli_is memcli forget' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli forget' -s h -l help -d 'Show this message and exit.'
+
+# memcli confirm
+complete -c memcli -n '__memcli_is memcli confirm' -l by -x -d 'Who vouches for it.'
+complete -c memcli -n '__memcli_is memcli confirm' -l dry-run -d 'Show what would be written; write nothing.'
+complete -c memcli -n '__memcli_is memcli confirm' -l commit -d 'git commit the files changed, telling the story.'
+complete -c memcli -n '__memcli_is memcli confirm' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli confirm' -s h -l help -d 'Show this message and exit.'
+
+# memcli review
+complete -c memcli -n '__memcli_is memcli review' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli review' -s h -l help -d 'Show this message and exit.'
 
 # memcli watch
 complete -c memcli -n '__memcli_is memcli watch' -l json -d 'One JSON event per line on stdout (ready, sync, ..., stopped).'
@@ -250,19 +285,19 @@ complete -c memcli -n '__memcli_is memcli config' -s h -l help -d 'Show this mes
 # memcli config get
 complete -c memcli -n '__memcli_is memcli config get' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config get' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
+complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config set
 complete -c memcli -n '__memcli_is memcli config set' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
 complete -c memcli -n '__memcli_is memcli config set' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config set' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
+complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config unset
 complete -c memcli -n '__memcli_is memcli config unset' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
 complete -c memcli -n '__memcli_is memcli config unset' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config unset' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
+complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config path
 complete -c memcli -n '__memcli_is memcli config path' -l user -d 'Print only the user config file.'
