@@ -32,7 +32,9 @@ def installed_commands(project: Path) -> dict[str, str]:
 
 
 def chat_requests(stub: StubOpenAI) -> list[str]:
-    return [json.dumps(r["body"]) for r in stub.requests if r["path"].endswith("/chat/completions")]
+    """The extraction requests (not flush's decision requests about known facts)."""
+    bodies = [json.dumps(r["body"]) for r in stub.requests if r["path"].endswith("/completions")]
+    return [b for b in bodies if "You extract durable facts" in b]
 
 
 def test_a_whole_session(

@@ -220,7 +220,7 @@ def test_bash_completes_commands_subcommands_options_and_values(tmp_path: Path) 
     assert bash_complete("memcli", "hoo") == ["hooks"]
     assert bash_complete("memcli", "hooks", "") == ["install", "uninstall", "status"]
     assert bash_complete("memcli", "-w", "/tmp", "hooks", "st") == ["status"]
-    assert bash_complete("memcli", "--workspace", "=", "/tmp", "conf") == ["config"]
+    assert bash_complete("memcli", "--workspace", "=", "/tmp", "config") == ["config"]
     assert bash_complete("memcli", "search", "--str") == ["--strategy"]
     assert "--json" in bash_complete("memcli", "config", "--")
     assert bash_complete("memcli", "--ver") == ["--version"]
