@@ -30,6 +30,7 @@ def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("XDG_DATA_HOME", str(home / ".local/share"))
     monkeypatch.setenv("MEMCLI_CONFIG_DIR", str(home / "config"))
     monkeypatch.setenv("MEMCLI_CACHE_DIR", str(home / "cache"))
+    monkeypatch.setenv("MEMCLI_RUNTIME_DIR", str(home / "run"))
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("GIT_AUTHOR_NAME", "memcli tests")

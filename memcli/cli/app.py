@@ -114,7 +114,7 @@ def main_callback(
 #: Command modules, imported in this order (the order of commands in --help).
 COMMAND_MODULES = (
     "cmd_core", "cmd_lifecycle", "cmd_watch", "cmd_flush", "cmd_git", "cmd_agent",
-    "cmd_config", "cmd_doctor",
+    "cmd_serve", "cmd_config", "cmd_doctor",
 )  # fmt: skip
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import memcli.memory  # noqa: F401  (State.memory's import, done here with the rest)
 from memcli.cli import render
@@ -16,7 +17,15 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
     """Run a search with the command's options; returns the exit code (1: nothing found)."""
     fmt = _search_format(args)
     request = args.request()  # checks the dates before the workspace is looked for
+    if query is not None and not args.batch:
+        from memcli.engine.answers import search_via_engine  # a socket: no heavy imports
+
+        code = search_via_engine(st, query, request, fmt, args)
+        if code is not None:
+            return code
     with st.memory() as mem:
+        if mem.settings.get("engine.autostart"):
+            _autostart(mem.ws.root)
         opts = mem.search_options(request)
         if args.batch:
             if query is not None:
@@ -50,6 +59,26 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
         # a table on a styled terminal unless --format text asks for the plain form
         render.search_result(out, result, table=args.fmt is None and out.rich_terminal)
     return 0 if result.hits else int(ExitCode.NOT_FOUND)
+
+
+def _autostart(root: Any) -> None:
+    """Start the workspace's engine in the background for the next searches (no wait),
+    unless its socket is there (an engine starting, or one that did not answer)."""
+    import subprocess
+
+    from memcli.engine.paths import engine_files
+
+    if engine_files(root)[0].exists():
+        return
+
+    args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "serve", "--detach"]
+    subprocess.Popen(
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 def _search_format(args: SearchArgs) -> str:

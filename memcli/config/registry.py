@@ -368,6 +368,18 @@ SETTINGS: tuple[Setting, ...] = (
         high=3600,
     ),
     _s(
+        "engine.idle_timeout",
+        30.0,
+        "Minutes without a request after which memcli serve stops (0: never).",
+        low=0,
+        high=10080,
+    ),
+    _s(
+        "engine.autostart",
+        False,
+        "A search with no engine running starts one in the background for the next ones.",
+    ),
+    _s(
         "agent.briefing_tokens",
         1200,
         "Token budget of the briefing an agent's session starts with (memcli agent hook).",

@@ -101,3 +101,31 @@ def check_agent(ctx: dict[str, Any]) -> Check:
     if errors:
         return Check("agent", NOTE, f"{len(errors)} earlier hook failure(s) logged", None, details)
     return Check("agent", OK, f"hooks ran without errors ({lines[-1][:19]} last)", details=details)
+
+
+def check_engine(ctx: dict[str, Any]) -> Check:
+    """``memcli serve``: running and answering, absent, or a socket that does not answer."""
+    from memcli.engine.client import ask
+    from memcli.engine.paths import engine_files
+
+    ws = ctx.get("ws")
+    if ws is None:
+        return Check("engine", NOTE, "no workspace", details={"socket": None})
+    sock, _ = engine_files(ws.root)
+    details: dict[str, Any] = {"socket": str(sock)}
+    if not sock.exists():
+        return Check(
+            "engine", NOTE, "not running: searches run in process", "memcli serve --detach", details
+        )
+    answer = ask(ws.root, "ping", {}, timeout=1.0)
+    if answer and answer.get("ok"):
+        info = answer["result"]
+        details.update(info)
+        return Check("engine", OK, f"running, pid {info['pid']}", details=details)
+    return Check(
+        "engine",
+        PROBLEM,
+        f"an engine socket does not answer ({sock}); commands answer in process",
+        "memcli serve --stop, or start a new one: memcli serve --detach",
+        details,
+    )

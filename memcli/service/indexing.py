@@ -136,6 +136,7 @@ class IndexService(MemoryCore):
             "cache": vec["cache"],
             "dirty": dirty,
             "git": _git_state(self.ws.root),
+            "engine": _engine(self.ws.root),
             "last_indexed": (
                 datetime.fromtimestamp(float(last)).isoformat(timespec="seconds") if last else None
             ),
@@ -155,3 +156,12 @@ def _git_state(root: Path) -> dict[str, Any] | None:
     from memcli.git.status import quick_status  # git code: only status reads git state
 
     return quick_status(root, MEMORY_DIR)
+
+
+def _engine(root: Path) -> dict[str, Any] | None:
+    """The running engine of the workspace (``memcli serve``), or None."""
+    from memcli.engine.client import ask  # a socket and JSON: no heavy imports
+
+    answer = ask(root, "ping", {}, timeout=0.5)
+    info: dict[str, Any] | None = answer["result"] if answer and answer.get("ok") else None
+    return info

@@ -1,0 +1,124 @@
+"""``memcli serve``: the warm engine of a workspace (foreground, or ``--detach``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from typing import Any
+
+import typer
+
+from memcli.cli.app import app, state
+from memcli.cli.runtime import State
+
+
+@app.command()
+def serve(
+    ctx: typer.Context,
+    detach: bool = typer.Option(False, "--detach", help="Start it in the background and return."),
+    status: bool = typer.Option(False, "--status", help="Whether an engine serves this workspace."),
+    stop: bool = typer.Option(False, "--stop", help="Stop the engine of this workspace."),
+    idle: float | None = typer.Option(
+        None,
+        "--idle-timeout",
+        metavar="MIN",
+        help="Stop after this many minutes without a request [setting engine.idle_timeout].",
+        show_default=False,
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Keep the index open and the embedder loaded for fast searches (a Unix socket); the
+    CLI uses it when it runs. Ctrl-C stops it."""
+    from memcli.engine.client import ask
+    from memcli.errors import BadInput
+
+    st = state(ctx)
+    if sum((detach, status, stop)) > 1:
+        raise BadInput("--detach, --status and --stop cannot be combined")
+    with st.memory(lenient=True) as mem:
+        root = mem.ws.root
+        minutes = float(mem.settings.get("engine.idle_timeout") if idle is None else idle)
+    if idle is not None and idle < 0:
+        raise BadInput("--idle-timeout must be 0 (never) or more minutes")
+    if status or stop:
+        if stop:
+            from memcli.engine.server import stop_engine
+
+            info = stop_engine(root)
+        else:
+            answer = ask(root, "ping", {}, timeout=2.0)
+            info = answer["result"] if answer and answer.get("ok") else None
+        _report(st, info, "stopped" if stop else "running", as_json)
+        if info is None:
+            raise typer.Exit(1)
+        return
+    if detach:
+        _report(st, _detach(st, root, minutes), "started", as_json)
+        return
+    from memcli.engine.server import serve as run
+
+    def ready(info: dict[str, Any]) -> None:
+        if as_json:
+            st.out.json({"event": "ready", **info})
+        else:
+            st.out.info(
+                f"engine of {info['workspace']} ready (pid {info['pid']}): {info['socket']}"
+            )
+
+    info = run(root, minutes * 60, ready)
+    if as_json:
+        st.out.json({"event": "stopped", **info})
+    else:
+        st.out.info(f"engine stopped after {info['requests']} searches")
+
+
+def _detach(st: State, root: Any, minutes: float) -> dict[str, Any] | None:
+    """Start ``memcli serve`` in its own session; wait until it answers (10 s at most)."""
+    from memcli.engine.client import ask
+    from memcli.errors import AlreadyRunning
+
+    answer = ask(root, "ping", {}, timeout=2.0)
+    if answer and answer.get("ok"):
+        running = answer["result"]
+        raise AlreadyRunning(
+            f"an engine already serves {root} (pid {running['pid']}, socket {running['socket']})",
+            hint="memcli serve --status, or --stop",
+        )
+    log = root / ".memcli" / "engine.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "serve"]
+    args += ["--idle-timeout", str(minutes)]
+    with open(log, "ab") as err:
+        proc = subprocess.Popen(
+            args,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            start_new_session=True,
+            close_fds=True,
+        )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        answer = ask(root, "ping", {}, timeout=1.0)
+        if answer and answer.get("ok"):
+            info: dict[str, Any] = answer["result"]
+            return info
+        if proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    from memcli.errors import IndexProblem
+
+    raise IndexProblem(f"the engine did not start; see {log}")
+
+
+def _report(st: State, info: dict[str, Any] | None, what: str, as_json: bool) -> None:
+    if as_json:
+        st.out.json({"engine": info})
+        return
+    if info is None:
+        st.out.info("no engine serves this workspace")
+        return
+    st.out.line(
+        f"engine {what}: pid {info['pid']}, {info['requests']} searches, socket {info['socket']}"
+    )

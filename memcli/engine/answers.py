@@ -1,0 +1,83 @@
+"""A search answered by the engine, printed exactly as the same search in process prints it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+from memcli.errors import ExitCode, MemcliError
+
+__all__ = ["search_via_engine"]
+
+
+class EngineError(MemcliError):
+    """An error the engine reported for a request: its message, hint and exit code."""
+
+    def __init__(self, message: str, hint: str | None, code: int) -> None:
+        super().__init__(message, hint=hint)
+        self.exit_code = ExitCode(code)
+
+
+def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) -> int | None:
+    """The exit code of a search the workspace's engine answered (output printed), or None
+    when no engine answered (the caller searches in process)."""
+    from memcli.engine.client import DEFAULT_TIMEOUT, ask
+    from memcli.notes.workspace import find_workspace
+
+    try:
+        root = find_workspace(st.workspace).root
+    except MemcliError:
+        return None  # the in-process search reports it
+    timeout = float(os.environ.get("MEMCLI_ENGINE_TIMEOUT") or DEFAULT_TIMEOUT)
+    payload = {
+        "query": query,
+        "request": {
+            k: list(v) if isinstance(v, tuple) else v for k, v in request._asdict().items()
+        },
+        "fmt": fmt,
+        "max_tokens": args.max_tokens,
+    }
+    answer = ask(root, "search", payload, timeout=timeout)
+    if answer is None or answer.get("mismatch"):
+        return None
+    if not answer.get("ok"):
+        err = answer.get("error") or {}
+        raise EngineError(str(err.get("message")), err.get("hint"), int(err.get("code", 3)))
+    return _print(st, answer["result"], fmt, args)
+
+
+def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:
+    from memcli.cli import render
+
+    out = st.out
+    for notice in got.get("notices", []):
+        out.warn(notice)
+    if fmt == "context":
+        ctx = got["context"]
+        out.warnings(ctx["warnings"])
+        if ctx["overflow"]:
+            out.warn(ctx["overflow"])
+            return int(ExitCode.NOT_FOUND)
+        sys.stdout.write(ctx["text"])
+        return 0 if ctx["found"] else int(ExitCode.NOT_FOUND)
+    data = got["result"]
+    found = 0 if data["results"] else int(ExitCode.NOT_FOUND)
+    if fmt == "json":
+        out.json(data)
+        return found
+    out.warnings(data["warnings"])
+    if args.jsonl:
+        for hit in data["results"]:
+            out.json(hit)
+    elif args.files_only:
+        for p in dict.fromkeys(h["path"] for h in data["results"]):
+            out.line(p)
+    else:
+        hits = [
+            SimpleNamespace(**{"explain": None, **h, "score": score})
+            for h, score in zip(data["results"], got["scores"], strict=True)
+        ]
+        render.search_result(out, SimpleNamespace(**{**data, "hits": hits}))
+    return found

@@ -1,0 +1,69 @@
+"""Asking a workspace's engine (``memcli serve``), if one answers, instead of working in
+process. Any failure (no socket, a stale one, an engine of another version, one that does
+not answer within the timeout) returns None: the caller answers in process."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from typing import Any
+
+from memcli.engine.paths import engine_files
+
+__all__ = ["PROTOCOL", "ask"]
+
+#: Bumped when requests or answers change shape; the engine's memcli version must match too.
+PROTOCOL = 1
+#: Seconds a caller waits for an engine before answering in process.
+DEFAULT_TIMEOUT = 2.0
+
+
+def client_env() -> dict[str, str]:
+    """The ``MEMCLI_*`` variables that change settings (an engine must run with the same)."""
+    skip = {"MEMCLI_WORKSPACE", "MEMCLI_DEBUG", "MEMCLI_RUNTIME_DIR"}
+    return {k: v for k, v in os.environ.items() if k.startswith("MEMCLI_") and k not in skip}
+
+
+def ask(
+    root: Path, op: str, args: dict[str, Any], timeout: float = DEFAULT_TIMEOUT
+) -> dict[str, Any] | None:
+    """The engine's answer to ``op`` (``{"ok": ..., ...}``), or None when none answered."""
+    sock_path, _ = engine_files(root)
+    try:
+        if not sock_path.exists():
+            return None
+    except OSError:
+        return None
+    from memcli import __version__
+
+    request = {"v": PROTOCOL, "version": __version__, "op": op, "args": args, "env": client_env()}
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(timeout)
+            s.connect(str(sock_path))
+            s.sendall(json.dumps(request).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                piece = s.recv(1 << 16)
+                if not piece:
+                    break
+                data += piece
+        answer = json.loads(data)
+    except (OSError, ValueError):
+        _note_failure(root, f"the engine at {sock_path} did not answer")
+        return None
+    if not isinstance(answer, dict) or answer.get("mismatch"):
+        return None
+    return answer
+
+
+def _note_failure(root: Path, message: str) -> None:
+    """Remember that an engine failed (``memcli doctor`` reports it). Never raises."""
+    try:
+        state = root / ".memcli"
+        if state.is_dir():
+            (state / "engine.failed").write_text(message + "\n", encoding="utf-8")
+    except OSError:
+        pass

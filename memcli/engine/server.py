@@ -1,0 +1,279 @@
+"""``memcli serve``: one warm engine per workspace, answering over a Unix socket.
+
+It keeps the index open and the embedder loaded (a local model loads once, not on every
+call), and answers searches from several clients at once: each request runs on one of a few
+worker threads, each with its own :class:`~memcli.memory.Memory` (its own SQLite connection)
+and all sharing one embedder. A search still checks for changed files first, as in process,
+so answers are the same either way. The engine answers only clients of its own memcli
+version and with the same ``MEMCLI_*`` settings in their environment; others answer in
+process. It stops on ``memcli serve --stop``, on SIGINT/SIGTERM, or after
+``engine.idle_timeout`` minutes without a request; one runs per workspace (a lock beside the
+socket), and a stale socket left by a killed engine is replaced.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socketserver
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from memcli import __version__
+from memcli.engine.client import PROTOCOL, client_env
+from memcli.engine.paths import engine_files
+from memcli.errors import AlreadyRunning, MemcliError
+from memcli.locks import ProcessLock
+
+__all__ = ["Engine", "serve"]
+
+#: Worker threads (each with its own index connection).
+WORKERS = 4
+
+
+class Engine:
+    """The requests an engine answers, and what it keeps warm between them."""
+
+    def __init__(self, root: Path, idle_timeout: float) -> None:
+        self.root = root
+        self.idle_timeout = idle_timeout
+        self.started = time.time()
+        self.last = time.monotonic()
+        self.requests = 0
+        self.env = client_env()
+        self._local = threading.local()
+        self._embedder_lock = threading.Lock()
+        self._embedder: Any = None
+        self._embedder_made = False
+        self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="memcli-engine")
+        self.stopping = threading.Event()
+
+    # -- memories --------------------------------------------------------------------------
+    def _shared_embedder(self, settings: Any) -> Any:
+        """One embedder for every worker (a local model is loaded once)."""
+        with self._embedder_lock:
+            if not self._embedder_made:
+                from memcli.service.core import configured_embedder
+
+                self._embedder = configured_embedder(settings)
+                self._embedder_made = True
+            return self._embedder
+
+    def _memory(self) -> Any:
+        """This worker's Memory, opened anew when a config file changed."""
+        from memcli.memory import Memory
+
+        stamp = _config_stamp(self.root)
+        mem = getattr(self._local, "mem", None)
+        if mem is None or self._local.stamp != stamp:
+            mem = Memory.open(self.root, embedder_factory=self._shared_embedder)
+            self._local.mem, self._local.stamp = mem, stamp
+        mem.warnings = []
+        return mem
+
+    # -- requests --------------------------------------------------------------------------
+    def answer(self, request: Any) -> dict[str, Any]:
+        """The answer to one decoded request."""
+        self.last = time.monotonic()
+        if not isinstance(request, dict) or request.get("v") != PROTOCOL:
+            return {"ok": False, "mismatch": True, "why": "protocol"}
+        if request.get("version") != __version__:
+            return {"ok": False, "mismatch": True, "why": f"memcli {__version__} here"}
+        op, args = request.get("op"), request.get("args") or {}
+        if op == "ping":
+            return {"ok": True, "result": self.info()}
+        if op == "stop":
+            self.stopping.set()
+            return {"ok": True, "result": self.info()}
+        if request.get("env", {}) != self.env:
+            return {"ok": False, "mismatch": True, "why": "other MEMCLI_* settings"}
+        if op != "search":
+            return {"ok": False, "error": {"message": f"unknown request {op!r}", "hint": None}}
+        self.requests += 1
+        future = self._pool.submit(self._search, args)
+        try:
+            return {"ok": True, "result": future.result()}
+        except MemcliError as exc:
+            return {
+                "ok": False,
+                "error": {"message": exc.message, "hint": exc.hint, "code": int(exc.exit_code)},
+            }
+        except Exception as exc:  # reported to the client, which answers in process
+            return {"ok": False, "mismatch": True, "why": f"{type(exc).__name__}: {exc}"}
+        finally:
+            self.last = time.monotonic()
+
+    def _search(self, args: dict[str, Any]) -> dict[str, Any]:
+        from memcli.config.layers import untrusted_warning
+        from memcli.service.searching import SearchRequest
+
+        mem = self._memory()
+        notices = []
+        if mem.settings.ignored:
+            warning = untrusted_warning(mem.settings)
+            if warning:
+                notices.append(warning)
+        opts = mem.search_options(SearchRequest(**args["request"]))
+        if args.get("fmt") == "context":
+            ctx = mem.context(args["query"], opts, args.get("max_tokens"))
+            return {
+                "notices": notices,
+                "context": {
+                    "text": ctx.block.text,
+                    "warnings": list(ctx.result.warnings),
+                    "overflow": ctx.overflow,
+                    "found": bool(ctx.result.hits),
+                },
+            }
+        result = mem.search(args["query"], opts)
+        return {
+            "notices": notices,
+            "result": result.as_dict(),
+            "scores": [h.score for h in result.hits],  # unrounded, for the text form
+        }
+
+    def warm(self) -> None:
+        """Open a worker's index and load the embedder now, so that the first search is fast
+        (a local model takes most of a second to load). A failure here is left for the
+        searches to report."""
+
+        def load() -> None:
+            mem = self._memory()
+            embedder = mem.embedder
+            if embedder is not None:
+                embedder.embed(["warm up"], quick=True)
+
+        try:
+            self._pool.submit(load).result()
+        except Exception:  # reported by the searches that need it
+            pass
+
+    def info(self) -> dict[str, Any]:
+        sock, _ = engine_files(self.root)
+        return {
+            "pid": os.getpid(),
+            "workspace": str(self.root),
+            "socket": str(sock),
+            "version": __version__,
+            "started": self.started,
+            "requests": self.requests,
+            "idle_timeout_s": self.idle_timeout,
+            "embedder_loaded": self._embedder is not None,
+        }
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._embedder_lock:
+            if self._embedder is not None:
+                self._embedder.close()
+
+
+def _config_stamp(root: Path) -> tuple[float, float]:
+    from memcli.config.layers import user_config_path, workspace_config_path
+
+    def mtime(p: Path) -> float:
+        try:
+            return p.stat().st_mtime
+        except OSError:
+            return 0.0
+
+    return mtime(workspace_config_path(root)), mtime(user_config_path())
+
+
+class _Handler(socketserver.StreamRequestHandler):
+    def handle(self) -> None:
+        engine: Engine = self.server.engine  # type: ignore[attr-defined]
+        try:
+            line = self.rfile.readline(1 << 20)
+            request = json.loads(line)
+        except (OSError, ValueError):
+            return
+        answer = engine.answer(request)
+        try:
+            self.wfile.write(json.dumps(answer).encode() + b"\n")
+        except OSError:
+            pass  # the client went away
+
+
+class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True
+
+
+def serve(root: Path, idle_timeout: float, on_ready: Any = None) -> dict[str, Any]:
+    """Run the engine of the workspace at ``root`` until stopped or idle; returns its info.
+    AlreadyRunning when another engine serves this workspace."""
+    sock_path, lock_path = engine_files(root)
+    sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    lock = ProcessLock(lock_path, what=f"the engine of {root}")
+    if not lock.try_acquire():
+        pid = lock.holder_pid()
+        raise AlreadyRunning(
+            f"an engine already serves {root} (pid {pid or '?'}, socket {sock_path})",
+            hint="memcli serve --status, or --stop",
+        )
+    try:
+        sock_path.unlink(missing_ok=True)  # a socket left by an engine that was killed
+        engine = Engine(root, idle_timeout)
+        server = _Server(str(sock_path), _Handler)
+        server.engine = engine  # type: ignore[attr-defined]
+        os.chmod(sock_path, 0o600)
+        stop = threading.Event()
+
+        def watch() -> None:
+            while not stop.wait(0.2):
+                idle = time.monotonic() - engine.last
+                if engine.stopping.is_set() or (engine.idle_timeout and idle > engine.idle_timeout):
+                    server.shutdown()
+                    return
+
+        watcher = threading.Thread(target=watch, name="memcli-engine-idle", daemon=True)
+        watcher.start()
+        previous = _handle_signals(engine)
+        engine.warm()
+        if on_ready is not None:
+            on_ready(engine.info())
+        try:
+            server.serve_forever(poll_interval=0.2)
+        finally:
+            stop.set()
+            server.server_close()
+            sock_path.unlink(missing_ok=True)
+            engine.close()
+            _restore_signals(previous)
+        return engine.info()
+    finally:
+        lock.release()
+
+
+def _handle_signals(engine: Engine) -> dict[int, Any]:
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    previous: dict[int, Any] = {}
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        previous[sig] = signal.signal(sig, lambda *_: engine.stopping.set())
+    return previous
+
+
+def _restore_signals(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def stop_engine(root: Path, timeout: float = 10.0) -> dict[str, Any] | None:
+    """Ask the engine of ``root`` to stop and wait until its socket is gone; its info, or
+    None when none answered."""
+    from memcli.engine.client import ask
+
+    answer = ask(root, "stop", {}, timeout=timeout)
+    if not answer or not answer.get("ok"):
+        return None
+    sock_path, _ = engine_files(root)
+    deadline = time.monotonic() + timeout
+    while sock_path.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    info: dict[str, Any] = answer["result"]
+    return info

@@ -1,0 +1,192 @@
+"""memcli serve: a warm engine per workspace, used by the CLI when it answers, with real
+processes (start, serve, time out, killed, wedged) and outputs compared byte for byte."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memcli.engine.paths import engine_files
+from tests.conftest import Cli
+
+MEMCLI = [sys.executable, "-m", "memcli"]
+SEARCHES = [
+    ("search", "session cache", "--json"),
+    ("search", "session cache"),
+    ("search", "session cache", "--jsonl"),
+    ("search", "session cache", "--files"),
+    ("search", "session cache", "--format", "context", "--max-tokens", "200"),
+    ("search", "session cache", "--explain"),
+    ("search", "nothing like this anywhere", "--json"),
+    ("search", "cache", "--strategy", "vector", "--json"),  # an error: no embedder
+]
+
+
+def run(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MEMCLI, "-w", str(root), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.fixture
+def ws(cli: Cli, workspace: Path) -> Path:
+    for text in ("Use Valkey for the session cache.", "Alice owns the billing service."):
+        assert cli("add", text).exit_code == 0
+    return workspace
+
+
+@pytest.fixture
+def engine(ws: Path) -> Path:
+    r = run(ws, "serve", "--detach", "--json")
+    assert r.returncode == 0, r.stderr
+    yield ws
+    run(ws, "serve", "--stop")
+
+
+def engine_pid(root: Path) -> int | None:
+    r = run(root, "serve", "--status", "--json")
+    info = json.loads(r.stdout)["engine"]
+    return int(info["pid"]) if info else None
+
+
+def test_answers_are_byte_identical_with_and_without_the_engine(engine: Path) -> None:
+    through = [run(engine, *args) for args in SEARCHES]
+    requests = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]["requests"]
+    assert requests == len(SEARCHES)  # each of them went through the engine
+    assert run(engine, "serve", "--stop").returncode == 0
+    assert engine_pid(engine) is None
+    alone = [run(engine, *args) for args in SEARCHES]
+    for args, a, b in zip(SEARCHES, through, alone, strict=True):
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), args
+    assert through[-1].returncode == 2 and "embedding" in through[-1].stderr
+
+
+def test_one_engine_per_workspace(engine: Path) -> None:
+    r = run(engine, "serve", "--detach")
+    assert r.returncode == 3
+    assert "an engine already serves" in r.stderr and f"pid {engine_pid(engine)}" in r.stderr
+    r = run(engine, "serve")  # in the foreground too
+    assert r.returncode == 3 and "already serves" in r.stderr
+
+
+def test_the_engine_sees_edits_made_by_other_processes(engine: Path) -> None:
+    assert "Kafka" not in run(engine, "search", "kafka topics", "--json").stdout
+    assert run(engine, "add", "Kafka topics are created by terraform.").returncode == 0
+    r = run(engine, "search", "kafka topics", "--json")
+    assert "Kafka topics are created by terraform." in r.stdout
+    (engine / "memory" / "notes.md").write_text("- Zookeeper is gone since 2025.\n")
+    assert "Zookeeper" in run(engine, "search", "zookeeper", "--json").stdout
+
+
+def test_a_killed_engine_costs_nothing_and_is_replaced(engine: Path) -> None:
+    pid = engine_pid(engine)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    sock, _ = engine_files(engine)
+    assert sock.exists()  # left behind
+    r = run(engine, "search", "session cache", "--json")
+    assert r.returncode == 0 and "Valkey" in r.stdout  # answered in process
+    doctor = json.loads(run(engine, "doctor", "--json", "--offline").stdout)
+    check = next(c for c in doctor["checks"] if c["name"] == "engine")
+    assert check["status"] == "problem" and "does not answer" in check["summary"]
+    r = run(engine, "serve", "--detach")
+    assert r.returncode == 0, r.stderr
+    assert engine_pid(engine) not in (None, pid)
+
+
+def test_a_wedged_engine_costs_at_most_the_timeout(engine: Path) -> None:
+    pid = engine_pid(engine)
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        r = run(engine, "search", "session cache", "--json", env={"MEMCLI_ENGINE_TIMEOUT": "0.5"})
+        took = time.monotonic() - started
+        assert r.returncode == 0 and "Valkey" in r.stdout
+        assert took < 30  # the call gave up on the engine and answered (not hung)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+
+def test_other_settings_in_the_environment_answer_in_process(engine: Path) -> None:
+    r = run(engine, "search", "the", "--json", env={"MEMCLI_SEARCH_LIMIT": "1"})
+    assert r.returncode == 0 and len(json.loads(r.stdout)["results"]) == 1
+    info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+    assert info["requests"] == 0  # refused by the engine: answered in process
+
+
+def test_idle_timeout_stops_the_engine(ws: Path) -> None:
+    proc = subprocess.Popen(
+        [*MEMCLI, "-w", str(ws), "serve", "--idle-timeout", "0.02"],  # 1.2 s
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+    assert "engine stopped after 0 searches" in proc.stderr.read()
+    sock, _ = engine_files(ws)
+    assert not sock.exists()
+
+
+def test_sigterm_stops_a_foreground_engine(ws: Path) -> None:
+    proc = subprocess.Popen(
+        [*MEMCLI, "-w", str(ws), "serve", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready = json.loads(proc.stdout.readline())
+        assert ready["event"] == "ready" and ready["pid"] == proc.pid
+        assert run(ws, "search", "session cache", "--json").returncode == 0
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+        stopped = json.loads(proc.stdout.readline())
+        assert stopped["event"] == "stopped" and stopped["requests"] == 1
+    finally:
+        proc.kill()
+
+
+def test_many_clients_at_once(engine: Path) -> None:
+    errors: list[str] = []
+
+    def client(n: int) -> None:
+        for i in range(10):
+            if i % 5 == 0:
+                r = run(engine, "add", f"Client {n} learned fact {i}.")
+            else:
+                r = run(engine, "search", f"client {n} fact", "--json")
+            if r.returncode not in (0, 1):
+                errors.append(r.stderr)
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    text = "".join(p.read_text() for p in (engine / "memory").rglob("*.md"))
+    for n in range(4):
+        for i in (0, 5):
+            assert text.count(f" Client {n} learned fact {i}.\n") == 1
+    info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+    assert info["requests"] >= 32
