@@ -190,3 +190,22 @@ def test_many_clients_at_once(engine: Path) -> None:
             assert text.count(f" Client {n} learned fact {i}.\n") == 1
     info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
     assert info["requests"] >= 32
+
+
+def test_serve_watch_keeps_the_index_in_step(ws: Path) -> None:
+    r = run(ws, "serve", "--detach", "--watch", "--json")
+    assert r.returncode == 0, r.stderr
+    try:
+        assert json.loads(r.stdout)["engine"]["watching"] is True
+        (ws / "memory" / "later.md").write_text("- Grafana dashboards live in the ops folder.\n")
+        deadline = time.monotonic() + 30
+        indexed = False
+        while time.monotonic() < deadline and not indexed:
+            files = json.loads(run(ws, "files", "--json").stdout)
+            indexed = any(f["path"] == "memory/later.md" for f in files["files"])
+            time.sleep(0.2)
+        assert indexed  # the watcher indexed it, no search needed
+        status = json.loads(run(ws, "status", "--json").stdout)
+        assert status["engine"]["watching"] is True
+    finally:
+        run(ws, "serve", "--stop")

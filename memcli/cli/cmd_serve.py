@@ -26,6 +26,9 @@ def serve(
         help="Stop after this many minutes without a request [setting engine.idle_timeout].",
         show_default=False,
     ),
+    watch: bool = typer.Option(
+        False, "--watch", help="Also re-index files as they change (memcli watch), in this process."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Keep the index open and the embedder loaded for fast searches (a Unix socket); the
@@ -54,7 +57,7 @@ def serve(
             raise typer.Exit(1)
         return
     if detach:
-        _report(st, _detach(st, root, minutes), "started", as_json)
+        _report(st, _detach(st, root, minutes, watch), "started", as_json)
         return
     from memcli.engine.server import serve as run
 
@@ -66,14 +69,14 @@ def serve(
                 f"engine of {info['workspace']} ready (pid {info['pid']}): {info['socket']}"
             )
 
-    info = run(root, minutes * 60, ready)
+    info = run(root, minutes * 60, ready, watch=watch)
     if as_json:
         st.out.json({"event": "stopped", **info})
     else:
         st.out.info(f"engine stopped after {info['requests']} searches")
 
 
-def _detach(st: State, root: Any, minutes: float) -> dict[str, Any] | None:
+def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any] | None:
     """Start ``memcli serve`` in its own session; wait until it answers (10 s at most)."""
     from memcli.engine.client import ask
     from memcli.errors import AlreadyRunning
@@ -88,7 +91,7 @@ def _detach(st: State, root: Any, minutes: float) -> dict[str, Any] | None:
     log = root / ".memcli" / "engine.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "serve"]
-    args += ["--idle-timeout", str(minutes)]
+    args += ["--idle-timeout", str(minutes), *(["--watch"] if watch else [])]
     with open(log, "ab") as err:
         proc = subprocess.Popen(
             args,

@@ -51,6 +51,7 @@ class Engine:
         self._embedder_made = False
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="memcli-engine")
         self.stopping = threading.Event()
+        self.watching = False
 
     # -- memories --------------------------------------------------------------------------
     def _shared_embedder(self, settings: Any) -> Any:
@@ -163,6 +164,7 @@ class Engine:
             "requests": self.requests,
             "idle_timeout_s": self.idle_timeout,
             "embedder_loaded": self._embedder is not None,
+            "watching": self.watching,
         }
 
     def close(self) -> None:
@@ -203,9 +205,13 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
 
 
-def serve(root: Path, idle_timeout: float, on_ready: Any = None) -> dict[str, Any]:
+def serve(
+    root: Path, idle_timeout: float, on_ready: Any = None, *, watch: bool = False
+) -> dict[str, Any]:
     """Run the engine of the workspace at ``root`` until stopped or idle; returns its info.
-    AlreadyRunning when another engine serves this workspace."""
+    AlreadyRunning when another engine serves this workspace. With ``watch``, a watcher
+    (``memcli watch``) runs in the same process and stops with it; its events go to
+    ``.memcli/engine.log``."""
     sock_path, lock_path = engine_files(root)
     sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = ProcessLock(lock_path, what=f"the engine of {root}")
@@ -223,16 +229,17 @@ def serve(root: Path, idle_timeout: float, on_ready: Any = None) -> dict[str, An
         os.chmod(sock_path, 0o600)
         stop = threading.Event()
 
-        def watch() -> None:
+        def idle_check() -> None:
             while not stop.wait(0.2):
                 idle = time.monotonic() - engine.last
                 if engine.stopping.is_set() or (engine.idle_timeout and idle > engine.idle_timeout):
                     server.shutdown()
                     return
 
-        watcher = threading.Thread(target=watch, name="memcli-engine-idle", daemon=True)
-        watcher.start()
+        threading.Thread(target=idle_check, name="memcli-engine-idle", daemon=True).start()
         previous = _handle_signals(engine)
+        if watch:
+            _start_watcher(engine, stop)
         engine.warm()
         if on_ready is not None:
             on_ready(engine.info())
@@ -247,6 +254,32 @@ def serve(root: Path, idle_timeout: float, on_ready: Any = None) -> dict[str, An
         return engine.info()
     finally:
         lock.release()
+
+
+def _start_watcher(engine: Engine, stop: threading.Event) -> None:
+    """``memcli watch`` on a thread of the engine, until ``stop``; its events are logged."""
+    from memcli.memory import Memory
+    from memcli.service.options import WatchOptions
+
+    log = engine.root / ".memcli" / "engine.log"
+
+    def emit(event: dict[str, Any]) -> None:
+        if event.get("event") in ("error", "warning", "ready", "stopped"):
+            try:
+                with open(log, "a", encoding="utf-8") as f:
+                    f.write(json.dumps(event) + "\n")
+            except OSError:
+                pass
+
+    def run() -> None:
+        try:
+            with Memory.open(engine.root, lenient=True) as mem:
+                mem.watch(WatchOptions(handle_signals=False), emit, stop)
+        except Exception as exc:  # e.g. another watcher runs: logged, the engine serves on
+            emit({"event": "error", "message": getattr(exc, "message", str(exc))})
+
+    engine.watching = True
+    threading.Thread(target=run, name="memcli-engine-watch", daemon=True).start()
 
 
 def _handle_signals(engine: Engine) -> dict[int, Any]:

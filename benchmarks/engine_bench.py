@@ -1,0 +1,177 @@
+"""The warm engine (``memcli serve``): whole-process search with and without it.
+
+Usage::
+
+    python benchmarks/engine_bench.py [--quick] [--runs N] [--model-dir DIR]
+
+On the LoCoMo dev conversations as one workspace, medians of whole-process
+``memcli search --json`` (spawn to exit) for new queries (never searched before, so a hybrid
+search must embed them), in keyword mode and, when the local model folder is found
+(``--model-dir``, ``$MEMCLI_TEST_MODEL_DIR`` or ``../shared/models/all-MiniLM-L6-v2-onnx``),
+in hybrid mode with it: without an engine, then with ``memcli serve --detach`` running.
+Also 8 clients x 25 mixed searches and adds against one engine: errors, lost facts, p95.
+Figures are printed as Markdown; the machine may be shared, say so next to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import locomo  # noqa: E402
+
+DEFAULT_LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
+DEFAULT_MODEL = HERE.parent.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+MEMCLI = [sys.executable, "-m", "memcli"]
+
+
+def memcli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*MEMCLI, "-q", "-w", str(root), *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def build(root: Path, data: Path) -> list[str]:
+    from memcli.notes.workspace import init_workspace
+
+    init_workspace(root)
+    questions: list[str] = []
+    for conv in locomo.load(data):
+        tmp = root / ".tmp"
+        locomo.write_workspace(conv, tmp)
+        target = root / "memory" / conv.sample_id
+        target.mkdir(parents=True, exist_ok=True)
+        for f in sorted((tmp / "memory").iterdir()):
+            f.rename(target / f.name)
+        questions += [q for q, _, _ in conv.questions]
+    return questions
+
+
+def timed_searches(root: Path, queries: list[str], *extra: str) -> float:
+    """Median seconds of whole-process searches, one per query."""
+    times = []
+    for q in queries:
+        t0 = time.perf_counter()
+        r = memcli(root, "search", "--json", *extra, q)
+        times.append(time.perf_counter() - t0)
+        if r.returncode not in (0, 1):
+            raise SystemExit(f"search failed: {r.stderr}")
+    return statistics.median(times)
+
+
+def mode_of(root: Path, query: str, *extra: str) -> str:
+    return str(json.loads(memcli(root, "search", "--json", *extra, query).stdout)["mode"])
+
+
+def contention(root: Path, clients: int, per_client: int) -> dict[str, Any]:
+    errors: list[str] = []
+    times: list[float] = []
+    lock = threading.Lock()
+
+    def client(n: int) -> None:
+        for i in range(per_client):
+            t0 = time.perf_counter()
+            if i % 5 == 0:
+                r = memcli(root, "add", f"Benchmark client {n} fact {i}.")
+            else:
+                r = memcli(root, "search", "--json", f"client {n} fact {i}")
+            with lock:
+                times.append(time.perf_counter() - t0)
+                if r.returncode not in (0, 1):
+                    errors.append(r.stderr.strip())
+
+    threads = [threading.Thread(target=client, args=(n,)) for n in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    text = "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
+    wanted = [f" Benchmark client {n} fact {i}.\n" for n in range(clients)
+              for i in range(0, per_client, 5)]  # fmt: skip
+    lost = sum(1 for w in wanted if text.count(w) != 1)
+    times.sort()
+    return {
+        "calls": len(times),
+        "errors": len(errors),
+        "lost": lost,
+        "p95_ms": times[int(len(times) * 0.95) - 1] * 1000,
+        "median_ms": statistics.median(times) * 1000,
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="5 queries, 2 clients")
+    p.add_argument("--runs", type=int, default=15, help="new queries per figure")
+    p.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
+    p.add_argument("--model-dir", type=Path, default=None)
+    args = p.parse_args(argv)
+    if not args.locomo.is_file():
+        print(f"engine_bench: skipped ({args.locomo} not found)")
+        return
+    model = args.model_dir or Path(os.environ.get("MEMCLI_TEST_MODEL_DIR") or DEFAULT_MODEL)
+    runs = 5 if args.quick else args.runs
+    rows: list[tuple[str, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="memcli-engine-bench-") as tmp:
+        os.environ["MEMCLI_RUNTIME_DIR"] = str(Path(tmp) / "run")
+        os.environ["MEMCLI_CONFIG_DIR"] = str(Path(tmp) / "config")
+        os.environ["MEMCLI_CACHE_DIR"] = str(Path(tmp) / "cache")
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        questions = build(root, args.locomo)
+        memcli(root, "index")
+        sets = iter(questions[i * runs : (i + 1) * runs] for i in range(len(questions) // runs))
+        modes = [("keyword", ["--strategy", "keyword"])]
+        if model.is_dir():
+            memcli(
+                root,
+                "config",
+                "set",
+                "embedding.model",
+                "local/sentence-transformers/all-MiniLM-L6-v2",
+            )
+            memcli(root, "config", "set", "embedding.model_path", str(model))
+            memcli(root, "trust")
+            memcli(root, "index")
+            modes.append(("hybrid (local model)", []))
+        for name, extra in modes:
+            alone = timed_searches(root, next(sets), *extra)
+            assert memcli(root, "serve", "--detach").returncode == 0
+            warm = timed_searches(root, next(sets), *extra)
+            memcli(root, "serve", "--stop")
+            rows.append((name, alone, warm))
+        hybrid_mode = mode_of(root, questions[-1]) if model.is_dir() else "keyword"
+        assert memcli(root, "serve", "--detach").returncode == 0
+        load = contention(root, 2 if args.quick else 8, 10 if args.quick else 25)
+        memcli(root, "serve", "--stop")
+    print(f"\nWhole-process search --json, new queries, {runs} each (LoCoMo dev, 129 files):\n")
+    print("| mode | without engine | with engine | ratio |")
+    print("|---|---:|---:|---:|")
+    for name, alone, warm in rows:
+        print(f"| {name} | {alone * 1000:.0f} ms | {warm * 1000:.0f} ms | {warm / alone:.2f} |")
+    if len(rows) > 1:
+        print(
+            f"\nHybrid with the engine against keyword without it: "
+            f"{rows[1][2] / rows[0][1]:.2f}x (mode reported: {hybrid_mode})"
+        )
+    print(
+        f"\n{load['calls']} mixed calls from concurrent clients through one engine:"
+        f" {load['errors']} errors, {load['lost']} facts lost, median {load['median_ms']:.0f} ms,"
+        f" p95 {load['p95_ms']:.0f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()
