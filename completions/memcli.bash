@@ -29,19 +29,20 @@ _memcli() {
             'memcli forget --reason'|'memcli confirm --by'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli flush --prompt-file'|'memcli diff --since'|\
             'memcli log -n'|'memcli log --limit'|'memcli log --since'|'memcli sync --strategy'|\
-            'memcli doctor --timeout'|'memcli agent install --scope'|\
-            'memcli agent install --project'|'memcli agent uninstall --scope'|\
-            'memcli agent uninstall --project'|'memcli agent status --project'|\
-            'memcli agent flush-session --session-id'|'memcli agent flush-session --transcript'|\
-            'memcli agent flush-session --event') skip=1 ;;
+            'memcli serve --idle-timeout'|'memcli doctor --timeout'|\
+            'memcli agent install --scope'|'memcli agent install --project'|\
+            'memcli agent uninstall --scope'|'memcli agent uninstall --project'|\
+            'memcli agent status --project'|'memcli agent flush-session --session-id'|\
+            'memcli agent flush-session --transcript'|'memcli agent flush-session --event') skip=1 ;;
             'memcli init'|'memcli add'|'memcli index'|'memcli search'|'memcli status'|\
             'memcli files'|'memcli get'|'memcli supersede'|'memcli forget'|'memcli confirm'|\
             'memcli review'|'memcli watch'|'memcli flush'|'memcli diff'|'memcli log'|\
-            'memcli sync'|'memcli mcp'|'memcli trust'|'memcli doctor'|'memcli hooks'|\
-            'memcli agent'|'memcli config'|'memcli hooks install'|'memcli hooks uninstall'|\
-            'memcli hooks status'|'memcli agent install'|'memcli agent uninstall'|\
-            'memcli agent status'|'memcli agent hook'|'memcli agent flush-session'|\
-            'memcli config get'|'memcli config set'|'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
+            'memcli sync'|'memcli mcp'|'memcli serve'|'memcli trust'|'memcli doctor'|\
+            'memcli hooks'|'memcli agent'|'memcli config'|'memcli hooks install'|\
+            'memcli hooks uninstall'|'memcli hooks status'|'memcli agent install'|\
+            'memcli agent uninstall'|'memcli agent status'|'memcli agent hook'|\
+            'memcli agent flush-session'|'memcli config get'|'memcli config set'|\
+            'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
             *) [[ $w == -* ]] || pos=$((pos + 1)) ;;
         esac
     done
@@ -64,14 +65,15 @@ _memcli() {
             'memcli supersede -t'|'memcli supersede --type'|'memcli supersede --tag'|\
             'memcli forget --reason'|'memcli confirm --by'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli diff --since'|'memcli log -n'|'memcli log --limit'|\
-            'memcli log --since'|'memcli sync --strategy'|'memcli doctor --timeout'|\
-            'memcli agent install --scope'|'memcli agent uninstall --scope'|\
-            'memcli agent flush-session --session-id'|'memcli agent flush-session --event') return ;;
+            'memcli log --since'|'memcli sync --strategy'|'memcli serve --idle-timeout'|\
+            'memcli doctor --timeout'|'memcli agent install --scope'|\
+            'memcli agent uninstall --scope'|'memcli agent flush-session --session-id'|\
+            'memcli agent flush-session --event') return ;;
         esac
     fi
 
     case "$cmd" in
-        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get supersede forget confirm review watch flush diff log sync mcp trust doctor hooks agent config" ;;
+        'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get supersede forget confirm review watch flush diff log sync mcp serve trust doctor hooks agent config" ;;
         'memcli init') opts="--git --hooks --local --local-model --model-path --json -h --help" ;;
         'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --expires --json -h --help" ;;
         'memcli index') opts="--force --no-embed --json -h --help" ;;
@@ -89,6 +91,7 @@ _memcli() {
         'memcli log') opts="-n --limit --since --json -h --help" ;;
         'memcli sync') opts="--strategy --no-push --no-commit --json -h --help" ;;
         'memcli mcp') opts="-h --help" ;;
+        'memcli serve') opts="--detach --status --stop --idle-timeout --watch --json -h --help" ;;
         'memcli trust') opts="--show --revoke --list --json -h --help" ;;
         'memcli doctor') opts="--offline --timeout --json -h --help" ;;
         'memcli hooks') opts="-h --help"; subs="install uninstall status" ;;
@@ -117,9 +120,9 @@ _memcli() {
     # a positional argument
     case "$cmd $pos" in
         'memcli init 0') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
-        'memcli config get 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
-        'memcli config set 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
-        'memcli config unset 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config get 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config set 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
+        'memcli config unset 0') COMPREPLY=($(compgen -W "embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score" -- "$cur")) ;;
     esac
 }
 

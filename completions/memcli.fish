@@ -23,7 +23,7 @@ function __memcli_command --description 'The memcli (sub)command being typed'
                  'memcli supersede --tag' 'memcli forget --reason' 'memcli confirm --by' \
                  'memcli watch --debounce' 'memcli flush --ns' 'memcli flush --prompt-file' \
                  'memcli diff --since' 'memcli log -n' 'memcli log --limit' 'memcli log --since' \
-                 'memcli sync --strategy' 'memcli doctor --timeout' \
+                 'memcli sync --strategy' 'memcli serve --idle-timeout' 'memcli doctor --timeout' \
                  'memcli agent install --scope' 'memcli agent install --project' \
                  'memcli agent uninstall --scope' 'memcli agent uninstall --project' \
                  'memcli agent status --project' 'memcli agent flush-session --session-id' \
@@ -32,12 +32,12 @@ function __memcli_command --description 'The memcli (sub)command being typed'
             case 'memcli init' 'memcli add' 'memcli index' 'memcli search' 'memcli status' \
                  'memcli files' 'memcli get' 'memcli supersede' 'memcli forget' 'memcli confirm' \
                  'memcli review' 'memcli watch' 'memcli flush' 'memcli diff' 'memcli log' \
-                 'memcli sync' 'memcli mcp' 'memcli trust' 'memcli doctor' 'memcli hooks' \
-                 'memcli agent' 'memcli config' 'memcli hooks install' 'memcli hooks uninstall' \
-                 'memcli hooks status' 'memcli agent install' 'memcli agent uninstall' \
-                 'memcli agent status' 'memcli agent hook' 'memcli agent flush-session' \
-                 'memcli config get' 'memcli config set' 'memcli config unset' \
-                 'memcli config path'
+                 'memcli sync' 'memcli mcp' 'memcli serve' 'memcli trust' 'memcli doctor' \
+                 'memcli hooks' 'memcli agent' 'memcli config' 'memcli hooks install' \
+                 'memcli hooks uninstall' 'memcli hooks status' 'memcli agent install' \
+                 'memcli agent uninstall' 'memcli agent status' 'memcli agent hook' \
+                 'memcli agent flush-session' 'memcli config get' 'memcli config set' \
+                 'memcli config unset' 'memcli config path'
                 set path "$path $token"
         end
     end
@@ -68,6 +68,7 @@ complete -c memcli -n '__memcli_is memcli' -a diff -d 'Facts added and removed u
 complete -c memcli -n '__memcli_is memcli' -a log -d 'Commits that touched memory/, with the number of facts each added and removed.'
 complete -c memcli -n '__memcli_is memcli' -a sync -d 'Share memory through the upstream remote: commit memory, pull, re-index, push.'
 complete -c memcli -n '__memcli_is memcli' -a mcp -d 'Serve memory to an MCP client over stdio (tools: search, context, get, add, flush, status). Needs the extra: pip install \'memcli[mcp]\'.'
+complete -c memcli -n '__memcli_is memcli' -a serve -d 'Keep the index open and the embedder loaded for fast searches (a Unix socket); the CLI uses it when it runs. Ctrl-C stops it.'
 complete -c memcli -n '__memcli_is memcli' -a trust -d 'Trust this workspace\'s memcli.toml as it is now. Until then the settings in it that reach outside the workspace or spend a credential (embedding/llm model, api_base, api_key_env, llm.prompt_file) are ignored; a changed file needs trusting again. Your user config and environment always apply.'
 complete -c memcli -n '__memcli_is memcli' -a doctor -d 'Check SQLite (FTS5, sqlite-vec), settings, providers, the index, hooks and the cache.'
 complete -c memcli -n '__memcli_is memcli' -a hooks -d 'Git hooks that re-index after commit, merge, checkout and rewrite.'
@@ -206,6 +207,15 @@ complete -c memcli -n '__memcli_is memcli sync' -s h -l help -d 'Show this messa
 # memcli mcp
 complete -c memcli -n '__memcli_is memcli mcp' -s h -l help -d 'Show this message and exit.'
 
+# memcli serve
+complete -c memcli -n '__memcli_is memcli serve' -l detach -d 'Start it in the background and return.'
+complete -c memcli -n '__memcli_is memcli serve' -l status -d 'Whether an engine serves this workspace.'
+complete -c memcli -n '__memcli_is memcli serve' -l stop -d 'Stop the engine of this workspace.'
+complete -c memcli -n '__memcli_is memcli serve' -l idle-timeout -x -d 'Stop after this many minutes without a request [setting engine.idle_timeout].'
+complete -c memcli -n '__memcli_is memcli serve' -l watch -d 'Also re-index files as they change (memcli watch), in this process.'
+complete -c memcli -n '__memcli_is memcli serve' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli serve' -s h -l help -d 'Show this message and exit.'
+
 # memcli trust
 complete -c memcli -n '__memcli_is memcli trust' -l show -d 'Show the trust state; change nothing.'
 complete -c memcli -n '__memcli_is memcli trust' -l revoke -d 'Forget the trust in this memcli.toml.'
@@ -285,19 +295,19 @@ complete -c memcli -n '__memcli_is memcli config' -s h -l help -d 'Show this mes
 # memcli config get
 complete -c memcli -n '__memcli_is memcli config get' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config get' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
+complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config set
 complete -c memcli -n '__memcli_is memcli config set' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
 complete -c memcli -n '__memcli_is memcli config set' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config set' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
+complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config unset
 complete -c memcli -n '__memcli_is memcli config unset' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
 complete -c memcli -n '__memcli_is memcli config unset' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli config unset' -s h -l help -d 'Show this message and exit.'
-complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
+complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.neighbour_weight search.heading_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score'
 
 # memcli config path
 complete -c memcli -n '__memcli_is memcli config path' -l user -d 'Print only the user config file.'
