@@ -718,3 +718,22 @@ def test_add_embeds_the_new_fact_and_survives_a_provider_outage(
     result = search(cli, "pager rotation monday")
     assert result["mode"] == "hybrid" and result["warnings"] == []
     assert chunk_ids(workspace, embedded=False) == set()
+
+
+def test_a_batch_embeds_all_its_queries_in_one_request(
+    cli: Cli, workspace: Path, hybrid: StubOpenAI
+) -> None:
+    write_files(workspace)
+    assert cli("index").exit_code == 0
+    before = len([r for r in hybrid.requests if r["path"].endswith(EMBED)])
+    queries = ["valkey cache", "s3 token rotation", "deploy window", "", "valkey cache"]
+    r = cli("search", "--batch", input="\n".join(queries) + "\n")
+    assert r.exit_code == 0, r.stderr
+    answers = r.jsonl()
+    assert len(answers) == len(queries)
+    assert [a["mode"] for a in answers if "mode" in a] == ["hybrid"] * 4
+    calls = [r for r in hybrid.requests if r["path"].endswith(EMBED)][before:]
+    assert len(calls) == 1  # one request for the three distinct queries
+    assert sorted(calls[0]["body"]["input"]) == sorted(
+        ["valkey cache", "s3 token rotation", "deploy window"]
+    )

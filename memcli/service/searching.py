@@ -75,7 +75,9 @@ class SearchService(IndexService):
         from memcli.service.options import BatchAnswer  # batches only
 
         stale, warnings = self.sync_before_search()
-        for raw in queries:
+        lines = list(queries)
+        self._embed_queries([q.strip() for q in lines if q.strip()], opts)
+        for raw in lines:
             query = raw.rstrip("\n")
             if not query.strip():
                 yield BatchAnswer(query, None, "empty query")
@@ -88,6 +90,19 @@ class SearchService(IndexService):
             result.stale = stale
             result.warnings[:0] = warnings
             yield BatchAnswer(query, result, None)
+
+
+    def _embed_queries(self, queries: list[str], opts: SearchOptions) -> None:
+        """Embed a batch's queries in one call (each search then finds its vector in the
+        cache), when the searches would embed them; a failure is left to each search."""
+        if not queries or opts.strategy == "keyword" or self.embedder is None:
+            return
+        from memcli.errors import ProviderError
+
+        try:
+            self.embedder.embed(list(dict.fromkeys(queries)), quick=True)
+        except ProviderError:
+            pass  # each search falls back to keyword and says why
 
 
 class SearchRequest(NamedTuple):
