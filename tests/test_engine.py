@@ -209,3 +209,15 @@ def test_serve_watch_keeps_the_index_in_step(ws: Path) -> None:
         assert status["engine"]["watching"] is True
     finally:
         run(ws, "serve", "--stop")
+
+
+def test_the_terminal_table_is_the_same_through_the_engine(engine: Path) -> None:
+    from tests.test_conventions import on_terminal
+
+    for args in (("search", "session cache"), ("search", "valkey", "--explain")):
+        through = on_terminal(engine, *args)
+        assert b"\x1b[" in through[1]  # a terminal: the Rich table, coloured
+        assert run(engine, "serve", "--stop").returncode == 0
+        alone = on_terminal(engine, *args)
+        assert through == alone, args
+        assert run(engine, "serve", "--detach").returncode == 0

@@ -76,8 +76,12 @@ def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:
             out.line(p)
     else:
         hits = [
-            SimpleNamespace(**{"explain": None, **h, "score": score})
-            for h, score in zip(data["results"], got["scores"], strict=True)
+            SimpleNamespace(
+                **{"explain": None, **h, "score": score},
+                terms=SimpleNamespace(stems=stems) if stems is not None else None,
+            )
+            for h, score, stems in zip(data["results"], got["scores"], got["stems"], strict=True)
         ]
-        render.search_result(out, SimpleNamespace(**{**data, "hits": hits}))
+        table = args.fmt is None and out.rich_terminal  # as memcli.cli.searching decides
+        render.search_result(out, SimpleNamespace(**{**data, "hits": hits}), table=table)
     return found

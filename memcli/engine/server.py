@@ -135,6 +135,8 @@ class Engine:
             "notices": notices,
             "result": result.as_dict(),
             "scores": [h.score for h in result.hits],  # unrounded, for the text form
+            # the query's stems per result: what the terminal table highlights
+            "stems": [sorted(h.terms.stems) if h.terms is not None else None for h in result.hits],
         }
 
     def warm(self) -> None:

@@ -91,7 +91,6 @@ class SearchService(IndexService):
             result.warnings[:0] = warnings
             yield BatchAnswer(query, result, None)
 
-
     def _embed_queries(self, queries: list[str], opts: SearchOptions) -> None:
         """Embed a batch's queries in one call (each search then finds its vector in the
         cache), when the searches would embed them; a failure is left to each search."""
