@@ -69,6 +69,7 @@ STATUS = {
     "dirty",
     "git",
     "last_indexed",
+    "engine",
     "warnings",
 }
 STATUS_EMBEDDING_KEYWORD = {"model", "vectors", "coverage"}
@@ -144,6 +145,7 @@ DOCTOR_CHECKS = [
     "llm",
     "hooks",
     "agent",
+    "engine",
     "cache",
 ]
 WATCH_READY = {"event", "workspace", "watching", "debounce_ms", "pid", "warnings", "time"}
