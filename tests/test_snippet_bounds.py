@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from memcli.search.context import estimate_tokens
 from memcli.search.snippets import ELLIPSIS, HARD_CAP_FACTOR, MAX_CHARS, clip
 from tests.conftest import Cli
@@ -57,3 +59,30 @@ def test_a_budget_too_small_for_the_frame_still_says_so(cli: Cli, workspace: Pat
     r = cli("search", "--format", "context", "--max-tokens", "10", "zebra")
     assert r.exit_code == 1 and r.stdout == ""
     assert "no result fits in 10 tokens" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "e\u0301",  # e + combining acute
+        "\U0001f469\u200d\U0001f4bb",  # woman technologist (ZWJ sequence)
+        "\U0001f44d\U0001f3fd",  # thumbs up, medium skin tone
+        "\U0001f1eb\U0001f1f7",  # a flag: two regional indicators
+        "\u1100\u1161\u11a8",  # a Hangul syllable written as jamo
+        "\u0915\u094d\u0937",  # Devanagari conjunct (virama)
+    ],
+)
+def test_a_cut_snippet_never_splits_what_reads_as_one_character(unit: str) -> None:
+    cap = HARD_CAP_FACTOR * 10
+    for offset in range(0, 7):
+        text = "x" * offset + unit * (cap // len(unit) + 20) + " needle " + unit * 50
+        out = clip(text, "needle", 10)
+        body = out.strip(ELLIPSIS).lstrip("x")
+        assert body.startswith(unit) or not body.strip(unit[0]), (offset, out[:20])
+        inner = out.removeprefix(ELLIPSIS).removesuffix(ELLIPSIS)
+        tail = inner.rstrip(ELLIPSIS)
+        # the text kept ends on a whole unit (or in the plain ASCII around them)
+        assert tail.endswith((unit, " ", "e", "x", "needle")) or tail[-1].isascii(), (
+            offset,
+            tail[-5:],
+        )
