@@ -439,8 +439,9 @@ _JOINING = frozenset({0x200D, *range(0xFE00, 0xFE10), *range(0x1F3FB, 0x1F400)})
 
 def _grapheme_start(text: str, i: int) -> int:
     """``i`` moved back to the start of the character people see there, so a cut never
-    splits a letter from its accents, a conjunct joined by a virama, an emoji sequence (joined with ZWJ, a skin tone, a
-    variation selector), a flag's two regional indicators or a Hangul syllable's jamo."""
+    splits a letter from its accents, a conjunct joined by a virama, an emoji sequence
+    (joined with ZWJ, a skin tone, a variation selector), a flag's two regional indicators
+    or a Hangul syllable's jamo."""
     import unicodedata  # only a snippet that is cut needs it
 
     n = len(text)
