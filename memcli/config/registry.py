@@ -324,6 +324,13 @@ SETTINGS: tuple[Setting, ...] = (
         "Check for changed files (a stat of each) and re-index them before each search;"
         " off: the index is trusted as it is.",
     ),
+    _s(
+        "index.freshness",
+        "full",
+        "How a search checks for changed files: full (a stat of each) or recent (the folders"
+        " and the 64 files changed last; misses an old file rewritten in place).",
+        choices=("full", "recent"),
+    ),
     _s("index.chunk_chars", 320, "Target size of a chunk in characters.", low=50, high=100_000),
     _s(
         "index.lock_timeout",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from itertools import starmap, zip_longest
 from operator import eq
@@ -64,3 +66,54 @@ def _racy_but_same(store: Store, rel: str, path: str) -> bool:
     import hashlib  # not needed by searches of an unchanged index
 
     return state.size == len(data) and state.sha256 == hashlib.sha256(data).hexdigest()
+
+
+#: Meta key of the folders' modification times (the quick freshness check).
+FOLDERS_KEY = "folders"
+#: Files the quick check stats besides the folders: the ones changed last.
+RECENT_FILES = 64
+
+
+def quick_unchanged(ws: Workspace, store: Store, recent: int = RECENT_FILES) -> bool | None:
+    """The quick freshness check (``index.freshness = "recent"``): the folders that hold the
+    files and the files changed last still have the times the index recorded. True: nothing
+    changed that this check can see; False: something did (the full check follows); None:
+    no folder times are recorded yet. It cannot see a file rewritten in place, without
+    changing its folder, unless it is among the ``recent`` changed last."""
+    raw = store.get_meta(FOLDERS_KEY)
+    if not raw:
+        return None
+    root = str(ws.root) + os.sep
+    for folder, mtime_ns in json.loads(raw).items():
+        try:
+            if os.stat(root + folder).st_mtime_ns != mtime_ns:
+                return False
+        except OSError:
+            return False
+    for rel, mtime_ns, size in store.recent_files(recent):
+        try:
+            st = os.stat(root + rel)
+        except OSError:
+            return False
+        if (st.st_mtime_ns, st.st_size) != (mtime_ns, size):
+            return False
+    return True
+
+
+def stamp_folders(ws: Workspace, store: Store) -> None:
+    """Record the modification time of every folder holding a known file, and of the
+    workspace and memory folders (inside the caller's write transaction); nothing when a
+    folder changed too recently to be trusted (the full check then runs)."""
+    root = str(ws.root) + os.sep
+    stamps: dict[str, int] = {}
+    now = time.time_ns()
+    for folder in sorted(store.known_folders() | {"memory"}):
+        try:
+            mtime_ns = os.stat(root + folder if folder else str(ws.root)).st_mtime_ns
+        except OSError:
+            continue
+        if now - mtime_ns < RACY_NS:
+            store.set_meta(FOLDERS_KEY, "")
+            return
+        stamps[folder] = mtime_ns
+    store.set_meta(FOLDERS_KEY, json.dumps(stamps))

@@ -118,7 +118,12 @@ class Indexer:
         return out
 
     def unchanged(self) -> bool:
-        """Whether no file differs from the index (:func:`memcli.index.changes.unchanged`)."""
+        """Whether no file differs from the index (:func:`memcli.index.changes.unchanged`);
+        with ``index.freshness = "recent"``, the quick check when it can answer."""
+        if self.settings.get("index.freshness") == "recent":
+            quick = changes.quick_unchanged(self.ws, self.store)
+            if quick is not None:
+                return quick
         return changes.unchanged(self.ws, self.store, self.include)
 
     def needs_rebuild(self) -> bool:
@@ -205,6 +210,7 @@ class Indexer:
             if bulk:
                 store.ensure_bulk_indexes()
             store.set_meta("last_indexed", str(time.time()))
+            changes.stamp_folders(self.ws, store)
             store.conn.execute("COMMIT")
         except BaseException:
             db.rollback(store.conn)

@@ -95,8 +95,15 @@ def _m004_lifecycle(conn: Any) -> None:
     conn.execute("DELETE FROM meta WHERE key = 'chunking'")
 
 
+def _m005_recent_files(conn: Any) -> None:
+    # the quick freshness check (index.freshness = "recent") stats the newest files first
+    conn.execute("CREATE INDEX files_mtime ON files(mtime_ns)")
+
+
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
-MIGRATIONS: list[db.Migration] = [_m001_base, _m002_skipped, _m003_grams, _m004_lifecycle]
+MIGRATIONS: list[db.Migration] = [
+    _m001_base, _m002_skipped, _m003_grams, _m004_lifecycle, _m005_recent_files,
+]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

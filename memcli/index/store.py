@@ -220,6 +220,21 @@ class Store:
             )
         )
 
+    def recent_files(self, limit: int) -> list[tuple[str, int, int]]:
+        """(path, mtime_ns, size) of the files recorded as changed last (and the racy ones,
+        recorded with mtime 0), at most ``limit`` of each."""
+        rows = self.conn.execute(
+            "SELECT * FROM (SELECT path, mtime_ns, size FROM files ORDER BY mtime_ns DESC LIMIT ?)"
+            " UNION SELECT path, mtime_ns, size FROM files WHERE mtime_ns = 0",
+            (limit,),
+        ).fetchall()
+        return [(r[0], int(r[1]), int(r[2])) for r in rows]
+
+    def known_folders(self) -> set[str]:
+        """Workspace-relative folders holding a known file (indexed or skipped)."""
+        rows = self.conn.execute("SELECT path FROM files UNION ALL SELECT path FROM skipped")
+        return {r[0].rpartition("/")[0] for r in rows}
+
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Path -> (mtime_ns, size) of every known file (indexed or skipped)."""
         return {path: (mtime_ns, size) for path, mtime_ns, size in self.iter_stats()}

@@ -82,6 +82,7 @@ class IndexService(MemoryCore):
             and not indexer.needs_rebuild()
             and not self._vectors_waiting()
         ):
+            self._stamp_folders()
             return False, []
         lock = writer_lock(self.ws)
         try:
@@ -100,6 +101,24 @@ class IndexService(MemoryCore):
         finally:
             lock.release()
         return False, [w for w in report.warnings]
+
+    def _stamp_folders(self) -> None:
+        """With ``index.freshness = "recent"``: record the folders' times when none are
+        (the quick check needs them), if the writer lock is free at once."""
+        from memcli.index.changes import FOLDERS_KEY, stamp_folders
+
+        if self.settings.get("index.freshness") != "recent" or self.store.get_meta(FOLDERS_KEY):
+            return
+        lock = writer_lock(self.ws)
+        if not lock.try_acquire():
+            return
+        try:
+            with self.store.transaction():
+                stamp_folders(self.ws, self.store)
+        except Exception:  # a cache of folder times: the full check runs until it is there
+            pass
+        finally:
+            lock.release()
 
     def _vectors_waiting(self) -> bool:
         """A few chunks lack vectors and a search may embed them first (index.backfill)."""
