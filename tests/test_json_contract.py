@@ -77,7 +77,7 @@ STATUS_CACHE = {"path", "bytes", "entries"}
 STATUS_GIT = {"branch", "dirty_memory_files", "ahead", "behind"}
 FILES = {"files"}
 FILE = {"path", "source", "date", "evergreen", "size", "indexed_at", "chunks"}
-GET = {"path", "start_line", "end_line", "text"}
+GET = {"path", "start_line", "end_line", "text", "ids"}
 FLUSH = {
     "conversation",
     "path",

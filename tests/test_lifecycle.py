@@ -233,3 +233,9 @@ def test_diff_and_log_tell_the_story(cli: Cli, workspace: Path, redis: str) -> N
     log = cli("log", "--json").json()["commits"]
     assert log[0]["subject"] == f"memcli: confirmed {redis}"
     assert (log[0]["added"], log[0]["removed"], log[0]["changed"]) == (0, 0, 1)
+
+
+def test_get_carries_the_ids_of_the_entries_it_shows(cli: Cli, redis: str) -> None:
+    r = cli("get", f"memory/{TODAY}.md:3", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json()["ids"] == [redis]

@@ -184,9 +184,14 @@ class GetResult:
     lines: list[str]
 
     def as_dict(self) -> dict[str, Any]:
+        from memcli.notes.entryparse import entry_fields, fact_key  # ids of the entries shown
+        from memcli.notes.lifecycle import ID_CHARS
+
+        text = "\n".join(self.lines)
         return {
             "path": self.path,
             "start_line": self.start_line,
             "end_line": self.end_line,
-            "text": "\n".join(self.lines),
+            "text": text,
+            "ids": [fact_key(body)[:ID_CHARS] for body, *_ in entry_fields(text)],
         }
