@@ -66,6 +66,7 @@ def test_get_and_confinement(cli: Cli, workspace: Path) -> None:
         "start_line": 2,
         "end_line": 3,
         "text": "two\nthree",
+        "ids": [],  # prose, not entries
     }
     r = cli("get", "../outside.md")
     assert r.exit_code == 2
