@@ -221,3 +221,29 @@ def test_the_terminal_table_is_the_same_through_the_engine(engine: Path) -> None
         alone = on_terminal(engine, *args)
         assert through == alone, args
         assert run(engine, "serve", "--detach").returncode == 0
+
+
+def test_add_through_the_engine_prints_and_writes_the_same(engine: Path, tmp_path: Path) -> None:
+    import shutil
+
+    twin = tmp_path / "twin"
+    shutil.copytree(engine, twin, ignore=shutil.ignore_patterns(".memcli"))
+    cases = [
+        ("add", "The deploy key lives in vault.", "--tag", "ops"),
+        ("add", "Use Valkey for the session cache.", "--json"),  # a duplicate
+        ("add", "-t", "decision", "Ship on Tuesdays.", "--expires", "30d", "--json"),
+        (
+            "add",
+            "   ",
+        ),  # refused before any engine is asked
+    ]
+    for args in cases:
+        a = run(engine, *args)
+        b = run(twin, *args)
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), args
+    info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+    assert info["requests"] == 3
+    mine = sorted(p.read_text() for p in (engine / "memory").rglob("*.md"))
+    theirs = sorted(p.read_text() for p in (twin / "memory").rglob("*.md"))
+    assert mine == theirs
+    assert "Ship on Tuesdays." in run(engine, "search", "ship tuesdays", "--json").stdout

@@ -92,18 +92,23 @@ def add(
         text = sys.stdin.read()
     if not text.strip():
         raise BadInput("empty fact", hint="give the text to remember")
+    given: dict[str, Any] = {
+        "to": to,
+        "evergreen": evergreen,
+        "namespace": ns,
+        "type": type_,
+        "tags": list(tag),
+        "redact": not no_redact,
+        "commit": commit,
+        "expires": expires,
+    }
+    from memcli.engine.answers import add_via_engine  # a socket: no heavy imports
+
+    # a commit runs in process: git takes its identity and hooks from the caller's environment
+    if not commit and add_via_engine(st, {"text": text, **given}, as_json):
+        return  # a running engine added it (and printed what add prints)
     with st.memory() as mem:
-        result = mem.add(
-            text,
-            to=to,
-            evergreen=evergreen,
-            namespace=ns,
-            type=type_,
-            tags=tag,
-            redact=not no_redact,
-            commit=commit,
-            expires=expires,
-        )
+        result = mem.add(text, **given)
     st.out.warnings(result.warnings)
     if as_json:
         st.out.json(result.as_dict())

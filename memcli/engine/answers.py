@@ -9,7 +9,7 @@ from typing import Any
 
 from memcli.errors import ExitCode, MemcliError
 
-__all__ = ["search_via_engine"]
+__all__ = ["add_via_engine", "search_via_engine"]
 
 
 class EngineError(MemcliError):
@@ -20,17 +20,48 @@ class EngineError(MemcliError):
         self.exit_code = ExitCode(code)
 
 
-def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) -> int | None:
-    """The exit code of a search the workspace's engine answered (output printed), or None
-    when no engine answered (the caller searches in process)."""
+def _ask(st: Any, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The engine's result for ``op``, None when no engine answered; its errors raised."""
     from memcli.engine.client import DEFAULT_TIMEOUT, ask
     from memcli.notes.workspace import find_workspace
 
     try:
         root = find_workspace(st.workspace).root
     except MemcliError:
-        return None  # the in-process search reports it
+        return None  # the in-process command reports it
     timeout = float(os.environ.get("MEMCLI_ENGINE_TIMEOUT") or DEFAULT_TIMEOUT)
+    answer = ask(root, op, payload, timeout=timeout)
+    if answer is None or answer.get("mismatch"):
+        return None
+    if not answer.get("ok"):
+        err = answer.get("error") or {}
+        raise EngineError(str(err.get("message")), err.get("hint"), int(err.get("code", 3)))
+    result: dict[str, Any] = answer["result"]
+    return result
+
+
+def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
+    """Whether the workspace's engine added the fact (output printed as ``memcli add``
+    prints it); False: the caller adds in process."""
+    from memcli.cli import render
+
+    got = _ask(st, "add", kwargs)
+    if got is None:
+        return False
+    for notice in got["notices"]:
+        st.out.warn(notice)
+    st.out.warnings(got["warnings"])
+    data = got["result"]
+    if as_json:
+        st.out.json(data)
+    else:
+        render.add_result(st.out, SimpleNamespace(**{**data, **got["shown"]}))
+    return True
+
+
+def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) -> int | None:
+    """The exit code of a search the workspace's engine answered (output printed), or None
+    when no engine answered (the caller searches in process)."""
     payload = {
         "query": query,
         "request": {
@@ -39,13 +70,8 @@ def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) ->
         "fmt": fmt,
         "max_tokens": args.max_tokens,
     }
-    answer = ask(root, "search", payload, timeout=timeout)
-    if answer is None or answer.get("mismatch"):
-        return None
-    if not answer.get("ok"):
-        err = answer.get("error") or {}
-        raise EngineError(str(err.get("message")), err.get("hint"), int(err.get("code", 3)))
-    return _print(st, answer["result"], fmt, args)
+    got = _ask(st, "search", payload)
+    return None if got is None else _print(st, got, fmt, args)
 
 
 def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:

@@ -92,10 +92,11 @@ class Engine:
             return {"ok": True, "result": self.info()}
         if request.get("env", {}) != self.env:
             return {"ok": False, "mismatch": True, "why": "other MEMCLI_* settings"}
-        if op != "search":
-            return {"ok": False, "error": {"message": f"unknown request {op!r}", "hint": None}}
+        work = {"search": self._search, "add": self._add}.get(str(op))
+        if work is None:
+            return {"ok": False, "mismatch": True, "why": f"unknown request {op!r}"}
         self.requests += 1
-        future = self._pool.submit(self._search, args)
+        future = self._pool.submit(work, args)
         try:
             return {"ok": True, "result": future.result()}
         except MemcliError as exc:
@@ -108,16 +109,29 @@ class Engine:
         finally:
             self.last = time.monotonic()
 
-    def _search(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _notices(self, mem: Any) -> list[str]:
+        """The warning an untrusted memcli.toml gives in process, to print the same."""
         from memcli.config.layers import untrusted_warning
+
+        warning = untrusted_warning(mem.settings) if mem.settings.ignored else None
+        return [warning] if warning else []
+
+    def _add(self, args: dict[str, Any]) -> dict[str, Any]:
+        mem = self._memory()
+        notices = self._notices(mem)
+        result = mem.add(**{**args, "tags": tuple(args.get("tags") or ())})
+        return {
+            "notices": notices,
+            "result": result.as_dict(),
+            "warnings": list(result.warnings),
+            "shown": {"entry": result.entry, "commit": result.commit},
+        }
+
+    def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         from memcli.service.searching import SearchRequest
 
         mem = self._memory()
-        notices = []
-        if mem.settings.ignored:
-            warning = untrusted_warning(mem.settings)
-            if warning:
-                notices.append(warning)
+        notices = self._notices(mem)
         opts = mem.search_options(SearchRequest(**args["request"]))
         if args.get("fmt") == "context":
             ctx = mem.context(args["query"], opts, args.get("max_tokens"))
