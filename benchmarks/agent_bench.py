@@ -83,20 +83,8 @@ UNRELATED = [
 
 
 def build(root: Path, data: Path) -> list[str]:
-    """The LoCoMo dev conversations as one workspace (memory/<sample>/session-NN.md),
-    indexed; returns the questions."""
-    from memcli.notes.workspace import init_workspace
-
-    init_workspace(root)
-    questions: list[str] = []
-    for conv in locomo.load(data):
-        tmp = root / ".tmp"
-        locomo.write_workspace(conv, tmp)
-        target = root / "memory" / conv.sample_id
-        target.mkdir(parents=True, exist_ok=True)
-        for f in sorted((tmp / "memory").iterdir()):
-            f.rename(target / f.name)
-        questions += [q for q, _, _ in conv.questions]
+    """The LoCoMo dev conversations as one workspace, indexed; returns the questions."""
+    questions = locomo.write_combined(root, data)
     subprocess.run([*MEMCLI, "-q", "-w", str(root), "index"], check=True)
     return questions
 

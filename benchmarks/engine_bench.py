@@ -43,22 +43,6 @@ def memcli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def build(root: Path, data: Path) -> list[str]:
-    from memcli.notes.workspace import init_workspace
-
-    init_workspace(root)
-    questions: list[str] = []
-    for conv in locomo.load(data):
-        tmp = root / ".tmp"
-        locomo.write_workspace(conv, tmp)
-        target = root / "memory" / conv.sample_id
-        target.mkdir(parents=True, exist_ok=True)
-        for f in sorted((tmp / "memory").iterdir()):
-            f.rename(target / f.name)
-        questions += [q for q, _, _ in conv.questions]
-    return questions
-
-
 def timed_searches(root: Path, queries: list[str], *extra: str) -> float:
     """Median seconds of whole-process searches, one per query."""
     times = []
@@ -130,7 +114,7 @@ def main(argv: list[str] | None = None) -> None:
         os.environ["MEMCLI_CACHE_DIR"] = str(Path(tmp) / "cache")
         root = Path(tmp) / "ws"
         root.mkdir()
-        questions = build(root, args.locomo)
+        questions = locomo.write_combined(root, args.locomo)
         memcli(root, "index")
         sets = iter(questions[i * runs : (i + 1) * runs] for i in range(len(questions) // runs))
         modes = [("keyword", ["--strategy", "keyword"])]

@@ -156,6 +156,24 @@ def write_workspace(conv: Conversation, root: Path) -> None:
         (memory / f"session-{n:02d}.md").write_text(text, encoding="utf-8")
 
 
+def write_combined(root: Path, data: Path) -> list[str]:
+    """Every conversation of ``data`` in one workspace at ``root`` (``memory/<sample>/
+    session-NN.md``, not indexed); returns all their questions."""
+    from memcli.notes.workspace import init_workspace
+
+    init_workspace(root)
+    questions: list[str] = []
+    for conv in load(data):
+        tmp = root / ".tmp"
+        write_workspace(conv, tmp)
+        target = root / "memory" / conv.sample_id
+        target.mkdir(parents=True, exist_ok=True)
+        for f in sorted((tmp / "memory").iterdir()):
+            f.rename(target / f.name)
+        questions += [q for q, _, _ in conv.questions]
+    return questions
+
+
 # -- the metric -------------------------------------------------------------------------------
 def taken_text(snippets: list[str], budget: int) -> str:
     """Snippets in rank order until ``budget`` characters are taken (the last one cut)."""
