@@ -313,17 +313,17 @@ def _policy_change(path: Path, remove: bool) -> Change:
 
 
 def apply(changes: list[Change]) -> None:
-    """Write the planned files (a temporary file renamed over each), remove emptied ones."""
+    """Write the planned files (a temporary file renamed over each, keeping its mode),
+    remove emptied ones."""
+    from memcli.config.files import replace_file
+
     for change in changes:
         if not change.changed:
             continue
         if change.after is None:
             change.path.unlink(missing_ok=True)
-            continue
-        change.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = change.path.with_name(f".{change.path.name}.{os.getpid()}.tmp")
-        tmp.write_text(change.after, encoding="utf-8")
-        os.replace(tmp, change.path)
+        else:
+            replace_file(change.path, change.after)
 
 
 # -- status -------------------------------------------------------------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -50,10 +49,9 @@ class SessionLog:
 
     def record(self, digests: list[str], transcript: str) -> None:
         """Replace the record (write a temporary file, then rename it over the old one)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"transcript": transcript, "turns": digests}), "utf-8")
-        os.replace(tmp, self.path)
+        from memcli.config.files import replace_file
+
+        replace_file(self.path, json.dumps({"transcript": transcript, "turns": digests}))
 
     @staticmethod
     def new_from(flushed: list[str], digests: list[str]) -> int:

@@ -36,7 +36,7 @@ def _stem(word: str) -> str:
     return word
 
 
-def _words(text: str) -> frozenset[str]:
+def content_words(text: str) -> frozenset[str]:
     out = set()
     for token in _SIM_TOKEN.findall(text.lower()):
         negation = token in _KEEP_WORDS or token.endswith("n't")
@@ -54,16 +54,16 @@ def similarity(a: str, b: str) -> float:
     8080" / "port 8081") score half their Jaccard similarity, so they are never
     near-duplicates at the :data:`NEAR_DUPLICATE` threshold.
     """
-    wa, wb = _words(a), _words(b)
+    wa, wb = content_words(a), content_words(b)
     if not wa or not wb:
         return 1.0 if entries.fact_key(a) == entries.fact_key(b) else 0.0
     score = len(wa & wb) / len(wa | wb)
-    if ("not" in wa) != ("not" in wb) or _numbers(wa) != _numbers(wb):
+    if ("not" in wa) != ("not" in wb) or numbers_in(wa) != numbers_in(wb):
         score /= 2
     return score
 
 
-def _numbers(words: frozenset[str]) -> frozenset[str]:
+def numbers_in(words: frozenset[str]) -> frozenset[str]:
     return frozenset(w for w in words if any(c.isdigit() for c in w))
 
 

@@ -28,7 +28,7 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from memcli.flush.dedupe import KnownFacts, _numbers, _words
+from memcli.flush.dedupe import KnownFacts, content_words, numbers_in
 from memcli.flush.facts import FactOutcome
 from memcli.notes.entryparse import fact_key
 from memcli.notes.lifecycle import ID_CHARS, status_line
@@ -66,7 +66,7 @@ def gate(text: str) -> str | None:
     body = " ".join(text.split())
     if "<<<BEGIN MEMORY " in body or "<<<END MEMORY " in body:
         return "recalled context"
-    if _CHITCHAT.match(body) or len(_words(body)) < 2:
+    if _CHITCHAT.match(body) or len(content_words(body)) < 2:
         return "chit-chat"
     if body.endswith("?"):
         return "a question"
@@ -85,10 +85,10 @@ def _closest(known: KnownFacts, text: str) -> list[tuple[float, str, str, str]]:
     """
     candidates = [(f"{known.target_rel}:{e.line}", e.text) for e in known.target_entries]
     candidates += known._candidates(text)
-    mine = _plain(_words(text))
+    mine = _plain(content_words(text))
     if not mine:
         return []
-    theirs = [(where, other, _plain(_words(other))) for where, other in candidates]
+    theirs = [(where, other, _plain(content_words(other))) for where, other in candidates]
     docs = [words for _, _, words in theirs if words]
     df: dict[str, int] = {}
     for words in docs:
@@ -148,12 +148,12 @@ def reconcile(
         close = _closest(known, o.fact.text)
         best = close[0] if close else None
         if best is not None and best[0] >= SAME_SUBJECT:
-            mine, theirs = _words(o.fact.text), _words(best[3])
+            mine, theirs = content_words(o.fact.text), content_words(best[3])
             if ("not" in mine) != ("not" in theirs):
                 _conflict(o, best[1], today, "rule", "the same subject, the opposite polarity")
                 write.append(o)
                 continue
-            if _numbers(mine) != _numbers(theirs):
+            if numbers_in(mine) != numbers_in(theirs):
                 _update(o, best[1], "rule", "the same subject, other numbers")
                 write.append(o)
                 continue

@@ -59,7 +59,7 @@ class LifecycleResult(NamedTuple):
     dry_run: bool = False
     changed: bool = True  # False: it already was so (nothing written)
     commit: str | None = None
-    warnings: list[str] = []
+    warnings: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -192,9 +192,9 @@ class LifecycleService(NotesService):
         message = f"memcli: forgot {fact.id} ({reason})"
         sha = self._commit_change([fact.path], message, commit)
         warnings = (
-            [f"{fact.path}: the text is gone from the working tree; git history still holds it"]
+            (f"{fact.path}: the text is gone from the working tree; git history still holds it",)
             if purge
-            else []
+            else ()
         )
         return LifecycleResult(action, fact, [mark], commit=sha, warnings=warnings)
 
