@@ -102,3 +102,46 @@ def test_name_weight_lifts_the_name(cli: Cli, workspace: Path) -> None:
     assert cli("config", "set", "search.name_weight", "10").exit_code == 0
     named = cli("search", "--json", "what about Jolene hiking").json()["results"]
     assert named[0]["path"].startswith("memory/n")
+
+
+def test_a_quoted_phrase_outranks_its_words_scattered_in_a_shorter_passage(
+    cli: Cli, workspace: Path
+) -> None:
+    (workspace / "memory" / "notes.md").write_text(
+        "- cache per session\n\n- we keep the session cache in the Valkey cluster for now\n"
+    )
+    assert cli("index").exit_code == 0
+    r = cli("search", "--json", "--explain", "-n", "1", '"session cache"').json()["results"]
+    ex = r[0]["explain"]
+    assert ex["passage"] == [3, 3]  # the phrase's item, not the shorter scattered one
+    assert ex["terms"]["matched"] == {'"session cache"': 1.0}
+    loose = cli("search", "--json", "-n", "1", "--explain", "session cache").json()["results"]
+    assert loose[0]["explain"]["terms"]["matched"] == {"session": 1.0, "cache": 1.0}
+
+
+def test_an_identifier_counts_only_as_a_whole(cli: Cli, workspace: Path) -> None:
+    (workspace / "memory" / "a.md").write_text("- ticket B 7742 and the CX team\n")
+    (workspace / "memory" / "b.md").write_text(
+        "- the incident ticket CX-7742-B was closed by ops\n"
+    )
+    assert cli("index").exit_code == 0
+    r = cli("search", "--json", "--explain", "CX-7742-B").json()["results"]
+    assert [h["path"] for h in r] == ["memory/b.md"]
+    assert r[0]["explain"]["terms"]["matched"] == {'"cx 7742 b"': 1.0}
+
+
+def test_query_words_close_together_get_a_proximity_bonus(cli: Cli, workspace: Path) -> None:
+    (workspace / "memory" / "a.md").write_text("- group members said they want support\n")
+    (workspace / "memory" / "b.md").write_text("- she found a support group near her home\n")
+    assert cli("index").exit_code == 0
+    r = cli("search", "--json", "--explain", "which support group").json()["results"]
+    assert r[0]["path"] == "memory/b.md"
+    assert r[0]["explain"]["near"] == {"support group": 1}
+    assert r[0]["scores"]["proximity"] > 0 and "proximity" not in r[1]["scores"]
+    assert any("proximity" in step for step in r[0]["explain"]["steps"])
+    text = cli("search", "--explain", "which support group")
+    assert "near each other: support group x1" in text.stdout
+    assert cli("config", "set", "search.proximity_weight", "0").exit_code == 0
+    off = cli("search", "--json", "--explain", "which support group").json()["results"]
+    assert all("proximity" not in h["scores"] for h in off)
+    assert off[0]["path"] == "memory/a.md"  # without the bonus the shorter item wins

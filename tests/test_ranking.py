@@ -246,12 +246,14 @@ def test_explain_fields(dated: Cli) -> None:
             "database",
         }
         assert ex["ideal"] == pytest.approx(sum(ex["idf"].values()), abs=1e-3)
-        assert {"keyword", "bm25", "neighbours", "decay"} <= set(r["scores"])
+        assert ex["scale"] == pytest.approx(ex["ideal"] * 2, abs=1e-3)  # chunk_weight 1
+        assert {"keyword", "bm25", "neighbours", "chunk", "decay"} <= set(r["scores"])
         assert any(s.startswith("decay") for s in ex["steps"])
         assert ex["passage"][0] >= r["start_line"] and ex["passage"][1] <= r["end_line"]
         k = r["scores"]["keyword"]
-        total = r["scores"]["bm25"] + r["scores"]["neighbours"]
-        assert k == pytest.approx(1 - 2 ** (-2 * total / ex["ideal"]), abs=2e-3)
+        parts = ("bm25", "neighbours", "proximity", "chunk")
+        total = sum(r["scores"].get(p, 0.0) for p in parts)
+        assert k == pytest.approx(1 - 2 ** (-2 * total / ex["scale"]), abs=2e-3)
         assert r["score"] == pytest.approx(k * r["scores"]["decay"], abs=2e-4)
     assert env["results"][0]["explain"]["terms"]["missing"] == []
     plain = search(dated, "orca")
@@ -469,3 +471,26 @@ def test_whole_file_cache_is_bounded_by_size() -> None:
     one = ["y" * 500_000]  # a single file over the budget is still kept, alone
     cache.put(("idx", "huge.md"), "h", one)
     assert cache.lines(("idx", "huge.md"), "h") is one and len(cache._items) == 1
+
+
+def test_a_passage_gains_a_share_of_its_chunk(cli: Cli, workspace: Path) -> None:
+    write(workspace, "a.md", "- alpha first\n- some filler words here\n- gamma last\n")
+    write(workspace, "b.md", "- alpha first\n- some filler words here\n- beta last\n")
+    env = search(cli, "alpha beta", "--explain")
+    alpha = {r["path"]: r for r in env["results"] if r["snippet"].startswith("- alpha")}
+    assert alpha["memory/b.md"]["scores"]["chunk"] > alpha["memory/a.md"]["scores"]["chunk"]
+    assert alpha["memory/b.md"]["score"] > alpha["memory/a.md"]["score"]
+    assert any("chunk 1 x" in s for s in alpha["memory/b.md"]["explain"]["steps"])
+    assert cli("config", "set", "search.chunk_weight", "0").exit_code == 0
+    off = search(cli, "alpha beta")["results"]
+    assert all("chunk" not in r["scores"] for r in off)
+
+
+def test_context_before_a_match_gets_less_room(cli: Cli, workspace: Path) -> None:
+    before = "- " + "a long preamble about nothing in particular " * 11
+    write(workspace, "k.md", f"{before}\n- the deploy key rotates every ninety days\n- ok\n")
+    hit = search(cli, "deploy key rotation", "-n", "1")["results"][0]
+    assert hit["snippet"].startswith("- the deploy key") and hit["snippet"].endswith("- ok")
+    assert cli("config", "set", "search.snippet_before_chars", "600").exit_code == 0
+    wide = search(cli, "deploy key rotation", "-n", "1")["results"][0]
+    assert wide["snippet"].startswith("- a long preamble")

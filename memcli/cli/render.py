@@ -143,6 +143,9 @@ def _explain_text(explain: dict[str, Any]) -> list[str]:
         lines.append(f"matched: {matched}")
         if terms["missing"]:
             lines.append(f"missing: {', '.join(terms['missing'])}")
+    if explain.get("near"):
+        near = ", ".join(f"{pair} x{n}" for pair, n in explain["near"].items())
+        lines.append(f"near each other: {near}")
     lines.extend(str(step) for step in explain.get("steps", []))
     for flag, phrase in (explain.get("flags") or {}).items():
         lines.append(f"flag {flag}: {phrase!r} reads as an instruction; it is memory text")

@@ -277,6 +277,13 @@ SETTINGS: tuple[Setting, ...] = (
         high=1_000_000,
     ),
     _s(
+        "search.snippet_before_chars",
+        500,
+        "Context before a match is added only while the snippet stays within this.",
+        low=0,
+        high=1_000_000,
+    ),
+    _s(
         "search.neighbour_weight",
         0.3,
         "Share of the neighbouring passages' BM25 a passage gains.",
@@ -287,6 +294,22 @@ SETTINGS: tuple[Setting, ...] = (
         "search.heading_weight",
         0.3,
         "Weight of heading words in a passage's BM25.",
+        low=0,
+        high=10,
+    ),
+    _s(
+        "search.chunk_weight",
+        1.0,
+        "Share of its chunk's BM25 (FTS5, over a few neighbouring passages and the heading) a"
+        " passage gains.",
+        low=0,
+        high=10,
+    ),
+    _s(
+        "search.proximity_weight",
+        0.5,
+        "Bonus of a passage where neighbouring query words stand close together (times the"
+        " rarer word's weight).",
         low=0,
         high=10,
     ),

@@ -89,6 +89,7 @@ def run_search(
         opts.limit,
         opts.snippet_lines,
         opts.snippet_chars,
+        opts.snippet_before_chars,
     )
     for span in spans:
         hit: Hit = span.payload
@@ -136,7 +137,10 @@ def _time_window(store: Store, query: str, opts: SearchOptions) -> timewords.Win
 
 def _params(opts: SearchOptions) -> ranking.KeywordParams:
     return ranking.KeywordParams(
-        heading_weight=opts.heading_weight, neighbour_weight=opts.neighbour_weight
+        heading_weight=opts.heading_weight,
+        neighbour_weight=opts.neighbour_weight,
+        proximity_weight=opts.proximity_weight,
+        chunk_weight=opts.chunk_weight,
     )
 
 
@@ -181,26 +185,39 @@ def _passage_hits(
         q = ranking.query_terms(
             store.conn,
             analyzer,
-            parsed.words,
+            parsed.terms,
             parsed.prefixes,
             parsed.names,
             opts.name_weight,
+            parsed.phrases,
         )
-        headings = sorted({cand[k][0].heading for k in keys})
+        cids = sorted({cand[k][1].chunk_id for k in keys})
+        headings = sorted({cand[k][0].heading for k in keys} | {chunks[c].heading for c in cids})
         texts = [without_status(ft.passage_text(cand[k][0])) for k in keys]
-        tfs, lengths = analyzer.counts(texts + headings, list(q.idf))
-        htf = dict(zip(headings, tfs[len(keys) :], strict=True))
+        texts += [without_status(chunks[c].text) for c in cids]
+        positions, lengths = analyzer.positions(texts + headings, q.lookups())
+        tfs = [ranking.unit_counts(q, found) for found in positions]
+        htf = dict(zip(headings, tfs[len(texts) :], strict=True))
+        n = len(keys)
         scored = ranking.bm25_scores(
+            q, tfs[:n], lengths[:n], [htf[cand[k][0].heading] for k in keys], params
+        )
+        whole = ranking.bm25_scores(
             q,
-            tfs[: len(keys)],
-            lengths[: len(keys)],
-            [htf[cand[k][0].heading] for k in keys],
+            tfs[n : len(texts)],
+            lengths[n : len(texts)],
+            [htf[chunks[c].heading] for c in cids],
             params,
         )
-        own = {k: s for k, s in zip(keys, scored, strict=True)}
+        chunk_bm25 = {c: bm for c, (bm, _) in zip(cids, whole, strict=True)}
+        own: dict[tuple[str, int], tuple[float, dict[str, float], float, dict[str, int]]] = {}
+        for k, (bm, terms), found in zip(keys, scored, positions, strict=False):
+            close = ranking.near_pairs(q, found, ranking.PROXIMITY_WINDOW) if bm > 0 else {}
+            bonus = ranking.proximity_bonus(q, close, params)
+            own[k] = (bm + bonus, terms, bonus, close)
         for k in keys:
-            bm, terms = own[k]
-            if bm <= 0.0:
+            score, terms, bonus, close = own[k]
+            if score <= 0.0:
                 continue
             p = cand[k][0]
             near = 0.0
@@ -209,18 +226,29 @@ def _passage_hits(
                 nk = (p.path, j)
                 if nk in own and 0 <= j < len(ps) and ps[j].section == p.section:
                     near += own[nk][0]
-            signals[k] = ranking.KeywordSignal(bm, params.neighbour_weight * near, terms)
+            signals[k] = ranking.KeywordSignal(
+                score - bonus,
+                params.neighbour_weight * near,
+                terms,
+                bonus,
+                close,
+                params.chunk_weight * chunk_bm25.get(cand[k][1].chunk_id, 0.0),
+            )
     hits: list[Hit] = []
     if sims is None:
         for k, sig in signals.items():
             p, c = cand[k]
-            kw = ranking.normalise(sig.total, q.ideal if q else 1.0)
+            kw = ranking.normalise(sig.total, ranking.ideal_total(q, params))
             h = _passage_hit(c, p, sig, q, kw)
             h.scores = {
                 "keyword": round(kw, 4),
                 "bm25": round(sig.bm25, 4),
                 "neighbours": round(sig.neighbours, 4),
             }
+            if sig.proximity:
+                h.scores["proximity"] = round(sig.proximity, 4)
+            if sig.chunk:
+                h.scores["chunk"] = round(sig.chunk, 4)
             hits.append(h)
         return hits
     return _fused_passages(cand, signals, q, sims, first_of_chunk, mode, opts)
@@ -267,7 +295,7 @@ def _fused_passages(
     Passages that match the query carry their chunk's similarity; a chunk found only by
     vectors is represented by its first passage. In vector mode the similarity is the score.
     """
-    ideal = q.ideal if q else 1.0
+    ideal = ranking.ideal_total(q, _params(opts))
     keyword = {k: ranking.normalise(s.total, ideal) for k, s in signals.items()}
     by_chunk: dict[int, list[tuple[str, int]]] = {}
     for k in signals:
@@ -296,6 +324,8 @@ def _fused_passages(
                 bm25=round(sig.bm25, 4),
                 neighbours=round(sig.neighbours, 4),
             )
+            if sig.chunk:
+                h.scores["chunk"] = round(sig.chunk, 4)
         if k in vector:
             h.scores["vector"] = round(vector[k], 4)
         if mode != "vector":

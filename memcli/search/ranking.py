@@ -37,6 +37,10 @@ K1 = 1.2
 B = 0.75
 HEADING_WEIGHT = 0.3
 NEIGHBOUR_WEIGHT = 0.3
+PROXIMITY_WEIGHT = 0.5
+CHUNK_WEIGHT = 1.0
+#: Tokens apart (or fewer) at which two neighbouring query words count as close.
+PROXIMITY_WINDOW = 3
 
 _TOK = "memcli_analyze"
 _TOK_TERMS = "memcli_analyze_terms"
@@ -109,28 +113,28 @@ class Analyzer:
             out[doc].append(term)
         return out
 
-    def counts(
+    def positions(
         self, texts: Sequence[str], terms: Sequence[str]
-    ) -> tuple[list[Counter[str]], list[int]]:
-        """Per text: how often each of ``terms`` occurs, and the number of tokens. A text in a
-        script written without spaces counts its grams too, as the index does."""
+    ) -> tuple[list[dict[str, list[int]]], list[int]]:
+        """Per text: the token offsets of each of ``terms`` in it, and its number of tokens.
+        A text in a script written without spaces counts its grams too, as the index does."""
         self._load([f"{t}\n{grams(t)}" if has_unsegmented(t) else t for t in texts])
-        tfs: list[Counter[str]] = [Counter() for _ in texts]
+        found: list[dict[str, list[int]]] = [{} for _ in texts]
         lengths = [0] * len(texts)
         if terms:
             marks = ",".join("?" * len(terms))
             rows = self.conn.execute(
-                f"SELECT doc, term, count(*) FROM temp.{_TOK_TERMS} WHERE term IN ({marks})"
-                " GROUP BY doc, term",
+                f"SELECT doc, term, offset FROM temp.{_TOK_TERMS} WHERE term IN ({marks})"
+                " ORDER BY doc, offset",
                 list(terms),
             )
-            for doc, term, n in rows:
-                tfs[doc][term] = n
+            for doc, term, offset in rows:
+                found[doc].setdefault(term, []).append(int(offset))
         for doc, n in self.conn.execute(
             f"SELECT doc, count(*) FROM temp.{_TOK_TERMS} GROUP BY doc"
         ):
             lengths[doc] = n
-        return tfs, lengths
+        return found, lengths
 
 
 def _index_terms(conn: Any) -> None:
@@ -176,17 +180,30 @@ class KeywordParams(NamedTuple):
     b: float = B
     heading_weight: float = HEADING_WEIGHT
     neighbour_weight: float = NEIGHBOUR_WEIGHT
+    proximity_weight: float = PROXIMITY_WEIGHT
+    chunk_weight: float = CHUNK_WEIGHT
 
 
 class QueryTerms(NamedTuple):
-    """The query's stems with their idf, and the BM25 of an ideal passage."""
+    """The query's units with their idf, and the BM25 of an ideal passage.
 
-    stems: dict[str, list[str]]  # stem -> the query words that produced it
+    A unit is a stem, or a phrase: a quoted phrase or an identifier (``CX-7742-B``), keyed by
+    its stems joined by spaces, which counts only where its stems stand in a row."""
+
+    stems: dict[str, list[str]]  # unit -> the query words that produced it
     idf: dict[str, float]
+    phrases: dict[str, tuple[str, ...]]  # phrase unit -> its stems in order
+    pairs: tuple[tuple[str, str], ...]  # stems of neighbouring query words (proximity)
 
     @property
     def ideal(self) -> float:
         return sum(self.idf.values())
+
+    def lookups(self) -> list[str]:
+        """Every single stem whose positions in a passage the scores need."""
+        out = dict.fromkeys(t for t in self.idf if t not in self.phrases)
+        out.update(dict.fromkeys(s for stems in self.phrases.values() for s in stems))
+        return list(out)
 
 
 def query_terms(
@@ -196,39 +213,125 @@ def query_terms(
     prefixes: Sequence[str] = (),
     names: Sequence[str] = (),
     name_weight: float = 1.0,
+    phrases: Sequence[Sequence[str]] = (),
 ) -> QueryTerms:
     """The stems of ``words`` and the index's terms that start with each of ``prefixes`` (the
     most common :data:`PREFIX_TERMS` of them), with their idf; the idf of a stem of one of
-    ``names`` (proper names in the query) is multiplied by ``name_weight``."""
+    ``names`` (proper names in the query) is multiplied by ``name_weight``. Each of
+    ``phrases`` (its words) is one unit whose document frequency is the number of chunks
+    holding it as a phrase."""
     stems: dict[str, list[str]] = {}
+    firsts: list[str] = []
     for word, toks in zip(words, analyzer.tokens(list(words)), strict=True):
         for t in toks:
             stems.setdefault(t, [])
             if word not in stems[t]:
                 stems[t].append(word)
+        if toks:
+            firsts.append(toks[0])
     for prefix in prefixes:
         for t in prefix_terms(conn, prefix):
             stems.setdefault(t, []).append(f"{prefix}*")
-    n, df = doc_freqs(conn, list(stems))
+    units: dict[str, tuple[str, ...]] = {}
+    texts = [" ".join(p) for p in phrases]
+    for text, toks in zip(texts, analyzer.tokens(texts), strict=True):
+        if len(toks) == 1:
+            stems.setdefault(toks[0], []).append(text)
+        elif toks:
+            units[" ".join(toks)] = tuple(toks)
+            stems.setdefault(" ".join(toks), []).append(f'"{text}"')
+    n, df = doc_freqs(conn, [t for t in stems if t not in units])
+    for key, unit in units.items():
+        df[key] = phrase_freq(conn, unit)
     weights = {t: idf(n, df[t]) for t in stems}
     if names and name_weight != 1.0:
         named = set(names)
         for t, from_words in stems.items():
             if named & set(from_words):
                 weights[t] *= name_weight
-    return QueryTerms(stems, weights)
+    pairs = tuple(dict.fromkeys((a, b) for a, b in zip(firsts, firsts[1:], strict=False) if a != b))
+    return QueryTerms(stems, weights, units, pairs)
+
+
+def phrase_freq(conn: Any, stems: Sequence[str]) -> int:
+    """The number of chunks that hold ``stems`` as a phrase."""
+    expr = '"' + " ".join(s.replace('"', '""') for s in stems) + '"'
+    return int(
+        conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (expr,)
+        ).fetchone()[0]
+    )
+
+
+def unit_counts(q: QueryTerms, positions: dict[str, list[int]]) -> Counter[str]:
+    """How often each unit of ``q`` occurs, from the offsets of its stems in a text."""
+    tf: Counter[str] = Counter()
+    for t in q.idf:
+        stems = q.phrases.get(t)
+        if stems is None:
+            if t in positions:
+                tf[t] = len(positions[t])
+            continue
+        later = [set(positions.get(s, ())) for s in stems[1:]]
+        n = sum(
+            1
+            for at in positions.get(stems[0], ())
+            if all(at + i + 1 in p for i, p in enumerate(later))
+        )
+        if n:
+            tf[t] = n
+    return tf
+
+
+def near_pairs(q: QueryTerms, positions: dict[str, list[int]], window: int) -> dict[str, int]:
+    """For each pair of neighbouring query words: how often they stand within ``window``
+    tokens of each other in a text (either order), keyed ``"a b"``."""
+    out: dict[str, int] = {}
+    for a, b in q.pairs:
+        pa, pb = positions.get(a), positions.get(b)
+        if not pa or not pb:
+            continue
+        n = sum(1 for i in pa if any(0 < abs(i - j) <= window for j in pb))
+        if n:
+            out[f"{a} {b}"] = n
+    return out
+
+
+def proximity_bonus(q: QueryTerms, near: dict[str, int], params: KeywordParams) -> float:
+    """``proximity_weight`` x, per pair of neighbouring query words found close together,
+    the smaller idf of the two, saturating with the number of times (as BM25's tf does)."""
+    if params.proximity_weight <= 0 or not near:
+        return 0.0
+    total = 0.0
+    for a, b in q.pairs:
+        n = near.get(f"{a} {b}", 0)
+        if n:
+            total += (
+                min(q.idf.get(a, 0.0), q.idf.get(b, 0.0)) * n * (params.k1 + 1) / (n + params.k1)
+            )
+    return params.proximity_weight * total
 
 
 class KeywordSignal(NamedTuple):
-    """How a passage matched: its own BM25, the neighbours' share, the terms it holds."""
+    """How a passage matched: its own BM25, the neighbours' share, the terms it holds, the
+    proximity bonus of query words that stand together and its chunk's share."""
 
     bm25: float
     neighbours: float
-    terms: dict[str, float]  # stem -> occurrences in the passage (heading words weighted)
+    terms: dict[str, float]  # unit -> occurrences in the passage (heading words weighted)
+    proximity: float = 0.0
+    near: dict[str, int] | None = None  # pairs of query words found close together
+    chunk: float = 0.0  # chunk_weight x the FTS5 BM25 of the passage's chunk
 
     @property
     def total(self) -> float:
-        return self.bm25 + self.neighbours
+        return self.bm25 + self.proximity + self.neighbours + self.chunk
+
+
+def ideal_total(q: QueryTerms | None, params: KeywordParams) -> float:
+    """What :func:`normalise` divides by: the ideal passage's BM25 plus its chunk's share (a
+    chunk holding every term once scores about as much as such a passage)."""
+    return (q.ideal if q else 1.0) * (1.0 + params.chunk_weight)
 
 
 def bm25_scores(
@@ -385,13 +488,26 @@ def explain(
         out["terms"] = {"matched": matched, "missing": missing}
         out["idf"] = {ws[0]: round(q.idf[t], 3) for t, ws in q.stems.items()}
         out["ideal"] = round(q.ideal, 4)
+        out["scale"] = round(ideal_total(q, params), 4)
+        ideal = out["scale"]
+        if signal.near:
+            out["near"] = {
+                " ".join(q.stems[t][0] if q.stems.get(t) else t for t in pair.split()): n
+                for pair, n in signal.near.items()
+            }
+        parts = [f"bm25 {signal.bm25:.3f}"]
+        if signal.proximity:
+            parts.append(f"proximity {signal.proximity:.3f}")
+        nw = params.neighbour_weight
+        parts.append(f"neighbours {nw:g} x {signal.neighbours / nw if nw else 0:.3f}")
+        cw = params.chunk_weight
+        parts.append(f"chunk {cw:g} x {signal.chunk / cw if cw else 0:.3f}")
         steps.append(
-            f"bm25 {signal.bm25:.3f} + neighbours {params.neighbour_weight:g} x "
-            f"{signal.neighbours / params.neighbour_weight if params.neighbour_weight else 0:.3f}"
-            f" = {signal.total:.3f}; ideal {q.ideal:.3f}"
+            " + ".join(parts) + f" = {signal.total:.3f}; ideal {q.ideal:.3f} x {1 + cw:g}"
+            f" = {ideal:.3f}"
         )
         steps.append(
-            f"keyword = 1 - 2^(-2 x {signal.total:.3f} / {q.ideal:.3f}) = "
+            f"keyword = 1 - 2^(-2 x {signal.total:.3f} / {ideal:.3f}) = "
             f"{scores.get('keyword', 0):.4f}"
         )
     if "vector" in scores:

@@ -8,8 +8,9 @@ precise passages.
 
 Search ranks passages (:mod:`memcli.search.ranking`); a result's snippet is its passage plus up to
 ``context`` passages after and before it in the same section, added only while the snippet
-stays within ``max_chars``. A passage whose window touches a result already taken is merged
-into that result, so results never repeat a line and neighbouring matches read as one block.
+stays within ``max_chars`` (a passage before it: within ``before_chars``). A passage whose
+window touches a result already taken is merged into that result, so results never repeat a
+line and neighbouring matches read as one block.
 
 The text is the index's copy of each file (assembled from its chunks), so snippets agree
 with the line numbers the index reports even if the file changed since.
@@ -344,11 +345,16 @@ class Span:
         self.merged: list[Any] = []
 
 
-def window(ft: FileText, p: Passage, context: int, max_chars: int) -> tuple[int, int]:
+def window(
+    ft: FileText, p: Passage, context: int, max_chars: int, before_chars: int | None = None
+) -> tuple[int, int]:
     """Passage indexes of ``p`` with up to ``context`` neighbours after, then before it.
 
-    Neighbours stay in ``p``'s section and are added only while the text fits ``max_chars``.
+    Neighbours stay in ``p``'s section and are added only while the text fits ``max_chars``
+    (``before_chars`` for one before ``p``: what precedes a match answers less often than
+    what follows it, a reply or a reason, so it gets less room).
     """
+    before = max_chars if before_chars is None else min(before_chars, max_chars)
     ps = ft.passages(p.path)
     lo = hi = p.pos
     for _ in range(max(context, 0)):
@@ -358,7 +364,7 @@ def window(ft: FileText, p: Passage, context: int, max_chars: int) -> tuple[int,
             if not 0 <= j < len(ps) or ps[j].section != p.section:
                 continue
             a, b = (lo, j) if step > 0 else (j, hi)
-            if _chars(ft, ps[a], ps[b]) <= max_chars:
+            if _chars(ft, ps[a], ps[b]) <= (max_chars if step > 0 else before):
                 lo, hi = a, b
                 grown = True
         if not grown:
@@ -376,8 +382,10 @@ def assemble(
     limit: int,
     context: int,
     max_chars: int,
+    before_chars: int | None = None,
 ) -> list[Span]:
-    """Turn ranked passages into at most ``limit`` non-overlapping result spans.
+    """Turn ranked passages into at most ``limit`` non-overlapping result spans (context as
+    :func:`window` adds it).
 
     A passage whose window overlaps or touches a span already taken (same file and section)
     extends that span instead of opening a new result; its payload is added to ``merged``.
@@ -385,7 +393,7 @@ def assemble(
     spans: list[Span] = []
     by_path: dict[str, list[Span]] = {}
     for passage, payload in ranked:
-        lo, hi = window(ft, passage, context, max_chars)
+        lo, hi = window(ft, passage, context, max_chars, before_chars)
         ps = ft.passages(passage.path)
         host = None
         for s in by_path.get(passage.path, ()):

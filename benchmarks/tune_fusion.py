@@ -1,0 +1,234 @@
+"""Sweep of search settings on LoCoMo-format conversations, in one process: fusion and more.
+
+Usage::
+
+    python benchmarks/tune_fusion.py ../shared/data/locomo-dev.json \\
+        --set embedding.model=local/sentence-transformers/all-MiniLM-L6-v2 \\
+        --set embedding.model_path=../shared/models/all-MiniLM-L6-v2-onnx
+
+The metric is the one of ``benchmarks/locomo.py`` (snippets in rank order until 2,000
+characters; evidence recall per question; means over all questions, categories 1-4 and each
+category), on the same workspaces (one Markdown file per session). Unlike ``locomo.py``, which
+runs the CLI once per setting, each conversation is indexed once per *index variant* and every
+question embedded once; then every *configuration* searches through the library
+(``memcli.search.pipeline.run_search``) with that index and those query vectors. A sweep of
+twenty fusion settings costs little more than one run.
+
+A configuration is a space-separated list of ``key=value`` search settings, e.g.
+``"search.fusion=rrf search.keyword_weight=0.9 search.vector_weight=0.1"``, or the word
+``keyword`` (keyword mode with the base settings); ``--config`` adds one (repeatable), without
+any the coarse grid of :data:`COARSE` runs. ``--index-set key=value`` sets an index setting for
+an index variant (repeatable; ``--variant`` separates variants, e.g. what goes into the embedded
+text). ``--set`` applies to everything (settings go through ``Memory.open(overrides=...)``).
+
+The embedding cache lives in ``--cache`` (default: a folder in the system temp dir that is kept),
+so a second run of the same index variant calls the model for nothing. Every configuration
+reports recall per category and per conversation; ``--json`` writes them all.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from locomo import Conversation, Score, load, recall, taken_text, write_workspace  # noqa: E402
+
+from memcli.memory import Memory  # noqa: E402
+from memcli.notes.workspace import init_workspace  # noqa: E402
+from memcli.search.options import SETTING_OF, SearchOptions  # noqa: E402
+from memcli.search.pipeline import run_search  # noqa: E402
+
+FIELD_OF = {key: name for name, key in SETTING_OF.items()}
+CATS = (1, 2, 3, 4)
+
+#: The coarse grid: the two fusion methods at a few weights, and the candidate depth.
+COARSE = [
+    "keyword",
+    "search.fusion=weighted search.keyword_weight=0.5 search.vector_weight=0.5",
+    "search.fusion=weighted search.keyword_weight=0.4 search.vector_weight=0.6",
+    "search.fusion=weighted search.keyword_weight=0.6 search.vector_weight=0.4",
+    "search.fusion=weighted search.keyword_weight=0.3 search.vector_weight=0.7",
+    "search.fusion=rrf search.keyword_weight=0.5 search.vector_weight=0.5",
+    "search.fusion=rrf search.keyword_weight=0.7 search.vector_weight=0.3",
+    "search.fusion=weighted search.keyword_weight=0.5 search.vector_weight=0.5"
+    " search.candidates=20",
+    "search.fusion=weighted search.keyword_weight=0.5 search.vector_weight=0.5"
+    " search.candidates=100",
+]
+
+
+def parse_config(text: str) -> tuple[str, dict[str, Any]]:
+    """(mode, SearchOptions fields) of a configuration string."""
+    mode = "hybrid"
+    fields: dict[str, Any] = {}
+    for item in text.split():
+        if item in ("keyword", "hybrid", "vector"):
+            mode = item
+            continue
+        key, _, raw = item.partition("=")
+        if key not in FIELD_OF:
+            raise SystemExit(f"not a search setting: {key}")
+        default = getattr(SearchOptions(), FIELD_OF[key])
+        value: Any = raw
+        if isinstance(default, bool):
+            value = raw.lower() in ("1", "true", "yes", "on")
+        elif isinstance(default, int):
+            value = int(raw)
+        elif isinstance(default, float):
+            value = float(raw)
+        fields[FIELD_OF[key]] = value
+    return mode, fields
+
+
+def settings_of(pairs: list[str]) -> dict[str, Any]:
+    return dict(kv.split("=", 1) for kv in pairs)
+
+
+class Prepared:
+    """One conversation's indexed workspace and its questions' vectors."""
+
+    def __init__(self, conv: Conversation, mem: Memory, vectors: list[list[float]] | None):
+        self.conv, self.mem, self.vectors = conv, mem, vectors
+
+
+def prepare(
+    convs: list[Conversation], work: Path, overrides: dict[str, Any], embed: bool
+) -> tuple[list[Prepared], dict[str, float]]:
+    """Index every conversation in ``work`` and embed its questions."""
+    out = []
+    t_index = t_embed = 0.0
+    for conv in convs:
+        root = work / conv.sample_id
+        if not root.exists():
+            init_workspace(root)
+            write_workspace(conv, root)
+        mem = Memory.open(root, overrides=overrides)
+        t0 = time.perf_counter()
+        mem.index()
+        t_index += time.perf_counter() - t0
+        vectors = None
+        if embed and mem.embedder is not None:
+            t0 = time.perf_counter()
+            vectors = mem.embedder.embed([q for q, _, _ in conv.questions], quick=True)
+            t_embed += time.perf_counter() - t0
+        out.append(Prepared(conv, mem, vectors))
+    return out, {"index_s": round(t_index, 1), "query_embed_s": round(t_embed, 1)}
+
+
+def evaluate(prepared: list[Prepared], mode: str, fields: dict[str, Any], budget: int) -> dict:
+    """Recall of one configuration over every prepared conversation."""
+    total = Score()
+    per_conv: dict[str, float] = {}
+    for p in prepared:
+        opts = p.mem.search_options()._replace(**fields)
+        score = Score()
+        store = p.mem.store
+        for i, (question, evidence, cat) in enumerate(p.conv.questions):
+            vec = p.vectors[i] if p.vectors is not None and mode != "keyword" else None
+            res = run_search(
+                store, question, opts, mode=mode if vec else "keyword", query_vector=vec
+            )
+            text = taken_text([h.snippet for h in res.hits], budget)
+            r = recall(evidence, text)
+            score.add(cat, r, len(text))
+            total.add(cat, r, len(text))
+        per_conv[p.conv.sample_id] = round(score.mean(), 4)
+    return {
+        "recall": round(total.mean(), 4),
+        "recall_cat1_4": round(total.mean(CATS), 4),
+        "by_category": {str(c): round(total.mean((c,)), 4) for c in sorted(total.recalls)},
+        "by_conversation": per_conv,
+        "mean_chars": round(sum(total.chars) / max(len(total.chars), 1)),
+    }
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("data", help="LoCoMo-format JSON file (e.g. locomo-dev.json)")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a memcli setting for every run (repeatable)",
+    )
+    p.add_argument(
+        "--config",
+        action="append",
+        default=[],
+        metavar="'KEY=VALUE ...'",
+        help="one search configuration to evaluate (repeatable; default: COARSE)",
+    )
+    p.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="'KEY=VALUE ...'",
+        help="an index variant: index settings that change the index (repeatable;"
+        " default: one variant with --set only)",
+    )
+    p.add_argument("--only", action="append", default=[], metavar="SAMPLE_ID")
+    p.add_argument("--budget", type=int, default=2000)
+    p.add_argument(
+        "--cache",
+        default=str(Path(tempfile.gettempdir()) / "memcli-tune-cache"),
+        help="embedding cache folder, kept between runs",
+    )
+    p.add_argument("--json", help="write every result to this file")
+    args = p.parse_args(argv)
+
+    os.environ["MEMCLI_CACHE_DIR"] = args.cache
+    os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    for k in [k for k in os.environ if k.startswith("MEMCLI_") and k != "MEMCLI_CACHE_DIR"]:
+        del os.environ[k]
+    convs = load(Path(args.data))
+    if args.only:
+        convs = [c for c in convs if c.sample_id in args.only]
+    base = settings_of(args.set)
+    configs = args.config or COARSE
+    variants = args.variant or [""]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="memcli-tune-") as tmpdir:
+        os.environ["MEMCLI_CONFIG_DIR"] = str(Path(tmpdir) / "config")  # no user config
+        for vi, variant in enumerate(variants):
+            overrides = {**base, **settings_of(variant.split())}
+            t0 = time.perf_counter()
+            prepared, timing = prepare(convs, Path(tmpdir) / f"v{vi}", overrides, embed=True)
+            print(
+                f"# variant {variant or '(base)'}: prepared in "
+                f"{time.perf_counter() - t0:.1f} s {timing}",
+                flush=True,
+            )
+            for config in configs:
+                mode, fields = parse_config(config)
+                t0 = time.perf_counter()
+                res = evaluate(prepared, mode, fields, args.budget)
+                res.update(
+                    variant=variant, config=config, seconds=round(time.perf_counter() - t0, 1)
+                )
+                results.append(res)
+                cats = " ".join(f"{c}:{v:.3f}" for c, v in res["by_category"].items())
+                convs_s = " ".join(f"{v:.3f}" for v in res["by_conversation"].values())
+                print(
+                    f"{res['recall']:.4f} {res['recall_cat1_4']:.4f}  {cats}  [{convs_s}]"
+                    f"  {config}  ({res['seconds']} s)",
+                    flush=True,
+                )
+            for pr in prepared:
+                pr.mem.close()
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
