@@ -39,6 +39,8 @@ INDEX = {
     "chunks",
     "embedded",
     "missing_vectors",
+    "embed_cached",
+    "embed_requests",
     "seconds",
 }
 SEARCH = {"query", "mode", "stale", "warnings", "results"}
@@ -163,6 +165,8 @@ WATCH_SYNC = {
     "unchanged",  # every field of index --json
     "embedded",
     "missing_vectors",
+    "embed_cached",
+    "embed_requests",
 }
 WATCH_STOPPED = {"event", "reason", "syncs", "time"}
 

@@ -38,6 +38,7 @@ def local(cli: Cli, workspace: Path) -> Cli:
     assert cli("config", "set", "embedding.model_path", MODEL_DIR).exit_code == 0
     r = cli("index", "--json")
     assert r.exit_code == 0, r.stderr
+    assert r.json()["embed_requests"] >= 1 and r.json()["embed_cached"] == 0
     return cli
 
 
@@ -69,6 +70,9 @@ def test_a_rebuild_costs_no_model_call(local: Cli, tmp_path: Path) -> None:
     assert local("config", "set", "embedding.model_path", str(empty)).exit_code == 0
     r = local("index", "--force", "--json")
     assert r.exit_code == 0, r.stderr
+    report = r.json()
+    assert report["embedded"] == report["chunks"] == report["embed_cached"] > 0
+    assert report["embed_requests"] == 0
     assert local("status", "--json").json()["embedding"]["coverage"] == 1.0
     again = local("search", "--json", question).json()
     assert again["mode"] == "hybrid"  # the question's vector is cached too
@@ -112,6 +116,7 @@ def test_doctor_loads_the_model_and_reports_it(local: Cli, tmp_path: Path) -> No
     assert check["status"] == "ok", check
     assert check["details"]["dimensions"] == 384
     assert check["details"]["where"] == MODEL_DIR
+    assert check["details"]["runtime"] == "onnxruntime"  # a known model's folder
     empty = tmp_path / "no-model"
     empty.mkdir()
     assert local("config", "set", "embedding.model_path", str(empty)).exit_code == 0
@@ -132,3 +137,72 @@ def test_init_local_sets_up_semantic_search(tmp_path: Path) -> None:
     assert out.json()["mode"] == "hybrid"  # the user's own file: trusted, no warning
     assert "memcli trust" not in out.stderr
     assert Cli(tmp_path / "x")("init", "--model-path", MODEL_DIR).exit_code == 2
+
+
+IMPORTS = (
+    "import sys, runpy; sys.argv = ['memcli', '-w', sys.argv[1], *sys.argv[2:]];"
+    "\ntry: runpy.run_module('memcli', run_name='__main__')"
+    "\nexcept SystemExit: pass"
+    "\nprint(sorted(m for m in ('fastembed', 'onnxruntime', 'numpy') if m in sys.modules))"
+)
+
+
+def _imported(workspace: Path, *args: str) -> list[str]:
+    r = subprocess.run(
+        [sys.executable, "-c", IMPORTS, str(workspace), *args], capture_output=True, text=True
+    )
+    assert r.returncode == 0, r.stderr[-500:]
+    names: list[str] = eval(r.stdout.strip().splitlines()[-1])  # a printed list of names
+    return names
+
+
+def test_a_model_folder_runs_without_fastembed(local: Cli, workspace: Path) -> None:
+    # a new query loads the folder's model on ONNX Runtime directly: fastembed's import (half a
+    # second of start-up) is not paid; a repeated query finds its vector in the cache and
+    # loads neither ONNX Runtime nor numpy
+    question = "who has a pet"
+    assert _imported(workspace, "search", "--json", question) == ["numpy", "onnxruntime"]
+    assert _imported(workspace, "search", "--json", question) == []
+    top = local("search", "--json", "-n", "1", question).json()["results"][0]
+    assert "Biscuit" in top["snippet"]
+
+
+def _fastembed_vectors(texts: list[str]) -> list[list[float]]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from fastembed import TextEmbedding
+
+    model = TextEmbedding(model_name=MODEL.split("/", 1)[1], specific_model_path=MODEL_DIR)
+    return [v.tolist() for v in model.embed(texts, batch_size=1)]
+
+
+def test_the_direct_runtime_gives_fastembeds_vectors_in_the_callers_order() -> None:
+    from memcli.providers.local import LocalEmbedder
+
+    # lengths out of order: the embedder sorts them for its batches and must give them back
+    texts = [FACTS[0] * 6, "puppy", FACTS[1], "", FACTS[2] * 3, "ok", "Résumé — café, 日本語"]
+    embedder = LocalEmbedder(MODEL, model_path=MODEL_DIR)
+    got = embedder.embed(texts)
+    assert embedder.runtime == "onnxruntime"
+    want = _fastembed_vectors(texts)
+    for g, w in zip(got, want, strict=True):
+        assert len(g) == 384
+        assert max(abs(a - b) for a, b in zip(g, w, strict=True)) < 1e-4
+    # one model call per embedding.batch_size texts, however many model runs that takes
+    assert embedder.stats.requests == 1 and embedder.stats.embedded == len(texts)
+
+
+def test_a_model_memcli_does_not_know_goes_through_fastembed(tmp_path: Path) -> None:
+    from memcli.providers.local import LocalEmbedder
+
+    # fastembed pools this multilingual model without normalising (a vector of another
+    # length) and reads it from model_optimized.onnx: the same files stand in for it
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for f in Path(MODEL_DIR).iterdir():
+        (folder / f.name).symlink_to(f)
+    (folder / "model_optimized.onnx").symlink_to(Path(MODEL_DIR) / "model.onnx")
+    other = "local/sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+    embedder = LocalEmbedder(other, model_path=str(folder))
+    vector = embedder.embed([FACTS[0]])[0]
+    assert embedder.runtime == "fastembed"
+    assert len(vector) == 384 and abs(sum(x * x for x in vector) - 1.0) > 1e-3

@@ -130,7 +130,7 @@ def check_local(ctx: dict[str, Any], model: str, details: dict[str, Any]) -> Che
 
     embedder = LocalEmbedder.from_settings(ctx["settings"])
     embedder.cache = None  # a test embedding, not a cached one
-    details.update(where=embedder.where(), dimensions=None, seconds=None)
+    details.update(where=embedder.where(), dimensions=None, seconds=None, runtime=None)
     if not embedder.model_path and not ctx["network"]:
         return Check("embedding", NOTE, f"{model}: not loaded (--offline)", details=details)
     start = time.perf_counter()
@@ -144,8 +144,9 @@ def check_local(ctx: dict[str, Any], model: str, details: dict[str, Any]) -> Che
             "pip install 'memcli[local]', or set embedding.model_path to the model's folder",
             details,
         )
-    details.update(dimensions=len(vector), seconds=round(time.perf_counter() - start, 3))
-    summary = f"{model}: {len(vector)} dimensions, from {embedder.where()}"
+    seconds = round(time.perf_counter() - start, 3)
+    details.update(dimensions=len(vector), seconds=seconds, runtime=embedder.runtime)
+    summary = f"{model}: {len(vector)} dimensions, from {embedder.where()} ({embedder.runtime})"
     return Check("embedding", OK, summary, details=details)
 
 

@@ -50,6 +50,8 @@ class IndexReport:
         self.changed: list[str] = []  # paths written or removed
         self.embedded = 0  # chunks given a vector by this run
         self.missing_vectors = 0  # chunks still without one (embedding model configured)
+        self.embed_cached = 0  # of the embedded, vectors taken from the embedding cache
+        self.embed_requests = 0  # calls to the model or the provider this run made
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -61,6 +63,8 @@ class IndexReport:
             "chunks": self.chunks,
             "embedded": self.embedded,
             "missing_vectors": self.missing_vectors,
+            "embed_cached": self.embed_cached,
+            "embed_requests": self.embed_requests,
             "seconds": round(self.seconds, 3),
         }
 
@@ -249,6 +253,8 @@ class Indexer:
         )
         report.embedded = result.embedded
         report.missing_vectors = result.missing
+        report.embed_cached = result.cached
+        report.embed_requests = result.requests
         report.warnings.extend(result.warnings)
 
     def _write(

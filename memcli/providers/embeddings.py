@@ -75,6 +75,10 @@ class CachedEmbedder:
         """Vectors of ``texts`` (one batch); ProviderError when the model fails."""
         raise NotImplementedError
 
+    def _order(self, pending: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (key, text) pairs to compute, in the order they are batched."""
+        return pending
+
     def close(self) -> None:
         if self.cache is not None:
             self.cache.close()
@@ -109,7 +113,7 @@ class CachedEmbedder:
         if todo:
             if quick and self.failure is not None:
                 raise self.failure
-            pending = list(todo.items())
+            pending = self._order(list(todo.items()))
             for start in range(0, len(pending), self.batch_size):
                 batch = pending[start : start + self.batch_size]
                 try:

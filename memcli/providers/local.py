@@ -7,21 +7,29 @@ on ONNX Runtime in this process: no API key, no network once the model is on dis
 internet); otherwise fastembed fetches them once into memcli's cache folder. fastembed (and
 ONNX Runtime, numpy) is imported only when a vector is computed: a cached vector, or a search
 that needs none, never loads it. Install it with ``pip install 'memcli[local]'``.
+
+A model folder of a model whose pooling memcli knows (:mod:`memcli.providers.onnxmodel`) is
+run on ONNX Runtime directly, without importing fastembed (half a second of start-up); the
+vectors are the same. Texts are embedded shortest first, a few per model run: a batch is
+padded to its longest text, and on a CPU small batches of similar texts are the fastest.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from memcli.config import Settings
 from memcli.errors import ProviderError
 from memcli.index.embedcache import EmbedCache
+from memcli.providers import onnxmodel
 from memcli.providers.embeddings import CachedEmbedder, cache_from_settings, local_fingerprint
 
-#: Texts per model call: on two cores small batches pad less and run as fast as large ones.
-MODEL_BATCH = 16
+#: Texts per model run. With texts sorted by length, batches of 2 to 6 cost the least CPU per
+#: text on LoCoMo chunks; 16 costs 25% more, 64 75% more (benchmarks/local_bench.py).
+MODEL_BATCH = 4
 
 
 def model_name(model: str) -> str:
@@ -46,6 +54,8 @@ class LocalEmbedder(CachedEmbedder):
         self.model_path = model_path
         self.cache_dir = cache_dir
         self._model: Any = None
+        #: What runs the model once loaded: "onnxruntime" (a known model's folder) or "fastembed".
+        self.runtime = ""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LocalEmbedder:
@@ -65,34 +75,62 @@ class LocalEmbedder(CachedEmbedder):
         return self.model_path or str(self.cache_dir or "fastembed's cache")
 
     def load(self) -> Any:
-        """The fastembed model (loaded once; ProviderError naming what is missing)."""
+        """The loaded model, with ``embed(texts, batch_size)`` (loaded once; ProviderError
+        naming what is missing)."""
         if self._model is not None:
             return self._model
+        folder = Path(self.model_path) if self.model_path else None
+        if folder is not None and not any(folder.glob("*.onnx")):
+            raise ProviderError(f"embedding.model_path {self.model_path} holds no ONNX model")
+        pooling = onnxmodel.POOLING.get(self.name)
+        if folder is not None and pooling is not None and onnxmodel.model_file(folder):
+            # a known model's folder: ONNX Runtime directly, fastembed's vectors without its import
+            self._model = self._load(lambda: onnxmodel.OnnxModel(folder, pooling))
+            self.runtime = "onnxruntime"
+        else:
+            self._model = self._load(self._fastembed)
+            self.runtime = "fastembed"
+        return self._model
+
+    def _load(self, make: Callable[[], Any]) -> Any:
         try:
-            from fastembed import TextEmbedding  # ONNX Runtime and numpy: only for vectors
+            return make()
         except ImportError:
             raise ProviderError(
                 f"local/{self.name} needs fastembed: pip install 'memcli[local]'"
             ) from None
+        except Exception as exc:  # fastembed raises ValueError, OSError, hub errors...
+            raise ProviderError(f"cannot load local/{self.name}: {exc}") from None
+
+    def _fastembed(self) -> FastembedModel:
+        from fastembed import TextEmbedding  # ONNX Runtime and numpy: only for vectors
+
         kwargs: dict[str, Any] = {}
         if self.model_path:
-            if not (Path(self.model_path) / "model.onnx").is_file() and not any(
-                Path(self.model_path).glob("*.onnx")
-            ):
-                raise ProviderError(f"embedding.model_path {self.model_path} holds no ONNX model")
             kwargs["specific_model_path"] = self.model_path
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are here: never fetch
         elif self.cache_dir is not None:
             kwargs["cache_dir"] = str(self.cache_dir)
-        try:
-            self._model = TextEmbedding(model_name=self.name, **kwargs)
-        except Exception as exc:  # fastembed raises ValueError, OSError, hub errors...
-            raise ProviderError(f"cannot load local/{self.name}: {exc}") from None
-        return self._model
+        return FastembedModel(TextEmbedding(model_name=self.name, **kwargs))
+
+    def _order(self, pending: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        return sorted(pending, key=lambda item: len(item[1]))  # similar lengths pad less
 
     def _compute(self, texts: list[str], quick: bool) -> list[list[float]]:
         model = self.load()
         try:
-            return [v.tolist() for v in model.embed(texts, batch_size=MODEL_BATCH)]
+            vectors: list[list[float]] = model.embed(texts, MODEL_BATCH)
         except Exception as exc:  # an ONNX Runtime failure is the provider failing
             raise ProviderError(f"local/{self.name} failed: {exc}") from None
+        return vectors
+
+
+class FastembedModel:
+    """A fastembed ``TextEmbedding`` with :class:`~memcli.providers.onnxmodel.OnnxModel`'s
+    ``embed``."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def embed(self, texts: list[str], batch_size: int) -> list[list[float]]:
+        return [v.tolist() for v in self.model.embed(texts, batch_size=batch_size)]
