@@ -85,13 +85,13 @@ _memcli() {
         'memcli forget') opts="--reason --purge --dry-run --commit --json -h --help" ;;
         'memcli confirm') opts="--by --dry-run --commit --json -h --help" ;;
         'memcli review') opts="--json -h --help" ;;
-        'memcli watch') opts="--json -q --quiet --debounce -h --help" ;;
+        'memcli watch') opts="--json -q --quiet --debounce --serve -h --help" ;;
         'memcli flush') opts="--ns --dry-run --prompt-file --commit --json -h --help" ;;
         'memcli diff') opts="--since --stat --json -h --help" ;;
         'memcli log') opts="-n --limit --since --json -h --help" ;;
         'memcli sync') opts="--strategy --no-push --no-commit --json -h --help" ;;
         'memcli mcp') opts="-h --help" ;;
-        'memcli serve') opts="--detach --status --stop --idle-timeout --watch --json -h --help" ;;
+        'memcli serve') opts="--detach --status --stop --idle-timeout --watch --no-watch --json -h --help" ;;
         'memcli trust') opts="--show --revoke --list --json -h --help" ;;
         'memcli doctor') opts="--offline --timeout --json -h --help" ;;
         'memcli hooks') opts="-h --help"; subs="install uninstall status" ;;

@@ -175,6 +175,7 @@ complete -c memcli -n '__memcli_is memcli review' -s h -l help -d 'Show this mes
 complete -c memcli -n '__memcli_is memcli watch' -l json -d 'One JSON event per line on stdout (ready, sync, ..., stopped).'
 complete -c memcli -n '__memcli_is memcli watch' -s q -l quiet -d 'No per-sync lines on stderr.'
 complete -c memcli -n '__memcli_is memcli watch' -l debounce -x -d 'Wait until files are quiet this long before indexing [setting watch.debounce_ms].'
+complete -c memcli -n '__memcli_is memcli watch' -l serve -d 'Also answer the CLI\'s requests as the workspace\'s engine (memcli serve), with no idle timeout: one process for both.'
 complete -c memcli -n '__memcli_is memcli watch' -s h -l help -d 'Show this message and exit.'
 
 # memcli flush
@@ -212,7 +213,7 @@ complete -c memcli -n '__memcli_is memcli serve' -l detach -d 'Start it in the b
 complete -c memcli -n '__memcli_is memcli serve' -l status -d 'Whether an engine serves this workspace.'
 complete -c memcli -n '__memcli_is memcli serve' -l stop -d 'Stop the engine of this workspace.'
 complete -c memcli -n '__memcli_is memcli serve' -l idle-timeout -x -d 'Stop after this many minutes without a request [setting engine.idle_timeout].'
-complete -c memcli -n '__memcli_is memcli serve' -l watch -d 'Also re-index files as they change (memcli watch), in this process.'
+complete -c memcli -n '__memcli_is memcli serve' -l watch -l no-watch -d 'Re-index files as they change (memcli watch) in this process, so searches skip the full changed-files check. [default: watch]'
 complete -c memcli -n '__memcli_is memcli serve' -l json -d 'Print JSON.'
 complete -c memcli -n '__memcli_is memcli serve' -s h -l help -d 'Show this message and exit.'
 

@@ -141,7 +141,7 @@ def test_idle_timeout_stops_the_engine(ws: Path) -> None:
         assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
-    assert "engine stopped after 0 searches" in proc.stderr.read()
+    assert "engine stopped after 0 requests" in proc.stderr.read()
     sock, _ = engine_files(ws)
     assert not sock.exists()
 
@@ -247,3 +247,89 @@ def test_add_through_the_engine_prints_and_writes_the_same(engine: Path, tmp_pat
     theirs = sorted(p.read_text() for p in (twin / "memory").rglob("*.md"))
     assert mine == theirs
     assert "Ship on Tuesdays." in run(engine, "search", "ship tuesdays", "--json").stdout
+
+
+IN_PROCESS = {"MEMCLI_ENGINE": "off"}  # answer in process although an engine runs
+
+
+def test_get_files_and_status_are_the_same_through_the_engine(engine: Path) -> None:
+    day = next(p for p in (engine / "memory").glob("*.md"))
+    rel = f"memory/{day.name}"
+    cases = [
+        ("get", f"{rel}:1:2"),
+        ("get", rel, "--json"),
+        ("get", "memory/nowhere.md"),  # an error, with its exit code
+        ("files",),
+        ("files", "--json"),
+        ("status",),
+        ("status", "--json"),
+    ]
+    before = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]["requests"]
+    through = [run(engine, *args) for args in cases]
+    alone = [run(engine, *args, env=IN_PROCESS) for args in cases]
+    for args, a, b in zip(cases, through, alone, strict=True):
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), args
+    after = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]["requests"]
+    assert after - before == 5  # get x3 and files x2 went through it; a status is not counted
+    status = json.loads(through[-1].stdout)
+    assert status["engine"]["pid"] == engine_pid(engine) and status["engine"]["watching"]
+    assert through[2].returncode == 2 and "no such file" in through[2].stderr
+
+
+def test_get_takes_paths_from_the_callers_folder(engine: Path) -> None:
+    day = next(p for p in (engine / "memory").glob("*.md"))
+    args = [*MEMCLI, "-w", str(engine), "get", f"{day.name}:1:1", "--json"]
+    through = subprocess.run(args, capture_output=True, text=True, cwd=day.parent, timeout=60)
+    alone = subprocess.run(
+        args,
+        capture_output=True,
+        text=True,
+        cwd=day.parent,
+        timeout=60,
+        env={**os.environ, **IN_PROCESS},
+    )
+    assert through.returncode == 0, through.stderr
+    assert (through.stdout, through.stderr) == (alone.stdout, alone.stderr)
+    assert json.loads(through.stdout)["path"] == f"memory/{day.name}"
+
+
+def test_an_older_file_rewritten_in_place_is_found_once_the_watcher_syncs(engine: Path) -> None:
+    old = engine / "memory" / "old.md"
+    old.write_text("- The build runs on Jenkins.\n")
+    ten_minutes_ago = time.time() - 600
+    os.utime(old, (ten_minutes_ago, ten_minutes_ago))
+    assert "Jenkins" in run(engine, "search", "jenkins", "--json").stdout
+    old.write_text("- The build runs on Buildkite.\n")
+    deadline = time.monotonic() + 30
+    found = False
+    while time.monotonic() < deadline and not found:
+        found = "Buildkite" in run(engine, "search", "buildkite", "--json").stdout
+    assert found
+    alone = run(engine, "search", "buildkite", "--json", env=IN_PROCESS)
+    assert alone.stdout == run(engine, "search", "buildkite", "--json").stdout
+
+
+def test_watch_serve_is_watcher_and_engine_in_one_process(ws: Path) -> None:
+    proc = subprocess.Popen(
+        [*MEMCLI, "-w", str(ws), "watch", "--serve", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        ready = json.loads(proc.stdout.readline())
+        assert ready["event"] == "ready"
+        assert engine_pid(ws) == proc.pid
+        (ws / "memory" / "new.md").write_text("- Grafana dashboards live in the ops folder.\n")
+        r = run(ws, "search", "grafana dashboards", "--json")
+        assert r.returncode == 0 and "Grafana" in r.stdout
+        info = json.loads(run(ws, "serve", "--status", "--json").stdout)["engine"]
+        assert info["requests"] == 1 and info["watching"] is True and info["idle_timeout_s"] == 0
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    events = [json.loads(line)["event"] for line in out.splitlines()]
+    assert events[-1] == "stopped"
+    assert not engine_files(ws)[0].exists()

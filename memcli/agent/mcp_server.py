@@ -56,7 +56,7 @@ class Engine:
 
         if self._mem is None:
             self._mem = Memory.open(self.workspace, lenient=True)
-        self._mem.warnings = []
+        self._mem.warnings.clear()
         return self._mem
 
     async def call(self, fn: Callable[[Any], T]) -> T:

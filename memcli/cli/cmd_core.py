@@ -186,7 +186,11 @@ app.command(name="search")(search)
 @app.command()
 def status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Workspace, index, counts, search mode and files changed since the last index."""
+    from memcli.engine.answers import status_via_engine  # a socket: no heavy imports
+
     st = state(ctx)
+    if status_via_engine(st, as_json):
+        return
     with st.memory() as mem:
         info = mem.status()
     if as_json:
@@ -199,7 +203,11 @@ def status(ctx: typer.Context, as_json: bool = JSON) -> None:
 @app.command()
 def files(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Indexed files with their chunks, source, date and evergreen flag."""
+    from memcli.engine.answers import files_via_engine  # a socket: no heavy imports
+
     st = state(ctx)
+    if files_via_engine(st, as_json):
+        return
     with st.memory() as mem:
         rows = mem.files()
     st.out.warnings(mem.warnings)
@@ -216,7 +224,11 @@ def get(
     as_json: bool = JSON,
 ) -> None:
     """Print lines of a memory file (to expand a search hit)."""
+    from memcli.engine.answers import get_via_engine  # a socket: no heavy imports
+
     st = state(ctx)
+    if get_via_engine(st, location, as_json):
+        return
     with st.memory() as mem:
         result = mem.get(location)
     if as_json:

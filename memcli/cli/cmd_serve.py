@@ -27,7 +27,10 @@ def serve(
         show_default=False,
     ),
     watch: bool = typer.Option(
-        False, "--watch", help="Also re-index files as they change (memcli watch), in this process."
+        True,
+        "--watch/--no-watch",
+        help="Re-index files as they change (memcli watch) in this process, so searches skip"
+        " the full changed-files check.",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
@@ -73,7 +76,7 @@ def serve(
     if as_json:
         st.out.json({"event": "stopped", **info})
     else:
-        st.out.info(f"engine stopped after {info['requests']} searches")
+        st.out.info(f"engine stopped after {info['requests']} requests")
 
 
 def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any] | None:
@@ -91,7 +94,7 @@ def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any]
     log = root / ".memcli" / "engine.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "serve"]
-    args += ["--idle-timeout", str(minutes), *(["--watch"] if watch else [])]
+    args += ["--idle-timeout", str(minutes), "--watch" if watch else "--no-watch"]
     with open(log, "ab") as err:
         proc = subprocess.Popen(
             args,
@@ -123,5 +126,5 @@ def _report(st: State, info: dict[str, Any] | None, what: str, as_json: bool) ->
         st.out.info("no engine serves this workspace")
         return
     st.out.line(
-        f"engine {what}: pid {info['pid']}, {info['requests']} searches, socket {info['socket']}"
+        f"engine {what}: pid {info['pid']}, {info['requests']} requests, socket {info['socket']}"
     )

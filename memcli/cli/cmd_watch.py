@@ -27,6 +27,12 @@ def watch(
         help="Wait until files are quiet this long before indexing [setting watch.debounce_ms].",
         show_default=False,
     ),
+    serve: bool = typer.Option(
+        False,
+        "--serve",
+        help="Also answer the CLI's requests as the workspace's engine (memcli serve), with no"
+        " idle timeout: one process for both.",
+    ),
 ) -> None:
     """Re-index memory files as they change, until Ctrl-C (one watcher per workspace)."""
     # imported when the command runs: --help and the other commands do not load the service
@@ -37,7 +43,13 @@ def watch(
     out = Output(quiet=st.quiet or quiet, no_color=st.no_color)
     emit = out.json if as_json else (lambda event: _human(out, event))
     with st.memory() as mem:
-        mem.watch(opts, emit)
+        if not serve:
+            mem.watch(opts, emit)
+            return
+        root = mem.ws.root
+    from memcli.engine.server import serve as run_engine
+
+    run_engine(root, 0, watch=True, on_event=emit, debounce_ms=opts.debounce_ms)
 
 
 def _human(out: Output, event: dict[str, Any]) -> None:

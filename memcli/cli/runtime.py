@@ -38,7 +38,7 @@ class State(NamedTuple):
         mem = Memory.open(self.workspace, overrides, lenient=lenient)
         if lenient:
             self.out.warnings(mem.warnings)
-            mem.warnings = []
+            mem.warnings.clear()
         if warn_untrusted and mem.settings.ignored:
             from memcli.config.layers import untrusted_warning  # loaded with the settings
 

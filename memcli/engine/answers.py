@@ -1,4 +1,5 @@
-"""A search answered by the engine, printed exactly as the same search in process prints it."""
+"""Commands answered by the engine (search, add, get, files, status), printed exactly as the
+same command in process prints them."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from typing import Any
 
 from memcli.errors import ExitCode, MemcliError
 
-__all__ = ["add_via_engine", "search_via_engine"]
+__all__ = [
+    "add_via_engine",
+    "files_via_engine",
+    "get_via_engine",
+    "search_via_engine",
+    "status_via_engine",
+]
 
 
 class EngineError(MemcliError):
@@ -21,7 +28,10 @@ class EngineError(MemcliError):
 
 
 def _ask(st: Any, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """The engine's result for ``op``, None when no engine answered; its errors raised."""
+    """The engine's result for ``op``, None when no engine answered (or ``MEMCLI_ENGINE=off``
+    says to answer in process); its errors raised."""
+    if os.environ.get("MEMCLI_ENGINE", "").lower() in ("off", "0", "no", "false"):
+        return None
     from memcli.engine.client import DEFAULT_TIMEOUT, ask
     from memcli.notes.workspace import find_workspace
 
@@ -48,8 +58,7 @@ def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
     got = _ask(st, "add", kwargs)
     if got is None:
         return False
-    for notice in got["notices"]:
-        st.out.warn(notice)
+    _notices(st, got)
     st.out.warnings(got["warnings"])
     data = got["result"]
     if as_json:
@@ -57,6 +66,58 @@ def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
     else:
         render.add_result(st.out, SimpleNamespace(**{**data, **got["shown"]}))
     return True
+
+
+def get_via_engine(st: Any, location: str, as_json: bool) -> bool:
+    """Whether the engine answered ``memcli get`` (printed); False: the caller reads in process."""
+    got = _ask(st, "get", {"location": location, "cwd": os.getcwd()})
+    if got is None:
+        return False
+    _notices(st, got)
+    if as_json:
+        st.out.json(got["result"])
+    else:
+        for line in got["lines"]:
+            st.out.line(line)
+    return True
+
+
+def files_via_engine(st: Any, as_json: bool) -> bool:
+    """Whether the engine answered ``memcli files`` (printed); False: in process."""
+    from memcli.cli import render
+
+    got = _ask(st, "files", {})
+    if got is None:
+        return False
+    _notices(st, got)
+    st.out.warnings(got["warnings"])
+    if as_json:
+        st.out.json({"files": got["result"]})
+    else:
+        render.files(st.out, got["result"])
+    return True
+
+
+def status_via_engine(st: Any, as_json: bool) -> bool:
+    """Whether the engine answered ``memcli status`` (printed); False: in process."""
+    from memcli.cli import render
+
+    got = _ask(st, "status", {})
+    if got is None:
+        return False
+    _notices(st, got)
+    info = got["result"]
+    if as_json:
+        st.out.json(info)
+    else:
+        st.out.warnings(info["warnings"])
+        render.status(st.out, info)
+    return True
+
+
+def _notices(st: Any, got: dict[str, Any]) -> None:
+    for notice in got.get("notices", []):
+        st.out.warn(notice)
 
 
 def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) -> int | None:
@@ -78,8 +139,7 @@ def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:
     from memcli.cli import render
 
     out = st.out
-    for notice in got.get("notices", []):
-        out.warn(notice)
+    _notices(st, got)
     if fmt == "context":
         ctx = got["context"]
         out.warnings(ctx["warnings"])

@@ -22,7 +22,7 @@ DEFAULT_TIMEOUT = 2.0
 
 def client_env() -> dict[str, str]:
     """The ``MEMCLI_*`` variables that change settings (an engine must run with the same)."""
-    skip = {"MEMCLI_WORKSPACE", "MEMCLI_DEBUG", "MEMCLI_RUNTIME_DIR"}
+    skip = {"MEMCLI_WORKSPACE", "MEMCLI_DEBUG", "MEMCLI_RUNTIME_DIR", "MEMCLI_ENGINE"}
     return {k: v for k, v in os.environ.items() if k.startswith("MEMCLI_") and k not in skip}
 
 

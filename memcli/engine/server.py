@@ -1,14 +1,16 @@
 """``memcli serve``: one warm engine per workspace, answering over a Unix socket.
 
 It keeps the index open and the embedder loaded (a local model loads once, not on every
-call), and answers searches from several clients at once: each request runs on one of a few
-worker threads, each with its own :class:`~memcli.memory.Memory` (its own SQLite connection)
-and all sharing one embedder. A search still checks for changed files first, as in process,
-so answers are the same either way. The engine answers only clients of its own memcli
-version and with the same ``MEMCLI_*`` settings in their environment; others answer in
-process. It stops on ``memcli serve --stop``, on SIGINT/SIGTERM, or after
-``engine.idle_timeout`` minutes without a request; one runs per workspace (a lock beside the
-socket), and a stale socket left by a killed engine is replaced.
+call), and answers requests (search, add, get, files, status) from several clients at once:
+each runs on one of a few worker threads, each with its own :class:`~memcli.memory.Memory`
+(its own SQLite connection), all sharing one embedder. A watcher runs in the engine too
+(unless turned off): while it is established, a search runs only the quick freshness check
+(folders' times and the files changed last) and the watcher re-indexes the rest as it
+changes; without it, a search checks every file first, as in process. The engine answers
+only clients of its own memcli version and with the same ``MEMCLI_*`` settings in their
+environment; others answer in process. It stops on ``memcli serve --stop``, on
+SIGINT/SIGTERM, or after ``engine.idle_timeout`` minutes without a request; one runs per
+workspace (a lock beside the socket), and a stale socket left by a killed engine is replaced.
 """
 
 from __future__ import annotations
@@ -52,6 +54,8 @@ class Engine:
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="memcli-engine")
         self.stopping = threading.Event()
         self.watching = False
+        #: Set while the watcher is established and its last sync succeeded.
+        self.watch_live = threading.Event()
 
     # -- memories --------------------------------------------------------------------------
     def _shared_embedder(self, settings: Any) -> Any:
@@ -73,7 +77,9 @@ class Engine:
         if mem is None or self._local.stamp != stamp:
             mem = Memory.open(self.root, embedder_factory=self._shared_embedder)
             self._local.mem, self._local.stamp = mem, stamp
-        mem.warnings = []
+        mem.warnings.clear()
+        # a live watcher re-indexes what changes: the quick check is enough before a search
+        mem.freshness = "recent" if self.watch_live.is_set() else None
         return mem
 
     # -- requests --------------------------------------------------------------------------
@@ -92,10 +98,11 @@ class Engine:
             return {"ok": True, "result": self.info()}
         if request.get("env", {}) != self.env:
             return {"ok": False, "mismatch": True, "why": "other MEMCLI_* settings"}
-        work = {"search": self._search, "add": self._add}.get(str(op))
+        work = self._work.get(str(op))
         if work is None:
             return {"ok": False, "mismatch": True, "why": f"unknown request {op!r}"}
-        self.requests += 1
+        if op != "status":  # a status reports the count: it leaves it as a ping would
+            self.requests += 1
         future = self._pool.submit(work, args)
         try:
             return {"ok": True, "result": future.result()}
@@ -108,6 +115,16 @@ class Engine:
             return {"ok": False, "mismatch": True, "why": f"{type(exc).__name__}: {exc}"}
         finally:
             self.last = time.monotonic()
+
+    @property
+    def _work(self) -> dict[str, Any]:
+        return {
+            "search": self._search,
+            "add": self._add,
+            "get": self._get,
+            "files": self._files,
+            "status": self._status,
+        }
 
     def _notices(self, mem: Any) -> list[str]:
         """The warning an untrusted memcli.toml gives in process, to print the same."""
@@ -126,6 +143,25 @@ class Engine:
             "warnings": list(result.warnings),
             "shown": {"entry": result.entry, "commit": result.commit},
         }
+
+    def _get(self, args: dict[str, Any]) -> dict[str, Any]:
+        mem = self._memory()
+        notices = self._notices(mem)
+        result = mem.get(args["location"], cwd=Path(args["cwd"]))
+        return {"notices": notices, "result": result.as_dict(), "lines": result.lines}
+
+    def _files(self, args: dict[str, Any]) -> dict[str, Any]:
+        mem = self._memory()
+        notices = self._notices(mem)
+        rows = mem.files()
+        return {"notices": notices, "result": rows, "warnings": list(mem.warnings)}
+
+    def _status(self, args: dict[str, Any]) -> dict[str, Any]:
+        mem = self._memory()
+        notices = self._notices(mem)
+        info = mem.status()
+        info["engine"] = self.info()  # what a status in process learns by asking
+        return {"notices": notices, "result": info}
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         from memcli.service.searching import SearchRequest
@@ -222,12 +258,18 @@ class _Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
 
 
 def serve(
-    root: Path, idle_timeout: float, on_ready: Any = None, *, watch: bool = False
+    root: Path,
+    idle_timeout: float,
+    on_ready: Any = None,
+    *,
+    watch: bool = True,
+    on_event: Any = None,
+    debounce_ms: int | None = None,
 ) -> dict[str, Any]:
     """Run the engine of the workspace at ``root`` until stopped or idle; returns its info.
     AlreadyRunning when another engine serves this workspace. With ``watch``, a watcher
     (``memcli watch``) runs in the same process and stops with it; its events go to
-    ``.memcli/engine.log``."""
+    ``on_event``, by default its errors and warnings to ``.memcli/engine.log``."""
     sock_path, lock_path = engine_files(root)
     sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     lock = ProcessLock(lock_path, what=f"the engine of {root}")
@@ -254,8 +296,7 @@ def serve(
 
         threading.Thread(target=idle_check, name="memcli-engine-idle", daemon=True).start()
         previous = _handle_signals(engine)
-        if watch:
-            _start_watcher(engine, stop)
+        watcher = _start_watcher(engine, stop, on_event, debounce_ms) if watch else None
         engine.warm()
         if on_ready is not None:
             on_ready(engine.info())
@@ -264,6 +305,8 @@ def serve(
         finally:
             stop.set()
             server.server_close()
+            if watcher is not None:
+                watcher.join(timeout=10)  # its last sync and its "stopped" event
             sock_path.unlink(missing_ok=True)
             engine.close()
             _restore_signals(previous)
@@ -272,15 +315,26 @@ def serve(
         lock.release()
 
 
-def _start_watcher(engine: Engine, stop: threading.Event) -> None:
-    """``memcli watch`` on a thread of the engine, until ``stop``; its events are logged."""
+def _start_watcher(
+    engine: Engine, stop: threading.Event, on_event: Any, debounce_ms: int | None
+) -> threading.Thread:
+    """``memcli watch`` on a thread of the engine, until ``stop``; its events go to
+    ``on_event``, or (None) its errors and warnings are logged. While it is established and
+    its last sync succeeded, searches trust it and run the quick freshness check."""
     from memcli.memory import Memory
     from memcli.service.options import WatchOptions
 
     log = engine.root / ".memcli" / "engine.log"
 
     def emit(event: dict[str, Any]) -> None:
-        if event.get("event") in ("error", "warning", "ready", "stopped"):
+        kind = event.get("event")
+        if kind in ("ready", "sync"):
+            engine.watch_live.set()
+        elif kind in ("error", "stopped"):
+            engine.watch_live.clear()  # a failed sync is retried: full checks until then
+        if on_event is not None:
+            on_event(event)
+        elif kind in ("error", "warning", "ready", "stopped"):
             try:
                 with open(log, "a", encoding="utf-8") as f:
                     f.write(json.dumps(event) + "\n")
@@ -290,12 +344,17 @@ def _start_watcher(engine: Engine, stop: threading.Event) -> None:
     def run() -> None:
         try:
             with Memory.open(engine.root, lenient=True) as mem:
-                mem.watch(WatchOptions(handle_signals=False), emit, stop)
+                opts = WatchOptions(debounce_ms=debounce_ms, handle_signals=False)
+                mem.watch(opts, emit, stop)
         except Exception as exc:  # e.g. another watcher runs: logged, the engine serves on
             emit({"event": "error", "message": getattr(exc, "message", str(exc))})
+        engine.watch_live.clear()
+        engine.watching = False
 
     engine.watching = True
-    threading.Thread(target=run, name="memcli-engine-watch", daemon=True).start()
+    thread = threading.Thread(target=run, name="memcli-engine-watch", daemon=True)
+    thread.start()
+    return thread
 
 
 def _handle_signals(engine: Engine) -> dict[int, Any]:

@@ -94,10 +94,13 @@ class Indexer:
         settings: Settings,
         embedder: Embedder | None = None,
         writer: ProcessLock | None = None,
+        freshness: str | None = None,
     ) -> None:
         self.ws = ws
         self.store = store
         self.settings = settings
+        #: How :meth:`unchanged` checks: ``index.freshness`` unless the caller says.
+        self.freshness: str = freshness or settings.get("index.freshness")
         #: Gives chunks their vectors after a sync; None: keyword index only.
         self.embedder = embedder
         self.include: list[str] = settings.get("index.include")
@@ -124,7 +127,7 @@ class Indexer:
     def unchanged(self) -> bool:
         """Whether no file differs from the index (:func:`memcli.index.changes.unchanged`);
         with ``index.freshness = "recent"``, the quick check when it can answer."""
-        if self.settings.get("index.freshness") == "recent":
+        if self.freshness == "recent":
             quick = changes.quick_unchanged(self.ws, self.store)
             if quick is not None:
                 return quick

@@ -49,6 +49,9 @@ class MemoryCore:
         self._index = RepairedIndex(ws, settings, self.warnings)
         self._writing = False  # this object holds the writer lock (Memory.index)
         self._embedder = LazyEmbedder(settings, embedder_factory or configured_embedder)
+        #: ``index.freshness`` for the checks before a search, when not the setting's: an
+        #: engine whose watcher is live uses the quick check ("recent").
+        self.freshness: str | None = None
 
     @classmethod
     def open(
@@ -90,7 +93,9 @@ class MemoryCore:
         self.close()
 
     def indexer(self, writer: ProcessLock | None = None) -> Indexer:
-        return Indexer(self.ws, self.store, self.settings, self.embedder, writer)
+        return Indexer(
+            self.ws, self.store, self.settings, self.embedder, writer, freshness=self.freshness
+        )
 
     # -- damaged index ---------------------------------------------------
     def _lock_timeout(self, explicit: float | None = None) -> float:

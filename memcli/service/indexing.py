@@ -62,7 +62,7 @@ class IndexService(MemoryCore):
             finally:
                 self._writing = False
         report.warnings[:0] = self.warnings
-        self.warnings = []
+        self.warnings.clear()
         return report
 
     def sync_before_search(self) -> tuple[bool | None, list[str]]:
@@ -107,7 +107,8 @@ class IndexService(MemoryCore):
         (the quick check needs them), if the writer lock is free at once."""
         from memcli.index.changes import FOLDERS_KEY, stamp_folders
 
-        if self.settings.get("index.freshness") != "recent" or self.store.get_meta(FOLDERS_KEY):
+        freshness = self.freshness or self.settings.get("index.freshness")
+        if freshness != "recent" or self.store.get_meta(FOLDERS_KEY):
             return
         lock = writer_lock(self.ws)
         if not lock.try_acquire():

@@ -191,12 +191,13 @@ class NotesService(GitService):
             return self.ws.resolve_user_path(self.ws.evergreen_path)
         return self.ws.daily_path((day or datetime.now()).date(), namespace)
 
-    def get(self, spec: str) -> GetResult:
+    def get(self, spec: str, cwd: Path | None = None) -> GetResult:
         """``PATH[:LINE[:COUNT]]`` -> those lines of a memory file (a file the index covers,
-        as text), secrets redacted as a search shows them."""
+        as text), secrets redacted as a search shows them. A path is taken from the workspace,
+        else from ``cwd`` (the caller's folder; default: this process's) when inside it."""
         path_text, start, count = parse_get_spec(spec)
         target = _named("get", lambda: self.ws.resolve_user_path(path_text))
-        cwd = Path.cwd().resolve()
+        cwd = (cwd or Path.cwd()).resolve()
         if not target.is_file() and self.ws.root.resolve() in (cwd, *cwd.parents):
             target = _named("get", lambda: self.ws.resolve_user_path(path_text, base=cwd))
         if not target.is_file():

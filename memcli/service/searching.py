@@ -30,7 +30,7 @@ class SearchService(IndexService):
         result = run_search(self.store, query, opts, mode=plan.mode, query_vector=plan.vector)
         result.stale = stale
         result.warnings[:0] = [*self.warnings, *warnings]
-        self.warnings = []
+        self.warnings.clear()
         return result
 
     def search_options(self, request: SearchRequest | None = None) -> SearchOptions:
