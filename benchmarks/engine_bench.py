@@ -2,15 +2,17 @@
 
 Usage::
 
-    python benchmarks/engine_bench.py [--quick] [--runs N] [--model-dir DIR]
+    python benchmarks/engine_bench.py [--quick] [--runs N] [--model-dir DIR] [--clients N]
+                                       [--calls N] [--write-results]
 
 On the LoCoMo dev conversations as one workspace, medians of whole-process
 ``memcli search --json`` (spawn to exit) for new queries (never searched before, so a hybrid
 search must embed them), in keyword mode and, when the local model folder is found
 (``--model-dir``, ``$MEMCLI_TEST_MODEL_DIR`` or ``../shared/models/all-MiniLM-L6-v2-onnx``),
 in hybrid mode with it: without an engine, then with ``memcli serve --detach`` running.
-Also 8 clients x 25 mixed searches and adds against one engine: errors, lost facts, p95.
-Figures are printed as Markdown; the machine may be shared, say so next to them.
+Also 8 clients x 200 mixed searches and adds against one engine: errors, lost facts, p95.
+Figures are printed as Markdown; ``--write-results`` replaces the ``engine`` section of
+``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -18,12 +20,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import locomo  # noqa: E402
+from sections import write_section  # noqa: E402
 
 DEFAULT_LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
 DEFAULT_MODEL = HERE.parent.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
@@ -97,7 +102,10 @@ def contention(root: Path, clients: int, per_client: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="5 queries, 2 clients")
+    p.add_argument("--quick", action="store_true", help="5 queries, 2 clients x 10 calls")
+    p.add_argument("--clients", type=int, default=8)
+    p.add_argument("--calls", type=int, default=200, help="calls per client")
+    p.add_argument("--write-results", action="store_true", help="update RESULTS.md")
     p.add_argument("--runs", type=int, default=15, help="new queries per figure")
     p.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
     p.add_argument("--model-dir", type=Path, default=None)
@@ -138,23 +146,42 @@ def main(argv: list[str] | None = None) -> None:
             rows.append((name, alone, warm))
         hybrid_mode = mode_of(root, questions[-1]) if model.is_dir() else "keyword"
         assert memcli(root, "serve", "--detach").returncode == 0
-        load = contention(root, 2 if args.quick else 8, 10 if args.quick else 25)
+        clients, calls = (2, 10) if args.quick else (args.clients, args.calls)
+        load = contention(root, clients, calls)
         memcli(root, "serve", "--stop")
-    print(f"\nWhole-process search --json, new queries, {runs} each (LoCoMo dev, 129 files):\n")
-    print("| mode | without engine | with engine | ratio |")
-    print("|---|---:|---:|---:|")
+    lines = [
+        "## A warm engine: new queries and many clients",
+        "",
+        f"`python benchmarks/engine_bench.py{' --quick' if args.quick else ''}` on"
+        f" {platform.machine()}, {os.cpu_count()} CPUs, {date.today()}: the LoCoMo dev"
+        " conversations as one workspace (129 files), whole-process `memcli search --json`"
+        f" for {runs} new queries each (never searched before, so a hybrid search embeds"
+        " them), medians. The machine is shared: read the ratios.",
+        "",
+        "| mode | without engine | with engine | ratio |",
+        "|---|---:|---:|---:|",
+    ]
     for name, alone, warm in rows:
-        print(f"| {name} | {alone * 1000:.0f} ms | {warm * 1000:.0f} ms | {warm / alone:.2f} |")
-    if len(rows) > 1:
-        print(
-            f"\nHybrid with the engine against keyword without it: "
-            f"{rows[1][2] / rows[0][1]:.2f}x (mode reported: {hybrid_mode})"
+        lines.append(
+            f"| {name} | {alone * 1000:.0f} ms | {warm * 1000:.0f} ms | {warm / alone:.2f} |"
         )
-    print(
-        f"\n{load['calls']} mixed calls from concurrent clients through one engine:"
-        f" {load['errors']} errors, {load['lost']} facts lost, median {load['median_ms']:.0f} ms,"
-        f" p95 {load['p95_ms']:.0f} ms"
-    )
+    if len(rows) > 1:
+        lines += [
+            "",
+            f"Hybrid with the engine against keyword without it: {rows[1][2] / rows[0][1]:.2f}x"
+            f" (mode reported: {hybrid_mode}).",
+        ]
+    lines += [
+        "",
+        f"{clients} concurrent clients x {calls} calls (every fifth an `add`, the rest searches,"
+        f" each a whole `memcli` process) through one engine: {load['calls']} calls,"
+        f" {load['errors']} errors, {load['lost']} facts lost, median {load['median_ms']:.0f}"
+        f" ms, p95 {load['p95_ms']:.0f} ms.",
+    ]
+    markdown = "\n".join(lines) + "\n"
+    print(markdown)
+    if args.write_results:
+        write_section("engine", markdown)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ Runs, one after the other (they measure time, so never two at once):
 * ``vector``: ``vector_bench.py`` (sqlite-vec KNN against numpy) when numpy is installed
   (``pip install -e '.[bench]'``); ``--quick``: 2,000 chunks;
 * ``locomo``: ``locomo.py PATH`` (retrieval recall) only with ``--locomo PATH``;
-* any other ``*_bench.py`` found in the folder, with ``--quick`` when it offers it.
+* any other ``*_bench.py`` found in the folder, with ``--quick`` when it offers it (and, on
+  a full run, ``--write-results`` when it offers that).
 
 Each script's output is printed as it runs and kept in ``benchmarks/.work/run/NAME.log``;
 a summary (exit code and seconds per script) goes to ``benchmarks/.work/run/summary.json``.
@@ -58,7 +59,7 @@ KNOWN: dict[str, tuple[str, list[str], list[str], str | None, str | None]] = {
     ),
     "vector": ("vector_bench.py", [], ["--sizes", "2000", "--queries", "20"], None, None),
 }
-NOT_BENCHMARKS = {"run.py", "corpus.py", "perf.py", "locomo.py"}
+NOT_BENCHMARKS = {"run.py", "corpus.py", "perf.py", "locomo.py", "sections.py"}
 
 
 def plan(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
@@ -82,8 +83,11 @@ def plan(args: argparse.Namespace) -> list[tuple[str, list[str]]]:
         if path.name in known_scripts:
             continue
         cmd = [sys.executable, str(path)]
-        if args.quick and "--quick" in _help(path):
+        offers = _help(path)
+        if args.quick and "--quick" in offers:
             cmd.append("--quick")
+        if write and "--write-results" in offers:
+            cmd.append("--write-results")
         steps.append((path.stem, cmd))
     if args.locomo:
         steps.append(("locomo", [sys.executable, str(HERE / "locomo.py"), args.locomo]))

@@ -217,6 +217,7 @@ class Engine:
             "idle_timeout_s": self.idle_timeout,
             "embedder_loaded": self._embedder is not None,
             "watching": self.watching,
+            "watch_ready": self.watch_live.is_set(),
         }
 
     def close(self) -> None:
