@@ -57,6 +57,14 @@ def engine(ws: Path) -> Path:
     run(ws, "serve", "--stop")
 
 
+def clear_of_a_new_minute(margin: int = 15) -> None:
+    """Wait for the next minute when this one ends within ``margin`` seconds, so that two
+    adds in a row write the same HH:MM."""
+    second = time.localtime().tm_sec
+    if second > 60 - margin:
+        time.sleep(61 - second)
+
+
 def engine_pid(root: Path) -> int | None:
     r = run(root, "serve", "--status", "--json")
     info = json.loads(r.stdout)["engine"]
@@ -238,6 +246,7 @@ def test_add_through_the_engine_prints_and_writes_the_same(engine: Path, tmp_pat
         ),  # refused before any engine is asked
     ]
     for args in cases:
+        clear_of_a_new_minute()  # an entry carries its time as HH:MM
         a = run(engine, *args)
         b = run(twin, *args)
         assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), args
@@ -333,3 +342,55 @@ def test_watch_serve_is_watcher_and_engine_in_one_process(ws: Path) -> None:
     events = [json.loads(line)["event"] for line in out.splitlines()]
     assert events[-1] == "stopped"
     assert not engine_files(ws)[0].exists()
+
+
+def test_without_a_watcher_of_its_own_the_engine_checks_every_file(ws: Path) -> None:
+    for i in range(70):  # more than the 64 files the quick check looks at
+        (ws / "memory" / f"filler-{i}.md").write_text(f"- Filler note {i}.\n")
+    old = ws / "memory" / "old.md"
+    old.write_text("- The build runs on Jenkins.\n")
+    an_hour_ago = time.time() - 3600
+    os.utime(old, (an_hour_ago, an_hour_ago))
+    assert run(ws, "index").returncode == 0
+    watcher = subprocess.Popen(
+        [*MEMCLI, "-w", str(ws), "watch", "--json"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert watcher.stdout is not None
+        assert json.loads(watcher.stdout.readline())["event"] == "ready"
+        r = run(ws, "serve", "--detach", "--json")
+        assert r.returncode == 0, r.stderr
+        time.sleep(1)  # its watcher tried and gave way to the other one
+        info = json.loads(run(ws, "serve", "--status", "--json").stdout)["engine"]
+        assert info["watching"] is False and info["watch_ready"] is False
+        assert "already" in (ws / ".memcli" / "engine.log").read_text()
+        watcher.send_signal(signal.SIGINT)
+        watcher.wait(timeout=30)
+        folder = (ws / "memory").stat().st_mtime_ns
+        old.write_text("- The build runs on Buildkite.\n")  # in place: the folder is unchanged
+        assert (ws / "memory").stat().st_mtime_ns == folder
+        r = run(ws, "search", "buildkite", "--json")  # no watcher: the full check sees it
+        assert r.returncode == 0 and "Buildkite" in r.stdout
+    finally:
+        watcher.kill()
+        run(ws, "serve", "--stop")
+
+
+def test_serve_no_watch(ws: Path) -> None:
+    r = run(ws, "serve", "--detach", "--no-watch", "--json")
+    assert r.returncode == 0, r.stderr
+    try:
+        info = json.loads(r.stdout)["engine"]
+        assert info["watching"] is False and info["watch_ready"] is False
+    finally:
+        run(ws, "serve", "--stop")
+    r = run(ws, "serve", "--detach", "--json")
+    try:
+        deadline = time.monotonic() + 30
+        while not json.loads(run(ws, "serve", "--status", "--json").stdout)["engine"][
+            "watch_ready"
+        ]:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+    finally:
+        run(ws, "serve", "--stop")
