@@ -150,6 +150,7 @@ def idle(size: int, idle_s: float, edits: int, log: Any) -> dict[str, Any]:
             rng = random.Random(11)
             marks: dict[str, dict[str, float]] = {"start": after_idle}
             searched: list[float] = []
+            series: list[dict[str, float]] = []  # at each tenth of the edits
             t0 = time.perf_counter()
             for i in range(edits):
                 if i % 10 == 9:
@@ -161,8 +162,10 @@ def idle(size: int, idle_s: float, edits: int, log: Any) -> dict[str, Any]:
                     with open(rng.choice(files), "a", encoding="utf-8") as f:
                         f.write(f"- Edit {i}: appended note on kiwifruit{i}.\n")
                     time.sleep(0.05)
-                if i + 1 == edits // 10:
-                    marks["tenth"] = sample(pid)
+                if (i + 1) % max(1, edits // 10) == 0:
+                    series.append(sample(pid))
+                    if len(series) == 1:
+                        marks["tenth"] = series[0]
             took = time.perf_counter() - t0
             time.sleep(3)  # the last batch synced
             marks["end"] = sample(pid)
@@ -183,6 +186,7 @@ def idle(size: int, idle_s: float, edits: int, log: Any) -> dict[str, Any]:
         "edits_s": took,
         "edit_cpu_s": edit_cpu,
         "marks": marks,
+        "series": series,
         "search_ms": statistics.median(searched) * 1000 if searched else None,
         "last_edit_found": last_found,
     }
@@ -245,6 +249,12 @@ def render(rows: list[dict[str, Any]], idle_res: dict[str, Any] | None, cmd: str
             "| threads | "
             + " | ".join(f"{m[k]['threads']:.0f}" for k in ("start", "tenth", "end"))
             + " |",
+            "",
+            "At each tenth of the edits: RSS "
+            + ", ".join(f"{x['rss']:.1f}" for x in idle_res["series"])
+            + " MiB; descriptors "
+            + ", ".join(f"{x['fds']:.0f}" for x in idle_res["series"])
+            + ".",
         ]
     return "\n".join(out) + "\n"
 

@@ -177,9 +177,17 @@ def status(out: Output, info: dict[str, Any]) -> None:
         pairs.append(("embedding", "off (keyword search only)"))
     if info.get("git") is not None:
         pairs.append(("git", _git_line(info["git"])))
+    pairs.append(("engine", _engine_line(info.get("engine"))))
     out.kv(pairs, title="memcli status")
     for path in info["dirty"][:20]:
         out.line(f"  changed: {path}")
+
+
+def _engine_line(e: dict[str, Any] | None) -> str:
+    if not e:
+        return "not running (commands answer in process)"
+    watch = "watching" if e.get("watch_ready") else "not watching"
+    return f"pid {e['pid']}, {e['requests']} requests, {watch}"
 
 
 def _embedding_line(e: dict[str, Any]) -> str:

@@ -121,7 +121,13 @@ def check_engine(ctx: dict[str, Any]) -> Check:
     if answer and answer.get("ok"):
         info = answer["result"]
         details.update(info)
-        return Check("engine", OK, f"running, pid {info['pid']}", details=details)
+        if info.get("watch_ready"):
+            how = "watching: searches run the quick freshness check"
+        elif info.get("watching"):
+            how = "its watcher is starting or retrying: searches check every file"
+        else:
+            how = "not watching: searches check every file"
+        return Check("engine", OK, f"running, pid {info['pid']}; {how}", details=details)
     return Check(
         "engine",
         PROBLEM,
