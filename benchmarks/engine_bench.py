@@ -67,17 +67,20 @@ def mode_of(root: Path, query: str, *extra: str) -> str:
 def contention(root: Path, clients: int, per_client: int) -> dict[str, Any]:
     errors: list[str] = []
     times: list[float] = []
+    by_kind: dict[str, list[float]] = {"add": [], "search": []}
     lock = threading.Lock()
 
     def client(n: int) -> None:
         for i in range(per_client):
             t0 = time.perf_counter()
-            if i % 5 == 0:
+            kind = "add" if i % 5 == 0 else "search"
+            if kind == "add":
                 r = memcli(root, "add", f"Benchmark client {n} fact {i}.")
             else:
                 r = memcli(root, "search", "--json", f"client {n} fact {i}")
             with lock:
                 times.append(time.perf_counter() - t0)
+                by_kind[kind].append(times[-1])
                 if r.returncode not in (0, 1):
                     errors.append(r.stderr.strip())
 
@@ -90,14 +93,18 @@ def contention(root: Path, clients: int, per_client: int) -> dict[str, Any]:
     wanted = [f" Benchmark client {n} fact {i}.\n" for n in range(clients)
               for i in range(0, per_client, 5)]  # fmt: skip
     lost = sum(1 for w in wanted if text.count(w) != 1)
-    times.sort()
     return {
         "calls": len(times),
         "errors": len(errors),
         "lost": lost,
-        "p95_ms": times[int(len(times) * 0.95) - 1] * 1000,
-        "median_ms": statistics.median(times) * 1000,
+        **{f"{k}_ms": quantiles(v) for k, v in (("all", times), *by_kind.items())},
     }
+
+
+def quantiles(xs: list[float]) -> tuple[float, float]:
+    """(median, p95) in milliseconds."""
+    xs = sorted(xs)
+    return statistics.median(xs) * 1000, xs[max(0, int(len(xs) * 0.95) - 1)] * 1000
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -175,8 +182,12 @@ def main(argv: list[str] | None = None) -> None:
         "",
         f"{clients} concurrent clients x {calls} calls (every fifth an `add`, the rest searches,"
         f" each a whole `memcli` process) through one engine: {load['calls']} calls,"
-        f" {load['errors']} errors, {load['lost']} facts lost, median {load['median_ms']:.0f}"
-        f" ms, p95 {load['p95_ms']:.0f} ms.",
+        f" {load['errors']} errors, {load['lost']} facts lost; median / p95: "
+        + "; ".join(
+            f"{name} {load[k + '_ms'][0]:.0f} / {load[k + '_ms'][1]:.0f} ms"
+            for k, name in (("all", "all calls"), ("search", "searches"), ("add", "adds"))
+        )
+        + ".",
     ]
     markdown = "\n".join(lines) + "\n"
     print(markdown)

@@ -56,6 +56,13 @@ class Engine:
         self.watching = False
         #: Set while the watcher is established and its last sync succeeded.
         self.watch_live = threading.Event()
+        self._ops = {
+            "search": self._search,
+            "add": self._add,
+            "get": self._get,
+            "files": self._files,
+            "status": self._status,
+        }
 
     # -- memories --------------------------------------------------------------------------
     def _shared_embedder(self, settings: Any) -> Any:
@@ -98,7 +105,7 @@ class Engine:
             return {"ok": True, "result": self.info()}
         if request.get("env", {}) != self.env:
             return {"ok": False, "mismatch": True, "why": "other MEMCLI_* settings"}
-        work = self._work.get(str(op))
+        work = self._ops.get(str(op))
         if work is None:
             return {"ok": False, "mismatch": True, "why": f"unknown request {op!r}"}
         if op != "status":  # a status reports the count: it leaves it as a ping would
@@ -115,16 +122,6 @@ class Engine:
             return {"ok": False, "mismatch": True, "why": f"{type(exc).__name__}: {exc}"}
         finally:
             self.last = time.monotonic()
-
-    @property
-    def _work(self) -> dict[str, Any]:
-        return {
-            "search": self._search,
-            "add": self._add,
-            "get": self._get,
-            "files": self._files,
-            "status": self._status,
-        }
 
     def _notices(self, mem: Any) -> list[str]:
         """The warning an untrusted memcli.toml gives in process, to print the same."""
