@@ -33,7 +33,9 @@ from memcli.locks import ProcessLock
 
 __all__ = ["Engine", "serve"]
 
-#: Worker threads (each with its own index connection).
+#: Worker threads for reads (each with its own index connection); writes (add) run on one
+#: more thread of their own, so a search never waits in line behind adds waiting for the
+#: writer lock.
 WORKERS = 4
 
 
@@ -52,6 +54,7 @@ class Engine:
         self._embedder: Any = None
         self._embedder_made = False
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="memcli-engine")
+        self._writes = ThreadPoolExecutor(1, thread_name_prefix="memcli-engine-write")
         self.stopping = threading.Event()
         self.watching = False
         #: Set while the watcher is established and its last sync succeeded.
@@ -110,7 +113,7 @@ class Engine:
             return {"ok": False, "mismatch": True, "why": f"unknown request {op!r}"}
         if op != "status":  # a status reports the count: it leaves it as a ping would
             self.requests += 1
-        future = self._pool.submit(work, args)
+        future = (self._writes if op == "add" else self._pool).submit(work, args)
         try:
             return {"ok": True, "result": future.result()}
         except MemcliError as exc:
@@ -189,10 +192,13 @@ class Engine:
     def warm(self) -> None:
         """Open a worker's index and load the embedder now, so that the first search is fast
         (a local model takes most of a second to load). A failure here is left for the
-        searches to report."""
+        searches to report. The index stays open while the engine runs: the watcher's own
+        connection, opened for each batch, is then never the last to close, which would take
+        a lock that other processes wait on (and wait forever if this one is stopped then)."""
 
         def load() -> None:
             mem = self._memory()
+            mem.store.counts()
             embedder = mem.embedder
             if embedder is not None:
                 embedder.embed(["warm up"], quick=True)
@@ -219,6 +225,7 @@ class Engine:
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
+        self._writes.shutdown(wait=True, cancel_futures=True)
         with self._embedder_lock:
             if self._embedder is not None:
                 self._embedder.close()
@@ -294,8 +301,8 @@ def serve(
 
         threading.Thread(target=idle_check, name="memcli-engine-idle", daemon=True).start()
         previous = _handle_signals(engine)
+        engine.warm()  # first: its connection stays open (see warm)
         watcher = _start_watcher(engine, stop, on_event, debounce_ms) if watch else None
-        engine.warm()
         if on_ready is not None:
             on_ready(engine.info())
         try:
