@@ -14,6 +14,11 @@ question embedded once; then every *configuration* searches through the library
 (``memcli.search.pipeline.run_search``) with that index and those query vectors. A sweep of
 twenty fusion settings costs little more than one run.
 
+``--embed-text text|heading|date`` (repeatable) makes one index variant per form of the text
+a chunk is embedded from: its text (what memcli embeds), or its text after its heading or its
+file's date; each new form is embedded once (about 1,000 chunks: 1-6 minutes on a loaded
+2-core machine), then comes from the cache.
+
 A configuration is a space-separated list of ``key=value`` search settings, e.g.
 ``"search.fusion=rrf search.keyword_weight=0.9 search.vector_weight=0.1"``, or the word
 ``keyword`` (keyword mode with the base settings); ``--config`` adds one (repeatable), without
@@ -51,20 +56,49 @@ from memcli.search.pipeline import run_search  # noqa: E402
 FIELD_OF = {key: name for name, key in SETTING_OF.items()}
 CATS = (1, 2, 3, 4)
 
-#: The coarse grid: the two fusion methods at a few weights, and the candidate depth.
+#: The coarse grid: fusion method and weights, candidate depth, and the keyword settings that
+#: interact with fusion (context before a match, chunk share, proximity).
+W = "search.fusion=weighted search.keyword_weight={} search.vector_weight={}"
+BEST = W.format(0.6, 0.4)
 COARSE = [
     "keyword",
-    "search.fusion=weighted search.keyword_weight=0.5 search.vector_weight=0.5",
-    "search.fusion=weighted search.keyword_weight=0.4 search.vector_weight=0.6",
-    "search.fusion=weighted search.keyword_weight=0.6 search.vector_weight=0.4",
-    "search.fusion=weighted search.keyword_weight=0.3 search.vector_weight=0.7",
+    *(W.format(k, round(1 - k, 2)) for k in (0.4, 0.5, 0.55, 0.6, 0.65, 0.7)),
     "search.fusion=rrf search.keyword_weight=0.5 search.vector_weight=0.5",
     "search.fusion=rrf search.keyword_weight=0.7 search.vector_weight=0.3",
-    "search.fusion=weighted search.keyword_weight=0.5 search.vector_weight=0.5"
-    " search.candidates=20",
-    "search.fusion=weighted search.keyword_weight=0.5 search.vector_weight=0.5"
-    " search.candidates=100",
+    f"{BEST} search.candidates=30",
+    f"{BEST} search.candidates=100",
+    *(f"{BEST} search.hybrid_snippet_before_chars={n}" for n in (300, 400, 500)),
+    f"{BEST} search.chunk_weight=0.5",
+    f"{BEST} search.proximity_weight=1",
 ]
+
+#: What ``--embed-text`` can put in the text a chunk is embedded from (memcli embeds the
+#: chunk's text alone): SQL over ``chunks c``, ``chunks_fts t`` and ``files f``.
+EMBED_TEXT = {
+    "text": "t.text",
+    "heading": "CASE WHEN c.heading != '' THEN c.heading || char(10) ELSE '' END || t.text",
+    "date": "CASE WHEN f.date IS NOT NULL THEN f.date || char(10) ELSE '' END || t.text",
+}
+
+
+def embed_text(form: str) -> None:
+    """Make the index embed ``EMBED_TEXT[form]`` instead of the chunk's text (this process
+    only: the benchmark's own replacement of memcli.index.vectors.pending)."""
+    from memcli.index import vectors
+
+    expr = EMBED_TEXT[form]
+
+    def pending(store: Any, limit: int, after: int = 0) -> list[tuple[int, str]]:
+        rows = store.conn.execute(
+            f"SELECT c.id, {expr} FROM chunks c JOIN chunks_fts t ON t.rowid = c.id"
+            " JOIN files f ON f.id = c.file_id WHERE c.embedded = 0 AND c.id > ?"
+            " ORDER BY c.id LIMIT ?",
+            (after, limit),
+        )
+        return [(int(r[0]), r[1]) for r in rows]
+
+    vectors.pending = pending  # type: ignore[assignment]
+    vectors.still_pending = lambda store, todo: [True] * len(todo)  # type: ignore[assignment]
 
 
 def parse_config(text: str) -> tuple[str, dict[str, Any]]:
@@ -177,6 +211,13 @@ def main(argv: list[str] | None = None) -> None:
         help="an index variant: index settings that change the index (repeatable;"
         " default: one variant with --set only)",
     )
+    p.add_argument(
+        "--embed-text",
+        action="append",
+        default=[],
+        choices=sorted(EMBED_TEXT),
+        help="what a chunk is embedded from: one index variant each (default: text)",
+    )
     p.add_argument("--only", action="append", default=[], metavar="SAMPLE_ID")
     p.add_argument("--budget", type=int, default=2000)
     p.add_argument(
@@ -200,13 +241,15 @@ def main(argv: list[str] | None = None) -> None:
     results = []
     with tempfile.TemporaryDirectory(prefix="memcli-tune-") as tmpdir:
         os.environ["MEMCLI_CONFIG_DIR"] = str(Path(tmpdir) / "config")  # no user config
-        for vi, variant in enumerate(variants):
+        runs = [(v, form) for form in (args.embed_text or ["text"]) for v in variants]
+        for vi, (variant, form) in enumerate(runs):
+            embed_text(form)
             overrides = {**base, **settings_of(variant.split())}
             t0 = time.perf_counter()
             prepared, timing = prepare(convs, Path(tmpdir) / f"v{vi}", overrides, embed=True)
+            variant = " ".join(x for x in (variant, f"embed-text={form}") if x)
             print(
-                f"# variant {variant or '(base)'}: prepared in "
-                f"{time.perf_counter() - t0:.1f} s {timing}",
+                f"# variant {variant}: prepared in {time.perf_counter() - t0:.1f} s {timing}",
                 flush=True,
             )
             for config in configs:

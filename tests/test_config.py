@@ -87,7 +87,7 @@ def test_search_and_fusion_defaults_are_the_registrys() -> None:
         REGISTRY["decay.half_life_days"].default,
     )
     p = FusionParams()
-    assert (p.method, p.rrf_k, p.keyword_weight, p.vector_weight) == ("weighted", 60, 0.5, 0.5)
+    assert (p.method, p.rrf_k, p.keyword_weight, p.vector_weight) == ("weighted", 60, 0.6, 0.4)
     assert opts.fusion_params() == p
 
 

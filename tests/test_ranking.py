@@ -325,41 +325,43 @@ def test_context_format_usage_errors(many: Cli) -> None:
     assert r.exit_code == 0 and json.loads(r.stdout)["results"]
 
 
-# -- the benchmark script ----------------------------------------------------------------------
-def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
-    turns = [
-        ("Ann", "D1:1", "I adopted a grey cat named Pixel last week."),
-        ("Bob", "D1:2", "That is lovely! How old is Pixel?"),
-        ("Ann", "D1:3", "She is two years old and loves climbing shelves."),
-    ]
-    data = [
-        {
-            "sample_id": "tiny",
-            "conversation": {
-                "speaker_a": "Ann",
-                "speaker_b": "Bob",
-                "session_1_date_time": "1:56 pm on 8 May, 2023",
-                "session_1": [{"speaker": s, "dia_id": i, "text": t} for s, i, t in turns],
+# -- the benchmark scripts ---------------------------------------------------------------------
+_TURNS = [
+    ("Ann", "D1:1", "I adopted a grey cat named Pixel last week."),
+    ("Bob", "D1:2", "That is lovely! How old is Pixel?"),
+    ("Ann", "D1:3", "She is two years old and loves climbing shelves."),
+]
+TINY = [
+    {
+        "sample_id": "tiny",
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [{"speaker": s, "dia_id": i, "text": t} for s, i, t in _TURNS],
+        },
+        "qa": [
+            {
+                "question": "What is the name of Ann's cat?",
+                "answer": "Pixel",
+                "evidence": ["D1:1"],
+                "category": 4,
             },
-            "qa": [
-                {
-                    "question": "What is the name of Ann's cat?",
-                    "answer": "Pixel",
-                    "evidence": ["D1:1"],
-                    "category": 4,
-                },
-                {
-                    "question": "How old is the cat?",
-                    "answer": "two",
-                    "evidence": ["D1:3; D1:1"],
-                    "category": 1,
-                },
-                {"question": "Nothing", "answer": "x", "evidence": ["D"], "category": 5},
-            ],
-        }
-    ]
+            {
+                "question": "How old is the cat?",
+                "answer": "two",
+                "evidence": ["D1:3; D1:1"],
+                "category": 1,
+            },
+            {"question": "Nothing", "answer": "x", "evidence": ["D"], "category": 5},
+        ],
+    }
+]
+
+
+def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
     path = tmp_path / "tiny.json"
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(TINY))
     out = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "locomo.py"), str(path), "--json"],
         capture_output=True,
@@ -371,6 +373,37 @@ def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
     assert res["questions"] == 2  # the question without a parseable evidence id is skipped
     assert res["memcli"]["recall"] == 1.0
     assert set(res["baseline_bm25_budget"]) >= {"recall", "recall_cat1_4", "by_category"}
+
+
+def test_tune_fusion_sweeps_configurations_in_one_process(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(TINY))
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "tune_fusion.py"),
+            str(path),
+            "--config",
+            "keyword",
+            "--config",
+            "keyword search.limit=1 search.snippet_lines=0",
+            "--cache",
+            str(tmp_path / "cache"),
+            "--json",
+            str(tmp_path / "out.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert out.returncode == 0, out.stderr
+    res = json.loads((tmp_path / "out.json").read_text())
+    assert [r["config"] for r in res] == [
+        "keyword",
+        "keyword search.limit=1 search.snippet_lines=0",
+    ]
+    assert res[0]["recall"] == 1.0 and res[0]["by_conversation"] == {"tiny": 1.0}
+    assert set(res[1]["by_category"]) == {"1", "4"}
 
 
 # -- hybrid ------------------------------------------------------------------------------------
@@ -494,3 +527,17 @@ def test_context_before_a_match_gets_less_room(cli: Cli, workspace: Path) -> Non
     assert cli("config", "set", "search.snippet_before_chars", "600").exit_code == 0
     wide = search(cli, "deploy key rotation", "-n", "1")["results"][0]
     assert wide["snippet"].startswith("- a long preamble")
+
+
+def test_hybrid_search_gives_context_before_a_match_less_room(
+    cli: Cli, workspace: Path, fake_vectors: FakeProvider
+) -> None:
+    before = "- " + "a long preamble about nothing in particular " * 8  # 354 characters
+    write(workspace, "k.md", f"{before}\n- the deploy key rotates every ninety days\n- ok\n")
+    assert cli("index").exit_code == 0
+    hybrid = search(cli, "deploy key rotation", "-n", "1")
+    assert hybrid["mode"] == "hybrid"
+    assert hybrid["results"][0]["snippet"].startswith("- the deploy key")
+    keyword = search(cli, "deploy key rotation", "-n", "1", "--strategy", "keyword")
+    assert keyword["mode"] == "keyword"
+    assert keyword["results"][0]["snippet"].startswith("- a long preamble")

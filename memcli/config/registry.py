@@ -202,12 +202,12 @@ SETTINGS: tuple[Setting, ...] = (
     # fusion weights chosen on the retrieval benchmark
     _s(
         "search.keyword_weight",
-        0.5,
+        0.6,
         "Weight of the keyword (BM25) score in fusion.",
         low=0,
         high=100,
     ),
-    _s("search.vector_weight", 0.5, "Weight of the vector similarity in fusion.", low=0, high=100),
+    _s("search.vector_weight", 0.4, "Weight of the vector similarity in fusion.", low=0, high=100),
     _s(
         "search.candidates",
         50,
@@ -280,6 +280,14 @@ SETTINGS: tuple[Setting, ...] = (
         "search.snippet_before_chars",
         500,
         "Context before a match is added only while the snippet stays within this.",
+        low=0,
+        high=1_000_000,
+    ),
+    _s(
+        "search.hybrid_snippet_before_chars",
+        350,
+        "search.snippet_before_chars for a hybrid search (its extra results are worth more"
+        " than context).",
         low=0,
         high=1_000_000,
     ),

@@ -57,6 +57,7 @@ class SearchOptions(NamedTuple):
     proximity_weight: float = _setting("search.proximity_weight")
     chunk_weight: float = _setting("search.chunk_weight")
     snippet_before_chars: int = _setting("search.snippet_before_chars")
+    hybrid_snippet_before_chars: int = _setting("search.hybrid_snippet_before_chars")
     mmr: bool = _setting("search.mmr")
     mmr_lambda: float = _setting("search.mmr_lambda")
     time_boost: float = _setting("search.time_boost")

@@ -89,7 +89,7 @@ def run_search(
         opts.limit,
         opts.snippet_lines,
         opts.snippet_chars,
-        opts.snippet_before_chars,
+        opts.hybrid_snippet_before_chars if mode == "hybrid" else opts.snippet_before_chars,
     )
     for span in spans:
         hit: Hit = span.payload
