@@ -145,3 +145,9 @@ def test_query_words_close_together_get_a_proximity_bonus(cli: Cli, workspace: P
     off = cli("search", "--json", "--explain", "which support group").json()["results"]
     assert all("proximity" not in h["scores"] for h in off)
     assert off[0]["path"] == "memory/a.md"  # without the bonus the shorter item wins
+
+
+def test_question_framing_words_are_dropped() -> None:
+    q = parse_query("What kind of books did Melanie mention, and how many?")
+    assert q.terms == ("books", "melanie")
+    assert parse_query("many things").terms == ("many", "things")  # nothing else: searched

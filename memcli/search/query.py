@@ -16,8 +16,12 @@ from typing import NamedTuple
 from memcli.errors import BadInput
 from memcli.index.grams import has_unsegmented, query_pieces, unsegmented_phrase
 
-STOPWORDS = frozenset(
-    """
+#: Words that frame a question more than they say what it is about ("what kind of", "how
+#: many", "did she mention"), dropped like stop words (benchmarks/RESULTS.md: LoCoMo dev).
+QUESTION_WORDS = frozenset("kind sort thing things likely many much mention mentioned".split())
+STOPWORDS = (
+    frozenset(
+        """
     a about above after again against all am an and any are aren't as at be because been
     before being below between both but by can can't cannot could couldn't did didn't do does
     doesn't doing don't down during each few for from further had hadn't has hasn't have
@@ -31,6 +35,8 @@ STOPWORDS = frozenset(
     would wouldn't you you'd you'll you're you've your yours yourself yourselves also did does
     s t d ll m re ve y just ever
     """.split()
+    )
+    | QUESTION_WORDS
 )
 
 _PHRASE = re.compile(r'"([^"]*)"')
