@@ -541,3 +541,38 @@ def test_hybrid_search_gives_context_before_a_match_less_room(
     keyword = search(cli, "deploy key rotation", "-n", "1", "--strategy", "keyword")
     assert keyword["mode"] == "keyword"
     assert keyword["results"][0]["snippet"].startswith("- a long preamble")
+
+
+def test_the_chunk_count_comes_from_fts5_and_matches_the_table(cli: Cli, workspace: Path) -> None:
+    from memcli.memory import Memory
+    from memcli.search.ranking import chunk_count
+
+    def counts() -> tuple[int, int]:
+        with Memory.open(workspace) as mem:
+            conn = mem.store.conn
+            statements: list[str] = []
+            conn.set_trace_callback(statements.append)
+            n = chunk_count(conn)
+            conn.set_trace_callback(None)
+            if n:  # read from the FTS5 record, not counted row by row
+                assert not any("count(*)" in s for s in statements), statements
+                assert any("chunks_fts_data" in s for s in statements), statements
+            return n, conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+    assert counts() == (0, 0)  # an empty index: no averages record yet
+    for i in range(40):
+        write(
+            workspace,
+            f"topic-{i}.md",
+            f"# Topic {i}\n\n"
+            + "".join(f"- Fact {i}.{j} about item{j}.\n\n" for j in range(i % 7 + 1)),
+        )
+    assert cli("index").exit_code == 0
+    first = counts()
+    assert first[0] == first[1] > 40
+    for i in range(0, 40, 3):
+        (workspace / "memory" / f"topic-{i}.md").unlink()
+    write(workspace, "topic-1.md", "# Topic 1\n\n- Only this now.\n")
+    assert cli("index").exit_code == 0
+    second = counts()
+    assert second[0] == second[1] < first[1]
