@@ -14,6 +14,8 @@ Runs, one after the other (they measure time, so never two at once):
   ``--quick``: 10 s idle, 20 edit cycles;
 * ``vector``: ``vector_bench.py`` (sqlite-vec KNN against numpy) when numpy is installed
   (``pip install -e '.[bench]'``); ``--quick``: 2,000 chunks;
+* ``local``: ``local_bench.py`` (the local embedding model: cold hybrid index against
+  fastembed's floor, rebuild, whole-process searches); ``--quick``: one conversation;
 * ``locomo``: ``locomo.py PATH`` (retrieval recall) only with ``--locomo PATH``;
 * any other ``*_bench.py`` found in the folder, with ``--quick`` when it offers it (and, on
   a full run, ``--write-results`` when it offers that).
@@ -58,6 +60,7 @@ KNOWN: dict[str, tuple[str, list[str], list[str], str | None, str | None]] = {
         "--no-write",
     ),
     "vector": ("vector_bench.py", [], ["--sizes", "2000", "--queries", "20"], None, None),
+    "local": ("local_bench.py", [], ["--quick"], "--write-results", None),
 }
 NOT_BENCHMARKS = {"run.py", "corpus.py", "perf.py", "locomo.py", "sections.py"}
 
@@ -130,7 +133,7 @@ def run_step(name: str, cmd: list[str]) -> dict[str, object]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="small sizes; RESULTS.md is not changed")
-    p.add_argument("--only", help="comma-separated names: perf, bounds, watch, vector, locomo")
+    p.add_argument("--only", help="comma-separated names: perf, bounds, watch, vector, local...")
     p.add_argument("--locomo", help="LoCoMo-format JSON file: also run the retrieval benchmark")
     p.add_argument("--no-write", action="store_true", help="do not update benchmarks/RESULTS.md")
     args = p.parse_args(argv)

@@ -109,8 +109,8 @@ class OnnxModel:
             raise ValueError(f"{folder} holds no ONNX model")
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Threads wait on the OS instead of spinning between operators: the same speed here,
-        # and no core burnt while the model is idle (the machine is shared with its user).
+        # Threads wait on the OS instead of spinning between operators: no core burnt while
+        # the model is idle, and on a busy machine faster (benchmarks/local_bench.py).
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
