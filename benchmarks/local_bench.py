@@ -103,6 +103,30 @@ for size in [int(s) for s in sizes.split(",")]:
 print(json.dumps(out))
 """
 
+# memcli's runtime on one thread: CPU seconds per batch size, which the machine's load does not
+# inflate as it does wall time (no other thread to wait for).
+CPU_SWEEP = """\
+import json, sys, time
+from pathlib import Path
+import onnxruntime as ort
+from memcli.providers.onnxmodel import POOLING, OnnxModel, model_file
+texts_file, model_dir, sizes = sys.argv[1], Path(sys.argv[2]), sys.argv[3]
+texts = json.load(open(texts_file))
+model = OnnxModel(model_dir, POOLING["sentence-transformers/all-MiniLM-L6-v2"])
+options = ort.SessionOptions()
+options.intra_op_num_threads = 1
+model.session = ort.InferenceSession(str(model_file(model_dir)), options)
+model.embed(texts[:16], 16)
+docs_in = {"ordered": texts, "sorted": sorted(texts, key=len)}
+out = {}
+for size in [int(s) for s in sizes.split(",")]:
+    for order, docs in docs_in.items():
+        t0 = time.process_time()
+        model.embed(docs, size)
+        out[f"{order} {size}"] = time.process_time() - t0
+print(json.dumps(out))
+"""
+
 
 class Bench:
     """A workspace with the local model, in a temporary home of its own."""
@@ -174,12 +198,18 @@ class Bench:
         shutil.rmtree(self.tmp / "cache", ignore_errors=True)
 
 
-def floor(bench: Bench, texts: list[str], sizes: str, orders: str) -> dict[str, float]:
-    """Seconds of fastembed alone per "ordered N" / "sorted N" (N texts per batch)."""
+def floor(bench: Bench, texts: list[str], sizes: str, orders: str = "") -> dict[str, float]:
+    """Seconds of fastembed alone per "ordered N" / "sorted N" (N texts per batch); without
+    ``orders``, CPU seconds of memcli's runtime on one thread instead."""
     path = bench.tmp / "texts.json"
     path.write_text(json.dumps(texts))
+    script = (
+        [FLOOR, str(path), str(bench.model_dir), sizes, orders]
+        if orders
+        else [CPU_SWEEP, str(path), str(bench.model_dir), sizes]
+    )
     r = subprocess.run(
-        [sys.executable, "-c", FLOOR, str(path), str(bench.model_dir), sizes, orders],
+        [sys.executable, "-c", *script],
         capture_output=True,
         text=True,
         env=bench.env,
@@ -233,7 +263,10 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         bench.memcli("index", "--json", "--no-embed")
         texts = bench.texts()
         log(f"{files} files, {len(texts)} chunks; floor sweep (fastembed alone)")
-        floors = floor(bench, texts, args.sizes, "ordered,sorted")
+        sample = texts[: args.sweep_texts]
+        floors = floor(bench, sample, args.sizes, "ordered,sorted")
+        log(f"CPU sweep (memcli's runtime, one thread) on {len(sample)} texts")
+        cpu = floor(bench, sample, args.sizes)
         best_size = min((v, k) for k, v in floors.items() if k.startswith("ordered"))[1]
         # each cold index right after a floor run at the best batch size: the pair sees about
         # the same load from the rest of the machine
@@ -253,7 +286,6 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     load_after = os.getloadavg()
     wall = statistics.median(c["wall"] for c in cold)
     best = (statistics.median(paired), best_size)
-    best_sorted = min((v, k) for k, v in floors.items() if k.startswith("sorted"))
     return {
         "date": time.strftime("%Y-%m-%d"),
         "machine": f"{platform.machine()}, {os.cpu_count()} CPUs,"
@@ -265,8 +297,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "load": [round(x, 1) for x in (*load_before, *load_after)],
         "floor_runs": paired,
         "floors": floors,
+        "cpu_sweep": cpu,
+        "sweep_texts": len(sample),
         "floor_best": {"seconds": best[0], "batch": best[1]},
-        "floor_sorted_best": {"seconds": best_sorted[0], "batch": best_sorted[1]},
         "cold": {
             "runs": len(cold),
             "wall": wall,
@@ -298,6 +331,7 @@ def markdown(f: dict[str, Any]) -> str:
     load = f["load"]
     ordered = sorted((int(k.split()[1]), v) for k, v in f["floors"].items() if "ordered" in k)
     by_len = dict((int(k.split()[1]), v) for k, v in f["floors"].items() if "sorted" in k)
+    cpu = f["cpu_sweep"]
     per = 1000 / f["chunks"]
     lines = [
         f"## Local embedding model ({f['date']})",
@@ -309,17 +343,19 @@ def markdown(f: dict[str, Any]) -> str:
         f" {load[4]} after (1 / 5 min): the 2 cores were shared with other work, so every"
         " figure is slower than on an idle machine; compare the ratios.",
         "",
-        "Floor: fastembed alone, model loaded (not timed), embedding the same texts, one sweep:",
+        f"Batch sizes, on the first {f['sweep_texts']} texts in index order or sorted by length:"
+        " fastembed alone (model loaded first, not timed; wall time, which the machine's load"
+        " inflates) and memcli's runtime on one thread (CPU time, which it hardly does):",
         "",
-        "| texts per batch | index order | ms per text | sorted by length | ms per text |",
+        "| texts per batch | fastembed, index order | sorted | memcli runtime 1 thread,"
+        " index order | sorted |",
         "|---:|---:|---:|---:|---:|",
     ]
+    per_sweep = 1000 / f["sweep_texts"]
     for size, secs in ordered:
-        srt = by_len.get(size)
-        lines.append(
-            f"| {size} | {secs:.1f} s | {secs * per:.1f} |"
-            + (f" {srt:.1f} s | {srt * per:.1f} |" if srt is not None else " | |")
-        )
+        row = [secs, by_len.get(size), cpu.get(f"ordered {size}"), cpu.get(f"sorted {size}")]
+        cells = " | ".join(f"{v * per_sweep:.1f} ms" if v is not None else "" for v in row)
+        lines.append(f"| {size} | {cells} |")
     lines += [
         "",
         "| measure | figure |",
@@ -328,12 +364,10 @@ def markdown(f: dict[str, Any]) -> str:
         f" ({c['wall'] * per:.1f} ms per chunk) |",
         f"| of which inside ONNX Runtime (`InferenceSession.run`, {c['model_runs']} runs)"
         f" | {c['model']:.1f} s = **{c['in_model']:.0%}** |",
-        f"| floor: fastembed alone, best batch of the sweep in index order"
+        f"| floor: fastembed alone on all texts, best batch of the sweep in index order"
         f" ({f['floor_best']['batch'].split()[1]}), run before each cold index (median)"
         f" | {f['floor_best']['seconds']:.1f} s |",
         f"| floor / memcli cold index (median of the pairs) | **{f['floor_over_memcli']:.2f}** |",
-        f"| fastembed alone, best batch sorted by length ({f['floor_sorted_best']['batch']})"
-        f" | {f['floor_sorted_best']['seconds']:.1f} s |",
         f"| peak RSS of the cold index | {c['rss_mib']:.0f} MiB |",
         f"| `index --force` with the cache warm | {rb['wall']:.2f} s,"
         f" {rb['requests']} model calls,"
@@ -383,7 +417,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="one conversation, 1 run, 5 queries")
     p.add_argument("--runs", type=int, default=3, help="cold indexes (median)")
     p.add_argument("--queries", type=int, default=15, help="questions searched")
-    p.add_argument("--sizes", default="1,2,4,8,16,32,64", help="batch sizes of the floor sweep")
+    p.add_argument("--sizes", default="1,2,4,8,16,32,64", help="batch sizes of the sweeps")
+    p.add_argument("--sweep-texts", type=int, default=512, help="texts of the sweeps")
     p.add_argument("--locomo", type=Path, default=DEFAULT_LOCOMO)
     p.add_argument("--model-dir", type=Path, default=None)
     p.add_argument("--json", type=Path, help="write the figures here")
@@ -393,7 +428,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"local_bench: skipped ({args.locomo} not found)")
         return 0
     if args.quick:
-        args.runs, args.queries, args.sizes = 1, 5, "4,16"
+        args.runs, args.queries, args.sizes, args.sweep_texts = 1, 5, "4,16", 128
     figures = run(args)
     section = markdown(figures)
     print(section)
