@@ -95,6 +95,8 @@ class LocalEmbedder(CachedEmbedder):
     def _load(self, make: Callable[[], Any]) -> Any:
         try:
             return make()
+        except ProviderError:
+            raise
         except ImportError:
             raise ProviderError(
                 f"local/{self.name} needs fastembed: pip install 'memcli[local]'"
@@ -105,12 +107,26 @@ class LocalEmbedder(CachedEmbedder):
     def _fastembed(self) -> FastembedModel:
         from fastembed import TextEmbedding  # ONNX Runtime and numpy: only for vectors
 
+        _quiet_fastembed()
         kwargs: dict[str, Any] = {}
         if self.model_path:
             kwargs["specific_model_path"] = self.model_path
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are here: never fetch
-        elif self.cache_dir is not None:
+            return FastembedModel(TextEmbedding(model_name=self.name, **kwargs))
+        if self.cache_dir is not None:
             kwargs["cache_dir"] = str(self.cache_dir)
+        try:  # in the cache already: no network at all
+            return FastembedModel(
+                TextEmbedding(model_name=self.name, local_files_only=True, **kwargs)
+            )
+        except Exception:  # not there (or incomplete): fetch it, once, if the hub answers
+            pass
+        hub = hub_unreachable()
+        if hub:
+            raise ProviderError(
+                f"local/{self.name} is not in {self.where()} and {hub};"
+                " set embedding.model_path to a folder holding the model"
+            )
         return FastembedModel(TextEmbedding(model_name=self.name, **kwargs))
 
     def _order(self, pending: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -123,6 +139,32 @@ class LocalEmbedder(CachedEmbedder):
         except Exception as exc:  # an ONNX Runtime failure is the provider failing
             raise ProviderError(f"local/{self.name} failed: {exc}") from None
         return vectors
+
+
+def hub_unreachable(timeout: float = 3.0) -> str | None:
+    """Why the model hub (``$HF_ENDPOINT``, default huggingface.co) cannot be reached, or None
+    when a connection opens: a model is fetched only then, not after fastembed's retries
+    (about 40 s) on a machine without network."""
+    import socket
+    from urllib.parse import urlsplit
+
+    url = urlsplit(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    host = url.hostname or "huggingface.co"
+    port = url.port or (80 if url.scheme == "http" else 443)
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except OSError as exc:
+        return f"{host} cannot be reached to fetch it ({exc.strerror or exc})"
+    return None
+
+
+def _quiet_fastembed() -> None:
+    """fastembed logs its download attempts to stderr; memcli reports failures itself."""
+    try:
+        from loguru import logger
+    except ImportError:
+        return
+    logger.disable("fastembed")
 
 
 class FastembedModel:
