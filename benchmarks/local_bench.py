@@ -49,9 +49,8 @@ sys.path.insert(0, str(HERE))
 
 import locomo  # noqa: E402
 from launch import measure  # noqa: E402
+from sections import write_section  # noqa: E402
 
-RESULTS = HERE / "RESULTS.md"
-START, END = "<!-- local:begin -->", "<!-- local:end -->"
 DEFAULT_LOCOMO = HERE.parent.parent / "shared" / "data" / "locomo-dev.json"
 DEFAULT_MODEL = HERE.parent.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 MODEL = "local/sentence-transformers/all-MiniLM-L6-v2"
@@ -396,18 +395,6 @@ def markdown(f: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_results(section: str) -> None:
-    block = f"{START}\n{section}{END}\n"
-    text = RESULTS.read_text(encoding="utf-8") if RESULTS.exists() else "# Benchmark results\n\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + block + ("\n" + tail if tail else "")
-    else:
-        text = text.rstrip("\n") + "\n\n" + block
-    RESULTS.write_text(text, encoding="utf-8")
-
-
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -435,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(figures, indent=1) + "\n")
     if args.write_results:
-        write_results(section)
+        write_section("local", section)
         log("updated the Local embedding model section of benchmarks/RESULTS.md")
     return 0
 
