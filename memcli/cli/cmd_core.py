@@ -186,13 +186,15 @@ app.command(name="search")(search)
 @app.command()
 def status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Workspace, index, counts, search mode and files changed since the last index."""
-    from memcli.engine.answers import status_via_engine  # a socket: no heavy imports
+    from memcli.engine.answers import engine_answer  # a socket: no heavy imports
 
     st = state(ctx)
-    if status_via_engine(st, as_json):
-        return
-    with st.memory() as mem:
-        info = mem.status()
+    got = engine_answer(st, "status", {})
+    if got is not None:
+        info = got["result"]
+    else:
+        with st.memory() as mem:
+            info = mem.status()
     if as_json:
         st.out.json(info)
     else:
@@ -203,14 +205,16 @@ def status(ctx: typer.Context, as_json: bool = JSON) -> None:
 @app.command()
 def files(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Indexed files with their chunks, source, date and evergreen flag."""
-    from memcli.engine.answers import files_via_engine  # a socket: no heavy imports
+    from memcli.engine.answers import engine_answer  # a socket: no heavy imports
 
     st = state(ctx)
-    if files_via_engine(st, as_json):
-        return
-    with st.memory() as mem:
-        rows = mem.files()
-    st.out.warnings(mem.warnings)
+    got = engine_answer(st, "files", {})
+    if got is not None:
+        rows, warnings = got["result"], got["warnings"]
+    else:
+        with st.memory() as mem:
+            rows, warnings = mem.files(), list(mem.warnings)
+    st.out.warnings(warnings)
     if as_json:
         st.out.json({"files": rows})
     else:
@@ -224,15 +228,18 @@ def get(
     as_json: bool = JSON,
 ) -> None:
     """Print lines of a memory file (to expand a search hit)."""
-    from memcli.engine.answers import get_via_engine  # a socket: no heavy imports
+    from memcli.engine.answers import engine_answer  # a socket: no heavy imports
 
     st = state(ctx)
-    if get_via_engine(st, location, as_json):
-        return
-    with st.memory() as mem:
-        result = mem.get(location)
-    if as_json:
-        st.out.json(result.as_dict())
+    got = engine_answer(st, "get", {"location": location, "cwd": os.getcwd()})
+    if got is not None:
+        data, lines = got["result"], got["lines"]
     else:
-        for line in result.lines:
+        with st.memory() as mem:
+            result = mem.get(location)
+        data, lines = (result.as_dict() if as_json else None), result.lines
+    if as_json:
+        st.out.json(data)
+    else:
+        for line in lines:
             st.out.line(line)

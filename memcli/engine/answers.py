@@ -1,5 +1,5 @@
-"""Commands answered by the engine (search, add, get, files, status), printed exactly as the
-same command in process prints them."""
+"""Commands answered by the engine: search and add printed exactly as in process prints them;
+get, files and status as data the commands print themselves (:func:`engine_answer`)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,7 @@ from typing import Any
 
 from memcli.errors import ExitCode, MemcliError
 
-__all__ = [
-    "add_via_engine",
-    "files_via_engine",
-    "get_via_engine",
-    "search_via_engine",
-    "status_via_engine",
-]
+__all__ = ["add_via_engine", "engine_answer", "search_via_engine"]
 
 
 class EngineError(MemcliError):
@@ -68,51 +62,13 @@ def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
     return True
 
 
-def get_via_engine(st: Any, location: str, as_json: bool) -> bool:
-    """Whether the engine answered ``memcli get`` (printed); False: the caller reads in process."""
-    got = _ask(st, "get", {"location": location, "cwd": os.getcwd()})
-    if got is None:
-        return False
-    _notices(st, got)
-    if as_json:
-        st.out.json(got["result"])
-    else:
-        for line in got["lines"]:
-            st.out.line(line)
-    return True
-
-
-def files_via_engine(st: Any, as_json: bool) -> bool:
-    """Whether the engine answered ``memcli files`` (printed); False: in process."""
-    from memcli.cli import render
-
-    got = _ask(st, "files", {})
-    if got is None:
-        return False
-    _notices(st, got)
-    st.out.warnings(got["warnings"])
-    if as_json:
-        st.out.json({"files": got["result"]})
-    else:
-        render.files(st.out, got["result"])
-    return True
-
-
-def status_via_engine(st: Any, as_json: bool) -> bool:
-    """Whether the engine answered ``memcli status`` (printed); False: in process."""
-    from memcli.cli import render
-
-    got = _ask(st, "status", {})
-    if got is None:
-        return False
-    _notices(st, got)
-    info = got["result"]
-    if as_json:
-        st.out.json(info)
-    else:
-        st.out.warnings(info["warnings"])
-        render.status(st.out, info)
-    return True
+def engine_answer(st: Any, op: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """What the workspace's engine answered to ``op`` (``get``, ``files``, ``status``), its
+    notices printed as in process; None: the caller answers in process."""
+    got = _ask(st, op, args)
+    if got is not None:
+        _notices(st, got)
+    return got
 
 
 def _notices(st: Any, got: dict[str, Any]) -> None:
