@@ -159,8 +159,7 @@ class Engine:
     def _status(self, args: dict[str, Any]) -> dict[str, Any]:
         mem = self._memory()
         notices = self._notices(mem)
-        info = mem.status()
-        info["engine"] = self.info()  # what a status in process learns by asking
+        info = mem.status(engine=self.info())  # what a status in process learns by asking
         return {"notices": notices, "result": info}
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:

@@ -130,10 +130,12 @@ class IndexService(MemoryCore):
 
         return needs_backfill(self.store, embedder, SEARCH_EMBED_LIMIT)
 
-    def status(self) -> dict[str, Any]:
-        return self._with_repair(self._status)
+    def status(self, engine: dict[str, Any] | None = None) -> dict[str, Any]:
+        """The workspace's state; ``engine``: the running engine's info when the engine itself
+        asks (else it is asked over its socket)."""
+        return self._with_repair(lambda: self._status(engine))
 
-    def _status(self) -> dict[str, Any]:
+    def _status(self, engine: dict[str, Any] | None) -> dict[str, Any]:
         store = self.store
         indexer = self.indexer()
         found = indexer.scan()
@@ -156,7 +158,7 @@ class IndexService(MemoryCore):
             "cache": vec["cache"],
             "dirty": dirty,
             "git": _git_state(self.ws.root),
-            "engine": _engine(self.ws.root),
+            "engine": engine or _engine(self.ws.root),
             "last_indexed": (
                 datetime.fromtimestamp(float(last)).isoformat(timespec="seconds") if last else None
             ),
