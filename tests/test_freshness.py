@@ -1,5 +1,7 @@
-"""index.freshness = "recent": a search checks the folders and the files changed last, not
-every file; what it sees, and the trade-off it makes."""
+"""index.freshness: "recent" checks the folders and the files changed last, not every file;
+"auto" (the default) compares every file in a small workspace and, past
+index.full_check_files, runs the quick check with a full one at most index.full_check_secs
+apart. What each sees, and the trade-off it makes."""
 
 from __future__ import annotations
 
@@ -28,6 +30,24 @@ def settle(cli: Cli, workspace: Path) -> None:
     age(workspace / "memory", 3600)
     assert cli("index").exit_code == 0
     assert cli("search", "anything at all", "--json").exit_code in (0, 1)  # stamps the folders
+
+
+def old_notes(workspace: Path, n: int) -> Path:
+    """``n`` notes written long ago (note-00 the oldest), indexed and settled; the oldest."""
+    for i in range(n):
+        (workspace / "memory" / f"note-{i:02d}.md").write_text(f"- Note {i} about nothing.\n")
+    for i in range(n):
+        age(workspace / "memory" / f"note-{i:02d}.md", 7200 - i * 10)
+    age(workspace / "memory" / "MEMORY.md", 7300)
+    age(workspace / "memory", 3600)
+    return workspace / "memory" / "note-00.md"
+
+
+def rewrite_in_place(path: Path, line: str) -> None:
+    """Append to an old file without touching its folder, its time set back to the past."""
+    with path.open("a") as f:
+        f.write(line)
+    age(path, 7500)  # older than the 64 files the quick check stats
 
 
 def test_recent_mode_sees_appends_new_files_and_removals(cli: Cli, workspace: Path) -> None:
@@ -65,3 +85,56 @@ def test_recent_mode_misses_an_old_file_rewritten_in_place_until_index(
     assert "Pelicans" not in found(cli, "pelicans")  # the trade-off
     assert cli("config", "set", "index.freshness", "full").exit_code == 0
     assert "Pelicans" in found(cli, "pelicans")  # a full check finds it
+
+
+def test_auto_is_the_default_and_compares_every_file_in_a_small_workspace(
+    cli: Cli, workspace: Path
+) -> None:
+    assert cli("config", "get", "index.freshness").stdout.strip() == "auto"
+    oldest = old_notes(workspace, 70)
+    assert cli("index").exit_code == 0
+    cli("search", "anything", "--json")
+    rewrite_in_place(oldest, "- Herons fish here.\n")
+    assert "Herons" in found(cli, "herons")  # 71 files: under index.full_check_files
+
+
+def test_auto_past_the_threshold_finds_an_in_place_rewrite_by_the_next_full_check(
+    cli: Cli, workspace: Path
+) -> None:
+    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
+    assert cli("config", "set", "index.full_check_secs", "2").exit_code == 0
+    oldest = old_notes(workspace, 70)
+    assert cli("index").exit_code == 0  # a whole sync: a full comparison, just now
+    rewrite_in_place(oldest, "- Cormorants dry their wings.\n")
+    assert "Cormorants" not in found(cli, "cormorants")  # the quick check: not seen yet
+    time.sleep(2.1)  # index.full_check_secs later, a search compares every file again
+    assert "Cormorants" in found(cli, "cormorants")
+    rewrite_in_place(oldest, "- Grebes dive.\n")
+    assert "Grebes" not in found(cli, "grebes")  # that full check was recorded: quick again
+    (workspace / "memory" / "new.md").write_text("- A new file about avocets.\n")
+    assert "avocets" in found(cli, "avocets")  # a new file changes its folder: seen at once
+
+
+def test_auto_with_no_interval_compares_every_file_each_time(cli: Cli, workspace: Path) -> None:
+    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
+    assert cli("config", "set", "index.full_check_secs", "0").exit_code == 0
+    oldest = old_notes(workspace, 70)
+    assert cli("index").exit_code == 0
+    rewrite_in_place(oldest, "- Ibises probe the mud.\n")
+    assert "Ibises" in found(cli, "ibises")
+
+
+def test_indexing_one_file_does_not_vouch_for_the_others(cli: Cli, workspace: Path) -> None:
+    """A sync of some files must not record the folders' times: a file written into the same
+    folder since the last search would then be missed by the quick check."""
+    assert cli("config", "set", "index.freshness", "recent").exit_code == 0
+    old_notes(workspace, 3)
+    settle(cli, workspace)
+    stray = workspace / "memory" / "stray.md"
+    stray.write_text("- Written by hand: sandpipers.\n")
+    age(stray, 1800)
+    age(workspace / "memory", 1800)  # past the racy window, not the recorded time
+    rewrite_in_place(workspace / "memory" / "note-01.md", "- Plovers run.\n")
+    assert cli("index", "memory/note-01.md").exit_code == 0
+    assert "Plovers" in found(cli, "plovers")
+    assert "sandpipers" in found(cli, "sandpipers")

@@ -357,10 +357,28 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _s(
         "index.freshness",
-        "full",
-        "How a search checks for changed files: full (a stat of each) or recent (the folders"
-        " and the 64 files changed last; misses an old file rewritten in place).",
-        choices=("full", "recent"),
+        "auto",
+        "How a search checks for changed files: full (a stat of each), recent (the folders"
+        " and the 64 files changed last; misses an old file rewritten in place) or auto (full"
+        " below index.full_check_files files; above, recent and a full check at most"
+        " index.full_check_secs apart).",
+        choices=("auto", "full", "recent"),
+    ),
+    _s(
+        "index.full_check_files",
+        10_000,
+        'With index.freshness = "auto": the number of files from which searches run the'
+        " quick check.",
+        low=0,
+        high=100_000_000,
+    ),
+    _s(
+        "index.full_check_secs",
+        60,
+        'With index.freshness = "auto", past index.full_check_files: seconds after which a'
+        " search compares every file again (an old file rewritten in place is found then).",
+        low=0,
+        high=86400,
     ),
     _s("index.chunk_chars", 320, "Target size of a chunk in characters.", low=50, high=100_000),
     _s(

@@ -124,9 +124,9 @@ def check_engine(ctx: dict[str, Any]) -> Check:
         if info.get("watch_ready"):
             how = "watching: searches run the quick freshness check"
         elif info.get("watching"):
-            how = "its watcher is starting or retrying: searches check every file"
+            how = "its watcher is starting or retrying: searches check as index.freshness says"
         else:
-            how = "not watching: searches check every file"
+            how = "not watching: searches check as index.freshness says"
         return Check("engine", OK, f"running, pid {info['pid']}; {how}", details=details)
     return Check(
         "engine",

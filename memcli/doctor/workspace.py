@@ -207,6 +207,8 @@ def index_checks(
     details["dirty"] = dirty
     details["scan_warnings"] = list(found.warnings)
     details["skipped"] = {path: why for path, (_, _, why) in sorted(store.skipped().items())}
+    details["freshness"] = settings.get("index.freshness")
+    details["quick_check"] = indexer.uses_quick_check()
     summary = f"{details['files']} files, {details['chunks']} chunks, integrity ok"
     if dirty:
         when = (
@@ -221,4 +223,20 @@ def index_checks(
             "run 'memcli index'",
             details,
         )
-    return Check("index", OK, f"{summary}, up to date", details=details)
+    return Check("index", OK, f"{summary}, up to date; {freshness(indexer)}", details=details)
+
+
+def freshness(indexer: Indexer) -> str:
+    """How a search (without an engine) checks that the index is current."""
+    settings = indexer.settings
+    if not settings.get("index.sync_on_search"):
+        return "searches trust the index (index.sync_on_search is off)"
+    if not indexer.uses_quick_check():
+        return "searches compare every file with it"
+    if indexer.freshness == "recent":
+        return "searches run the quick check (index.freshness = recent)"
+    return (
+        "searches run the quick check and compare every file every"
+        f" {settings.get('index.full_check_secs')} s (index.full_check_files ="
+        f" {settings.get('index.full_check_files')})"
+    )

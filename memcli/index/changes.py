@@ -70,6 +70,8 @@ def _racy_but_same(store: Store, rel: str, path: str) -> bool:
 
 #: Meta key of the folders' modification times (the quick freshness check).
 FOLDERS_KEY = "folders"
+#: Meta key of when (epoch seconds) every file was last compared with the index.
+FULL_CHECK_KEY = "full_checked"
 #: Files the quick check stats besides the folders: the ones changed last.
 RECENT_FILES = 64
 

@@ -108,6 +108,9 @@ class Indexer:
         self.target = int(settings.get("index.chunk_chars"))
         self.root = str(ws.root) + os.sep  # a found file is at root + rel
         self.settled: list[str] = []  # see dirty()
+        #: When the last :meth:`dirty` or :meth:`unchanged` began comparing every file with
+        #: the index (epoch seconds); None: it ran the quick check only.
+        self.compared_all: float | None = None
         self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
 
     def scan(self) -> ScanResult:
@@ -115,23 +118,50 @@ class Indexer:
 
     def dirty(self, found: ScanResult | None = None) -> list[str]:
         """Paths whose (mtime_ns, size) differ from the index, plus deleted ones
-        (:func:`memcli.index.changes.dirty`); also sets :attr:`settled`."""
+        (:func:`memcli.index.changes.dirty`); also sets :attr:`settled` and
+        :attr:`compared_all`."""
         self.settled = []
         if found is None:
             if self.unchanged():
                 return []
+            self.compared_all = time.time()
             found = self.scan()
         out, self.settled = changes.dirty(self.store, self.root, found)
         return out
 
     def unchanged(self) -> bool:
-        """Whether no file differs from the index (:func:`memcli.index.changes.unchanged`);
-        with ``index.freshness = "recent"``, the quick check when it can answer."""
-        if self.freshness == "recent":
+        """Whether no file differs from the index, checked as ``index.freshness`` says:
+        ``full`` compares every file (:func:`memcli.index.changes.unchanged`); ``recent``
+        runs the quick check (:func:`memcli.index.changes.quick_unchanged`) when it can
+        answer; ``auto`` runs the quick check once the index holds
+        ``index.full_check_files`` files, and the full one as well when the last is
+        ``index.full_check_secs`` old. Sets :attr:`compared_all` when every file was
+        compared."""
+        self.compared_all = None
+        if self.uses_quick_check():
             quick = changes.quick_unchanged(self.ws, self.store)
-            if quick is not None:
-                return quick
+            if quick is False:
+                return False
+            if quick and not self._full_check_due():
+                return True
+        self.compared_all = time.time()
         return changes.unchanged(self.ws, self.store, self.include)
+
+    def uses_quick_check(self) -> bool:
+        """Whether searches run the quick check: always with ``recent``, and with ``auto``
+        once the index holds ``index.full_check_files`` files."""
+        if self.freshness == "recent":
+            return True
+        return self.freshness == "auto" and self.store.file_count() >= self.settings.get(
+            "index.full_check_files"
+        )
+
+    def _full_check_due(self) -> bool:
+        """With ``auto``: the last full comparison is ``index.full_check_secs`` old."""
+        if self.freshness != "auto":
+            return False
+        last = self.store.get_meta(changes.FULL_CHECK_KEY)
+        return not last or time.time() - float(last) >= self.settings.get("index.full_check_secs")
 
     def needs_rebuild(self) -> bool:
         return self.store.get_meta("chunking") != chunk_params(self.settings)
@@ -144,11 +174,16 @@ class Indexer:
         progress: Progress | None = None,
         embed: bool = True,
         embed_limit: int | None = None,
+        watched: bool = False,
     ) -> IndexReport:
         """Bring the index in line with the files (all, or only ``paths``).
 
         With an embedding model configured (and ``embed``), chunks without vectors are then
         embedded; ``embed_limit`` skips that when more chunks wait (searches use it).
+
+        A whole sync records what the quick freshness check needs (the folders' times, the
+        time of this full comparison); a sync of some ``paths`` records the folders' times
+        only when ``watched`` (a watcher sees every change, so the others were not missed).
         """
         t0 = time.perf_counter()
         report = IndexReport()
@@ -160,6 +195,7 @@ class Indexer:
             with store.transaction():
                 store.clear()
                 store.set_meta("chunking", chunk_params(self.settings))
+        began = time.time()
         found = self.scan()
         report.warnings.extend(found.warnings)
         known = store.file_states()
@@ -217,7 +253,10 @@ class Indexer:
             if bulk:
                 store.ensure_bulk_indexes()
             store.set_meta("last_indexed", str(time.time()))
-            changes.stamp_folders(self.ws, store)
+            if paths is None:
+                store.set_meta(changes.FULL_CHECK_KEY, str(began))
+            if paths is None or watched:
+                changes.stamp_folders(self.ws, store)
             store.conn.execute("COMMIT")
         except BaseException:
             db.rollback(store.conn)

@@ -349,6 +349,13 @@ class Store:
         self.conn.execute("DELETE FROM skipped")
 
     # -- reads ---------------------------------------------------------
+    def file_count(self) -> int:
+        """Known files (indexed or skipped)."""
+        row = self.conn.execute(
+            "SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM skipped)"
+        ).fetchone()
+        return int(row[0])
+
     def counts(self) -> tuple[int, int]:
         files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]
         chunks = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]

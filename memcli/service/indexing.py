@@ -8,7 +8,7 @@ from typing import Any
 
 from memcli.errors import BadInput, LockTimeout, PathOutsideWorkspace, WriteFailed
 from memcli.index import db
-from memcli.index.indexer import IndexReport, rel_paths
+from memcli.index.indexer import Indexer, IndexReport, rel_paths
 from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
@@ -82,7 +82,7 @@ class IndexService(MemoryCore):
             and not indexer.needs_rebuild()
             and not self._vectors_waiting()
         ):
-            self._stamp_folders()
+            self._record_check(indexer)
             return False, []
         lock = writer_lock(self.ws)
         try:
@@ -102,13 +102,18 @@ class IndexService(MemoryCore):
             lock.release()
         return False, [w for w in report.warnings]
 
-    def _stamp_folders(self) -> None:
-        """With ``index.freshness = "recent"``: record the folders' times when none are
-        (the quick check needs them), if the writer lock is free at once."""
-        from memcli.index.changes import FOLDERS_KEY, stamp_folders
+    def _record_check(self, indexer: Indexer) -> None:
+        """After a search found the index current: when it compared every file and searches
+        run the quick check (``index.freshness``), record the folders' times and when this
+        full comparison began, which the quick check needs; or the folders' times alone when
+        none are recorded. Only if the writer lock is free at once: these are a cache."""
+        from memcli.index.changes import FOLDERS_KEY, FULL_CHECK_KEY, stamp_folders
 
-        freshness = self.freshness or self.settings.get("index.freshness")
-        if freshness != "recent" or self.store.get_meta(FOLDERS_KEY):
+        began = indexer.compared_all
+        if indexer.freshness == "full" or began is None:
+            return
+        quick = indexer.uses_quick_check()
+        if not quick and self.store.get_meta(FOLDERS_KEY):
             return
         lock = writer_lock(self.ws)
         if not lock.try_acquire():
@@ -116,7 +121,9 @@ class IndexService(MemoryCore):
         try:
             with self.store.transaction():
                 stamp_folders(self.ws, self.store)
-        except Exception:  # a cache of folder times: the full check runs until it is there
+                if quick:
+                    self.store.set_meta(FULL_CHECK_KEY, str(began))
+        except Exception:  # a cache: the full check runs until it is there
             pass
         finally:
             lock.release()

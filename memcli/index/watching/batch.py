@@ -82,7 +82,7 @@ class BatchIndexer:
             paths = None  # a new or rebuilt index needs everything, not just these ones
         if paths:
             _forget_stat(store, self.ws, paths)
-        report = indexer.sync(paths)
+        report = indexer.sync(paths, watched=True)
         if paths is None:
             self.filter.set_indexed(store.file_states())
         else:  # folders only ever get added here; a stale one costs one empty sync
