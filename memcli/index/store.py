@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 from memcli.errors import IndexProblem
 from memcli.index import db
 from memcli.index.grams import grams
+from memcli.index.halves import SecondReader
 from memcli.index.schema import APP_ID, MIGRATIONS, SCHEMA_VERSION, stamp
 
 
@@ -62,6 +63,8 @@ class Store:
         #: Why the index cannot be written, when it was opened read-only (it answers as it
         #: is and is never synced); empty for a writable index.
         self.readonly = ""
+        #: A second connection for large keyword queries (:mod:`memcli.index.halves`).
+        self.second: SecondReader | None = None
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -141,7 +144,16 @@ class Store:
             return None
 
     def close(self) -> None:
+        if self.second is not None:
+            self.second.close()
+            self.second = None
         self.conn.close()
+
+    def second_reader(self) -> SecondReader:
+        """The index's second connection, on its own thread (opened on first use)."""
+        if self.second is None:
+            self.second = SecondReader(self.path)
+        return self.second
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

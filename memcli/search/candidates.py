@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from memcli.index.halves import split_point
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
 from memcli.notes.workspace import MEMORY_DIR
@@ -80,21 +81,31 @@ def _name(path: str) -> str:
 def keyword_candidates(
     store: Store, parsed: ParsedQuery, filters: Filters, limit: int
 ) -> dict[int, tuple[float, str | None]]:
-    """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks."""
+    """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks (ties:
+    the lower id first). A large index is ranked in two halves at once
+    (:mod:`memcli.index.halves`)."""
     extra, args = filter_sql(filters, store)
     if extra:
-        sql = (
+        head = (
             "SELECT c.id, -bm25(chunks_fts, ?, ?, ?) AS s"
             " FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
             " JOIN files f ON f.id = c.file_id"
-            f" WHERE chunks_fts MATCH ?{extra} ORDER BY s DESC LIMIT ?"
         )
     else:  # no filter: no join for every match (half the time of a common-word query)
-        sql = (
-            "SELECT rowid, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts"
-            " WHERE chunks_fts MATCH ? ORDER BY s DESC LIMIT ?"
-        )
-    rows = store.conn.execute(sql, (*KEYWORD_WEIGHTS, parsed.fts(), *args, limit))
+        head = "SELECT rowid, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts"
+
+    def query(bound: str = "", *at: int) -> tuple[str, tuple[Any, ...]]:
+        sql = f"{head} WHERE chunks_fts MATCH ?{bound}{extra} ORDER BY s DESC, 1 LIMIT ?"
+        return sql, (*KEYWORD_WEIGHTS, parsed.fts(), *at, *args, limit)
+
+    # the path filter is a function of this connection's: such a query runs whole
+    middle = None if filters.path_glob else split_point(store)
+    if middle is None:
+        rows = store.conn.execute(*query()).fetchall()
+    else:
+        lower = store.second_reader().fetch(*query(" AND chunks_fts.rowid <= ?", middle))
+        upper = store.conn.execute(*query(" AND chunks_fts.rowid > ?", middle)).fetchall()
+        rows = sorted([*lower.result(), *upper], key=lambda r: (-r[1], r[0]))[:limit]
     return {int(r[0]): (float(r[1]), None) for r in rows}
 
 
