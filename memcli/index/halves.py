@@ -8,11 +8,13 @@ top rows are the same (ties broken by rowid either way).
 
 from __future__ import annotations
 
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.index import db
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 #: Chunks (by the largest id) from which a keyword query is split in two.
 SPLIT_FROM = 200_000
@@ -22,6 +24,9 @@ class SecondReader:
     """A read-only connection to one index, opened and used on its own thread."""
 
     def __init__(self, path: Path) -> None:
+        # only a large index needs it: concurrent.futures imports logging (5 ms a search)
+        from concurrent.futures import ThreadPoolExecutor
+
         self._path = path
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="memcli-reader")
         self._conn: Any = None
