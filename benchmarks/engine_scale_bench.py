@@ -13,8 +13,9 @@ whole-process ``memcli search --json`` (keyword, the same queries at every size)
 ways: in process with ``index.freshness = "auto"`` (the default: every file's stat below
 ``index.full_check_files``, above it the folders' times and the files changed last, with a full
 check at most ``index.full_check_secs`` apart), in process with ``"full"`` (every file's stat),
-and through an engine (``memcli serve --detach``, watching). The in-process runs are interleaved
-query by query; the slowest ``auto`` run is given too (it may hold a periodic full check).
+and through an engine (``memcli serve --detach``, watching; one per size, all running). Runs
+are interleaved query by query and size by size, so the machine's drift moves every size
+alike; the slowest ``auto`` run is given too (it may hold a periodic full check).
 
 *Idle*: an engine on the 1k corpus, sampled from ``/proc``: CPU over ``--idle`` seconds with
 no request, then ``--edits`` edits (an entry appended to a file, every tenth a new file, one
@@ -85,7 +86,8 @@ def stop_engine(root: Path) -> None:
 
 
 # -- scale ------------------------------------------------------------------------------------
-def scale(size: int, runs: int, log: Any) -> dict[str, Any]:
+def prepare(size: int, log: Any) -> Path:
+    """The corpus of ``size`` files, indexed, its page cache warm."""
     ws = corpus_dir(size)
     ws.mkdir(parents=True, exist_ok=True)
     manifest = corpus_mod.generate(ws, size, quiet=True)
@@ -93,35 +95,50 @@ def scale(size: int, runs: int, log: Any) -> dict[str, Any]:
     log(f"[{size}] corpus {manifest['bytes'] / 1e6:.1f} MB, index {took:.1f} s")
     settle(ws / "corpus.json")
     memcli(ws, "search", "--json", "warm the page cache")
+    return ws
+
+
+def scale(sizes: list[int], runs: int, log: Any) -> list[dict[str, Any]]:
+    """Whole-process search times at every size, three ways. Sizes are interleaved query by
+    query (the machine's drift then moves every size alike: the ratios are what count)."""
+    spaces = {size: prepare(size, log) for size in sizes}
     full = {"MEMCLI_INDEX_FRESHNESS": "full"}
-    queries = make_queries(ws, runs)
-    times: dict[str, list[float]] = {"auto": [], "full": [], "engine": []}
-    for q in queries:  # in process, both ways, interleaved
-        times["auto"].append(memcli(ws, "search", "--json", q)[0])
-        times["full"].append(memcli(ws, "search", "--json", q, env=full)[0])
-    t0 = time.perf_counter()
-    start_engine(ws)
-    ready = time.perf_counter() - t0
+    queries = make_queries(spaces[sizes[-1]], runs)
+    times = {size: {"auto": [], "full": [], "engine": []} for size in sizes}
+    for q in queries:  # in process, both ways
+        for size, ws in spaces.items():
+            times[size]["auto"].append(memcli(ws, "search", "--json", q)[0])
+            times[size]["full"].append(memcli(ws, "search", "--json", q, env=full)[0])
+    ready: dict[int, float] = {}
     try:
+        for size, ws in spaces.items():
+            t0 = time.perf_counter()
+            start_engine(ws)
+            ready[size] = time.perf_counter() - t0
         for q in queries:
-            times["engine"].append(memcli(ws, "search", "--json", q)[0])
-        _, out = memcli(ws, "serve", "--status", "--json")
-        served = json.loads(out)["engine"]["requests"]
+            for size, ws in spaces.items():
+                times[size]["engine"].append(memcli(ws, "search", "--json", q)[0])
     finally:
-        stop_engine(ws)
-    med = {k: statistics.median(v) for k, v in times.items()}
-    slowest = max(times["auto"]) * 1000
-    log(
-        f"[{size}] auto {med['auto'] * 1000:.0f} ms (slowest {slowest:.0f}),"
-        f" full {med['full'] * 1000:.0f} ms,"
-        f" engine {med['engine'] * 1000:.0f} ms ({served} served; ready in {ready:.1f} s)"
-    )
-    return {
-        "files": size,
-        "ms": {k: v * 1000 for k, v in med.items()},
-        "auto_slowest_ms": slowest,
-        "engine_ready_s": ready,
-    }
+        for ws in spaces.values():
+            stop_engine(ws)
+    rows = []
+    for size in sizes:
+        med = {k: statistics.median(v) for k, v in times[size].items()}
+        slowest = max(times[size]["auto"]) * 1000
+        log(
+            f"[{size}] auto {med['auto'] * 1000:.0f} ms (slowest {slowest:.0f}),"
+            f" full {med['full'] * 1000:.0f} ms, engine {med['engine'] * 1000:.0f} ms"
+            f" (ready in {ready[size]:.1f} s)"
+        )
+        rows.append(
+            {
+                "files": size,
+                "ms": {k: v * 1000 for k, v in med.items()},
+                "auto_slowest_ms": slowest,
+                "engine_ready_s": ready[size],
+            }
+        )
+    return rows
 
 
 # -- idle -------------------------------------------------------------------------------------
@@ -207,8 +224,9 @@ def render(rows: list[dict[str, Any]], idle_res: dict[str, Any] | None, cmd: str
         "## A warm engine at 1k to 100k files",
         "",
         f"`{cmd}` on {machine}, {date.today()}. Whole-process `memcli search --json` (keyword,"
-        " spawn to exit), medians over the same queries at every size; the corpus of"
-        " `benchmarks/corpus.py`. The machine is shared: read the ratios.",
+        " spawn to exit), medians over the same queries at every size, run interleaved size by"
+        " size (an engine for each size running at once); the corpus of `benchmarks/corpus.py`."
+        " The machine is shared: read the ratios.",
         "",
         '| files | in process, freshness "auto" (slowest) | in process, "full" |'
         " through the engine |",
@@ -293,7 +311,7 @@ def main(argv: list[str] | None = None) -> None:
         def log(msg: str) -> None:
             print(msg, file=sys.stderr, flush=True)
 
-        rows = [scale(size, runs, log) for size in sizes]
+        rows = scale(sizes, runs, log)
         idle_res = idle(sizes[0], idle_s, edits, log) if edits or idle_s else None
     cmd = "python benchmarks/engine_scale_bench.py " + " ".join(argv or sys.argv[1:])
     markdown = render(rows, idle_res, cmd.strip())

@@ -152,8 +152,8 @@ class Indexer:
         once the index holds ``index.full_check_files`` files."""
         if self.freshness == "recent":
             return True
-        return self.freshness == "auto" and self.store.file_count() >= self.settings.get(
-            "index.full_check_files"
+        return self.freshness == "auto" and self.store.has_files(
+            self.settings.get("index.full_check_files")
         )
 
     def _full_check_due(self) -> bool:

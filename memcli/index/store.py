@@ -65,6 +65,8 @@ class Store:
         self.readonly = ""
         #: A second connection for large keyword queries (:mod:`memcli.index.halves`).
         self.second: SecondReader | None = None
+        self._freqs: dict[str, int] = {}
+        self._freqs_of: tuple[int, bytes] | None = None
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -148,6 +150,21 @@ class Store:
             self.second.close()
             self.second = None
         self.conn.close()
+
+    def term_freqs(self) -> dict[str, int]:
+        """Document frequencies of query terms learnt by earlier searches on this connection,
+        for a long-lived one (the engine); emptied whenever the full-text index changed: by
+        another connection (SQLite's data version) or this one (FTS5's structure record,
+        which every write to the index rewrites)."""
+        row = self.conn.execute("SELECT block FROM chunks_fts_data WHERE id = 10").fetchone()
+        version = (
+            int(self.conn.execute("PRAGMA data_version").fetchone()[0]),
+            bytes(row[0]) if row and row[0] is not None else b"",
+        )
+        if version != self._freqs_of:
+            self._freqs.clear()
+            self._freqs_of = version
+        return self._freqs
 
     def second_reader(self) -> SecondReader:
         """The index's second connection, on its own thread (opened on first use)."""
@@ -361,12 +378,13 @@ class Store:
         self.conn.execute("DELETE FROM skipped")
 
     # -- reads ---------------------------------------------------------
-    def file_count(self) -> int:
-        """Known files (indexed or skipped)."""
+    def has_files(self, n: int) -> bool:
+        """Whether ``n`` files or more are known (indexed or skipped); counts no further."""
         row = self.conn.execute(
-            "SELECT (SELECT count(*) FROM files) + (SELECT count(*) FROM skipped)"
+            "SELECT count(*) FROM (SELECT 1 FROM files UNION ALL SELECT 1 FROM skipped LIMIT ?)",
+            (n,),
         ).fetchone()
-        return int(row[0])
+        return int(row[0]) >= n
 
     def counts(self) -> tuple[int, int]:
         files = self.conn.execute("SELECT count(*) FROM files").fetchone()[0]

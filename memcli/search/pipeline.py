@@ -190,6 +190,7 @@ def _passage_hits(
             parsed.names,
             opts.name_weight,
             parsed.phrases,
+            store.term_freqs(),
         )
         cids = sorted({cand[k][1].chunk_id for k in keys})
         headings = sorted({cand[k][0].heading for k in keys} | {chunks[c].heading for c in cids})

@@ -230,12 +230,14 @@ def query_terms(
     names: Sequence[str] = (),
     name_weight: float = 1.0,
     phrases: Sequence[Sequence[str]] = (),
+    freqs: dict[str, int] | None = None,
 ) -> QueryTerms:
     """The stems of ``words`` and the index's terms that start with each of ``prefixes`` (the
     most common :data:`PREFIX_TERMS` of them), with their idf; the idf of a stem of one of
     ``names`` (proper names in the query) is multiplied by ``name_weight``. Each of
     ``phrases`` (its words) is one unit whose document frequency is the number of chunks
-    holding it as a phrase."""
+    holding it as a phrase. ``freqs``: document frequencies known from earlier searches of
+    the index as it is (:meth:`memcli.index.store.Store.term_freqs`), taken and added to."""
     stems: dict[str, list[str]] = {}
     firsts: list[str] = []
     for word, toks in zip(words, analyzer.tokens(list(words)), strict=True):
@@ -256,9 +258,13 @@ def query_terms(
         elif toks:
             units[" ".join(toks)] = tuple(toks)
             stems.setdefault(" ".join(toks), []).append(f'"{text}"')
-    n, df = doc_freqs(conn, [t for t in stems if t not in units])
+    known = {} if freqs is None else freqs
+    n, df = doc_freqs(conn, [t for t in stems if t not in units and t not in known])
     for key, unit in units.items():
-        df[key] = phrase_freq(conn, unit)
+        if key not in known:
+            df[key] = phrase_freq(conn, unit)
+    known.update(df)
+    df = {t: known[t] for t in stems}
     weights = {t: idf(n, df[t]) for t in stems}
     if names and name_weight != 1.0:
         named = set(names)
