@@ -69,6 +69,20 @@ def test_healthy_workspace(cli: Cli, indexed: Path) -> None:
     assert c["sqlite_vec"]["status"] in ("ok", "note")  # only needed with a model
 
 
+def test_index_check_says_how_searches_check_freshness(cli: Cli, indexed: Path) -> None:
+    _, c = checks(cli)
+    details = c["index"]["details"]
+    assert (details["freshness"], details["quick_check"]) == ("auto", False)  # 2 files
+    assert c["index"]["summary"].endswith("searches compare every file with it")
+    assert cli("config", "set", "index.full_check_files", "2").exit_code == 0
+    _, c = checks(cli)
+    assert c["index"]["details"]["quick_check"] is True
+    assert "quick check and compare every file every 60 s" in c["index"]["summary"]
+    assert cli("config", "set", "index.sync_on_search", "false").exit_code == 0
+    _, c = checks(cli)
+    assert c["index"]["summary"].endswith("searches trust the index (index.sync_on_search is off)")
+
+
 def test_human_output_lists_checks_and_hints(cli: Cli, workspace: Path) -> None:
     r = cli("doctor", "--offline")
     lines = r.stdout.splitlines()
