@@ -138,3 +138,52 @@ def test_indexing_one_file_does_not_vouch_for_the_others(cli: Cli, workspace: Pa
     assert cli("index", "memory/note-01.md").exit_code == 0
     assert "Plovers" in found(cli, "plovers")
     assert "sandpipers" in found(cli, "sandpipers")
+
+
+def test_quick_check_sees_a_new_file_in_a_folder_that_holds_only_folders(
+    cli: Cli, workspace: Path
+) -> None:
+    """memory/2026 holds no file, only memory/2026/05: a new month's folder and file change
+    memory/2026 alone, which the quick check must watch too."""
+    assert cli("config", "set", "index.freshness", "recent").exit_code == 0
+    month = workspace / "memory" / "2026" / "05"
+    month.mkdir(parents=True)
+    (month / "01.md").write_text("- Alpha fact.\n")
+    for p in (workspace / "memory").rglob("*"):
+        age(p, 3600)
+    settle(cli, workspace)
+    new = workspace / "memory" / "2026" / "06" / "01.md"
+    new.parent.mkdir()
+    new.write_text("- Kingfishers nest here.\n")
+    for p in (new, new.parent, new.parent.parent):
+        age(p, 1800)  # past the racy window, not the recorded times
+    assert "Kingfishers" in found(cli, "kingfishers")
+
+
+def test_auto_records_a_clean_full_check_and_runs_the_quick_one_until_the_next(
+    cli: Cli, workspace: Path
+) -> None:
+    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
+    assert cli("config", "set", "index.full_check_secs", "2").exit_code == 0
+    oldest = old_notes(workspace, 70)
+    assert cli("index").exit_code == 0
+    time.sleep(2.1)
+    assert "Spoonbills" not in found(cli, "spoonbills")  # due: every file compared, none changed
+    rewrite_in_place(oldest, "- Spoonbills sweep the shallows.\n")
+    assert "Spoonbills" not in found(cli, "spoonbills")  # that clean check was recorded
+
+
+def test_auto_treats_a_full_check_recorded_in_the_future_as_due(cli: Cli, workspace: Path) -> None:
+    """A clock set back must not postpone the next full check until it catches up."""
+    from memcli.index.changes import FULL_CHECK_KEY
+    from memcli.memory import Memory
+
+    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
+    oldest = old_notes(workspace, 70)
+    assert cli("index").exit_code == 0
+    mem = Memory.open(workspace)
+    with mem.store.transaction():
+        mem.store.set_meta(FULL_CHECK_KEY, str(time.time() + 86400))
+    mem.close()
+    rewrite_in_place(oldest, "- Avocets sweep too.\n")
+    assert "Avocets" in found(cli, "avocets")

@@ -58,7 +58,7 @@ def test_two_halves_give_the_whole_query_s_candidates(
     assert not [t for t in threading.enumerate() if t.name.startswith("memcli-reader")]
 
 
-def test_no_split_inside_a_write_or_on_a_read_only_index(
+def test_no_split_inside_a_write_on_a_read_only_or_a_replaced_index(
     big: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mem = Memory.open(big)
@@ -68,6 +68,12 @@ def test_no_split_inside_a_write_or_on_a_read_only_index(
         assert halves.split_point(mem.store) is None  # its writes: unseen by another connection
     mem.store.readonly = "a read-only folder"
     assert halves.split_point(mem.store) is None
+    mem.store.readonly = ""
+    assert halves.split_point(mem.store) is not None
+    replaced = big / "index-copy.db"
+    replaced.write_bytes(mem.store.path.read_bytes())
+    replaced.replace(mem.store.path)  # a repair put a new file where this one was opened
+    assert halves.split_point(mem.store) is None  # a second connection would read another
     mem.close()
 
 

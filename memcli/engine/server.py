@@ -6,7 +6,7 @@ each runs on one of a few worker threads, each with its own :class:`~memcli.memo
 (its own SQLite connection), all sharing one embedder. A watcher runs in the engine too
 (unless turned off): while it is established, a search runs only the quick freshness check
 (folders' times and the files changed last) and the watcher re-indexes the rest as it
-changes; without it, a search checks every file first, as in process. The engine answers
+changes; without it, a search checks as in process (``index.freshness``). The engine answers
 only clients of its own memcli version and with the same ``MEMCLI_*`` settings in their
 environment; others answer in process. It stops on ``memcli serve --stop``, on
 SIGINT/SIGTERM, or after ``engine.idle_timeout`` minutes without a request; one runs per

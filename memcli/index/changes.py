@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memcli.index.store import Store
 from memcli.notes.scan import ScanResult, iter_files
-from memcli.notes.workspace import Workspace
+from memcli.notes.workspace import MEMORY_DIR, Workspace
 
 #: A file modified this close to the moment it was read may change again within the same
 #: timestamp tick without its (mtime, size) changing ("racy clean", as git calls it). Such a
@@ -102,19 +102,32 @@ def quick_unchanged(ws: Workspace, store: Store, recent: int = RECENT_FILES) -> 
     return True
 
 
-def stamp_folders(ws: Workspace, store: Store) -> None:
-    """Record the modification time of every folder holding a known file, and of the
-    workspace and memory folders (inside the caller's write transaction); nothing when a
-    folder changed too recently to be trusted (the full check then runs)."""
+def stamp_folders(
+    ws: Workspace, store: Store, include: list[str], began: float | None = None
+) -> None:
+    """Record the modification time of every folder holding a known file, of the folders
+    above them, and of the memory folder (and of the workspace's own when ``include`` reaches
+    outside it), inside the caller's write transaction: a new file or folder anywhere
+    changes one of them. Nothing is recorded when a folder changed after the comparison with
+    the files began (``began``, epoch seconds; else now) or just before it: the full check
+    then runs again."""
     root = str(ws.root) + os.sep
+    top = {MEMORY_DIR}
+    if any(not pattern.startswith(f"{MEMORY_DIR}/") for pattern in include):
+        top.add("")
+    folders = set(top)
+    for folder in store.known_folders():
+        while folder not in folders:
+            folders.add(folder)
+            folder = folder.rpartition("/")[0]
+    cutoff = (time.time_ns() if began is None else int(began * 1e9)) - RACY_NS
     stamps: dict[str, int] = {}
-    now = time.time_ns()
-    for folder in sorted(store.known_folders() | {"memory"}):
+    for folder in sorted(folders):
         try:
             mtime_ns = os.stat(root + folder if folder else str(ws.root)).st_mtime_ns
         except OSError:
             continue
-        if now - mtime_ns < RACY_NS:
+        if mtime_ns > cutoff:
             store.set_meta(FOLDERS_KEY, "")
             return
         stamps[folder] = mtime_ns

@@ -8,6 +8,7 @@ top rows are the same (ties broken by rowid either way).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -52,11 +53,24 @@ class SecondReader:
 
 def split_point(store: Any) -> int | None:
     """The id at which to split a keyword query over ``store``, or None to run it whole: a
-    small index, a read-only one, or a connection inside a transaction (whose writes another
-    connection would not see)."""
+    small index, a read-only one, a connection inside a transaction (whose writes another
+    connection would not see), or a file at the index's path that is no longer the one
+    ``store`` opened (replaced by a repair: the second connection would read the new one)."""
     if store.readonly or store.conn.in_transaction:
         return None
     top = store.conn.execute("SELECT max(id) FROM chunks").fetchone()[0]
     if top is None or top < SPLIT_FROM:
         return None
+    try:
+        st = os.stat(store.path)
+    except OSError:
+        return None
+    if store.identity is not None and (st.st_dev, st.st_ino) != store.identity:
+        return None
     return int(top) // 2
+
+
+def data_version(store: Any) -> int:
+    """SQLite's count of commits by other connections, as ``store``'s connection sees it:
+    unchanged across the two halves means both read the same state of the index."""
+    return int(store.conn.execute("PRAGMA data_version").fetchone()[0])

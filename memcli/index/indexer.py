@@ -161,7 +161,10 @@ class Indexer:
         if self.freshness != "auto":
             return False
         last = self.store.get_meta(changes.FULL_CHECK_KEY)
-        return not last or time.time() - float(last) >= self.settings.get("index.full_check_secs")
+        if not last:
+            return True
+        age = time.time() - float(last)  # < 0: the clock went back since
+        return age < 0 or age >= self.settings.get("index.full_check_secs")
 
     def needs_rebuild(self) -> bool:
         return self.store.get_meta("chunking") != chunk_params(self.settings)
@@ -256,7 +259,9 @@ class Indexer:
             if paths is None:
                 store.set_meta(changes.FULL_CHECK_KEY, str(began))
             if paths is None or watched:
-                changes.stamp_folders(self.ws, store)
+                changes.stamp_folders(
+                    self.ws, store, self.include, began if paths is None else None
+                )
             store.conn.execute("COMMIT")
         except BaseException:
             db.rollback(store.conn)

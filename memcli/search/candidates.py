@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from memcli.index.halves import split_point
+from memcli.index.halves import data_version, split_point
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
 from memcli.notes.workspace import MEMORY_DIR
@@ -100,12 +100,16 @@ def keyword_candidates(
 
     # the path filter is a function of this connection's: such a query runs whole
     middle = None if filters.path_glob else split_point(store)
-    if middle is None:
-        rows = store.conn.execute(*query()).fetchall()
-    else:
+    rows = None
+    if middle is not None:
+        version = data_version(store)
         lower = store.second_reader().fetch(*query(" AND chunks_fts.rowid <= ?", middle))
         upper = store.conn.execute(*query(" AND chunks_fts.rowid > ?", middle)).fetchall()
-        rows = sorted([*lower.result(), *upper], key=lambda r: (-r[1], r[0]))[:limit]
+        halves = [*lower.result(), *upper]
+        if data_version(store) == version:  # else a commit came between: the halves may differ
+            rows = sorted(halves, key=lambda r: (-r[1], r[0]))[:limit]
+    if rows is None:
+        rows = store.conn.execute(*query()).fetchall()
     return {int(r[0]): (float(r[1]), None) for r in rows}
 
 

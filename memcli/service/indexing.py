@@ -120,7 +120,7 @@ class IndexService(MemoryCore):
             return
         try:
             with self.store.transaction():
-                stamp_folders(self.ws, self.store)
+                stamp_folders(self.ws, self.store, indexer.include, began)
                 if quick:
                     self.store.set_meta(FULL_CHECK_KEY, str(began))
         except Exception:  # a cache: the full check runs until it is there
