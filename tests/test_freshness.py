@@ -187,3 +187,18 @@ def test_auto_treats_a_full_check_recorded_in_the_future_as_due(cli: Cli, worksp
     mem.close()
     rewrite_in_place(oldest, "- Avocets sweep too.\n")
     assert "Avocets" in found(cli, "avocets")
+
+
+def test_a_search_syncs_only_what_it_found_changed_yet_a_rebuild_takes_every_file(
+    cli: Cli, workspace: Path
+) -> None:
+    for n in range(5):
+        (workspace / "memory" / f"n{n}.md").write_text(f"- Wader number {n} on the mudflat.\n")
+    settle(cli, workspace)
+    (workspace / "memory" / "n0.md").write_text("- Wader number 0 is a curlew now.\n")
+    assert "curlew" in found(cli, "curlew")  # the changed file alone, synced by the search
+    assert found(cli, "wader").count("Wader number") == 5
+    assert cli("config", "set", "index.chunk_chars", "200").exit_code == 0
+    (workspace / "memory" / "n1.md").write_text("- Wader number 1 is a godwit now.\n")
+    assert found(cli, "wader").count("Wader number") == 5  # a rebuild: every file at once
+    assert "godwit" in found(cli, "godwit")

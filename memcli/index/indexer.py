@@ -111,6 +111,10 @@ class Indexer:
         #: When the last :meth:`dirty` or :meth:`unchanged` began comparing every file with
         #: the index (epoch seconds); None: it ran the quick check only.
         self.compared_all: float | None = None
+        #: The files :meth:`dirty` found when it listed them all, and those that differed
+        #: from the index (a sync may take both instead of comparing every file again).
+        self.found: ScanResult | None = None
+        self.changed: list[str] = []
         self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
 
     def scan(self) -> ScanResult:
@@ -120,13 +124,16 @@ class Indexer:
         """Paths whose (mtime_ns, size) differ from the index, plus deleted ones
         (:func:`memcli.index.changes.dirty`); also sets :attr:`settled` and
         :attr:`compared_all`."""
-        self.settled = []
+        self.settled, self.changed, self.found = [], [], None
         if found is None:
             if self.unchanged():
                 return []
             self.compared_all = time.time()
-            found = self.scan()
+            found = self.found = self.scan()
+        else:
+            self.compared_all = None  # the caller's listing: not one to sync from
         out, self.settled = changes.dirty(self.store, self.root, found)
+        self.changed = out
         return out
 
     def unchanged(self) -> bool:
@@ -178,6 +185,7 @@ class Indexer:
         embed: bool = True,
         embed_limit: int | None = None,
         watched: bool = False,
+        reuse_scan: bool = False,
     ) -> IndexReport:
         """Bring the index in line with the files (all, or only ``paths``).
 
@@ -187,6 +195,10 @@ class Indexer:
         A whole sync records what the quick freshness check needs (the folders' times, the
         time of this full comparison); a sync of some ``paths`` records the folders' times
         only when ``watched`` (a watcher sees every change, so the others were not missed).
+        ``reuse_scan``: sync only what :meth:`dirty` has just found changed (or settled) when
+        it compared every file, instead of listing and comparing them all again, and record
+        that comparison as a whole sync does (a file changed since is recorded with its older
+        stat and synced again later).
         """
         t0 = time.perf_counter()
         report = IndexReport()
@@ -195,19 +207,30 @@ class Indexer:
             if not force and store.get_meta("chunking") is not None:
                 report.warnings.append("chunking settings changed; rebuilding the index")
             paths = None  # a cleared index needs every file, not only the ones asked for
+            reuse_scan = False  # nor only the ones dirty() found changed
             with store.transaction():
                 store.clear()
                 store.set_meta("chunking", chunk_params(self.settings))
-        began = time.time()
-        found = self.scan()
+        compared = self.compared_all if paths is None and reuse_scan else None
+        wanted: Callable[[str], bool]
+        if compared is not None and self.found is not None:  # only what dirty() found
+            began, found = compared, self.found
+            names = sorted({*self.changed, *self.settled})
+            known = store.file_states_for(names)
+            wanted = set(names).__contains__
+            files = [(rel, found.files[rel]) for rel in names if rel in found.files]
+        else:
+            began, found = time.time(), self.scan()
+            known = store.file_states()
+            wanted = _selector(paths)
+            files = sorted(found.files.items())
+        whole = paths is None
         report.warnings.extend(found.warnings)
-        known = store.file_states()
         skipped = store.skipped()
-        wanted = _selector(paths)
         # a skipped (binary) file is read again only when its stat changes
         todo = [
             f
-            for rel, f in sorted(found.files.items())
+            for rel, f in files
             if wanted(rel) and skipped.get(rel, (None, None))[:2] != (f.mtime_ns, f.size)
         ]
         gone = [k for rel, k in known.items() if rel not in found.files and wanted(rel)]
@@ -215,7 +238,7 @@ class Indexer:
         total = len(todo) + len(gone)
         done = 0
         batch = batch_bytes = 0
-        bulk = not known and len(todo) >= BULK_FILES
+        bulk = not store.has_files(1) and len(todo) >= BULK_FILES
         parsed: Generator[Parsed, None, None] | None = None
         store.conn.execute("BEGIN IMMEDIATE")
         try:
@@ -256,12 +279,10 @@ class Indexer:
             if bulk:
                 store.ensure_bulk_indexes()
             store.set_meta("last_indexed", str(time.time()))
-            if paths is None:
+            if whole:
                 store.set_meta(changes.FULL_CHECK_KEY, str(began))
-            if paths is None or watched:
-                changes.stamp_folders(
-                    self.ws, store, self.include, began if paths is None else None
-                )
+            if whole or watched:
+                changes.stamp_folders(self.ws, store, self.include, began if whole else None)
             store.conn.execute("COMMIT")
         except BaseException:
             db.rollback(store.conn)

@@ -233,11 +233,16 @@ class Store:
         return {r[1]: FileState(*r) for r in rows}
 
     def file_states_for(self, paths: list[str]) -> dict[str, FileState]:
-        marks = ",".join("?" * len(paths))
-        rows = self.conn.execute(
-            f"SELECT id, path, mtime_ns, size, sha256 FROM files WHERE path IN ({marks})", paths
-        )
-        return {r[1]: FileState(*r) for r in rows}
+        out: dict[str, FileState] = {}
+        for start in range(0, len(paths), 500):
+            part = paths[start : start + 500]
+            rows = self.conn.execute(
+                "SELECT id, path, mtime_ns, size, sha256 FROM files"
+                f" WHERE path IN ({','.join('?' * len(part))})",
+                part,
+            )
+            out.update((r[1], FileState(*r)) for r in rows)
+        return out
 
     def iter_stats(self) -> Iterator[tuple[str, int, int]]:
         """(path, mtime_ns, size) of every known file (indexed or skipped), row by row in

@@ -86,13 +86,16 @@ class IndexService(MemoryCore):
             return False, []
         lock = writer_lock(self.ws)
         try:
-            lock.acquire(timeout=SEARCH_LOCK_WAIT)
+            # the files just listed are reused unless another writer made this one wait
+            at_once = lock.try_acquire()
+            if not at_once:
+                lock.acquire(timeout=SEARCH_LOCK_WAIT)
         except LockTimeout:
             return True, ["index is being written by another process; results may be stale"]
         except WriteFailed as exc:
             return True, [f"{exc.message}: answering from the index as it is"]
         try:
-            report = indexer.sync(embed_limit=SEARCH_EMBED_LIMIT)
+            report = indexer.sync(embed_limit=SEARCH_EMBED_LIMIT, reuse_scan=at_once)
         except db.database_errors() as exc:
             cause = db.write_failure(exc)
             if cause is None:
