@@ -8,9 +8,10 @@ import time
 from itertools import starmap, zip_longest
 from operator import eq
 from pathlib import Path
+from typing import NamedTuple
 
 from memcli.index.store import Store
-from memcli.notes.scan import ScanResult, iter_files
+from memcli.notes.scan import FoundFile, ScanResult, iter_files, list_folder
 from memcli.notes.workspace import MEMORY_DIR, Workspace
 
 #: A file modified this close to the moment it was read may change again within the same
@@ -76,30 +77,70 @@ FULL_CHECK_KEY = "full_checked"
 RECENT_FILES = 64
 
 
-def quick_unchanged(ws: Workspace, store: Store, recent: int = RECENT_FILES) -> bool | None:
-    """The quick freshness check (``index.freshness = "recent"``): the folders that hold the
-    files and the files changed last still have the times the index recorded. True: nothing
-    changed that this check can see; False: something did (the full check follows); None:
-    no folder times are recorded yet. It cannot see a file rewritten in place, without
-    changing its folder, unless it is among the ``recent`` changed last."""
+#: Folders whose times moved that the quick check lists itself; more: the full comparison.
+MOST_FOLDERS = 16
+
+
+class QuickChanges(NamedTuple):
+    """What the quick check found: the files that differ from the index (``changed``; those
+    still on disk in ``found``, with their stat) and the folders it listed, with their
+    times now (to record once their files are synced)."""
+
+    found: dict[str, FoundFile]
+    changed: list[str]
+    folders: dict[str, int]
+
+
+def quick_changes(
+    ws: Workspace, store: Store, include: list[str], recent: int = RECENT_FILES
+) -> QuickChanges | None:
+    """The quick freshness check (``index.freshness`` recent, or auto in a large workspace):
+    a folder whose time differs from the one recorded is listed (its files compared with
+    the index's), and the files changed last are stat-ed. None: no folder times recorded, a
+    new folder, a link or too many folders changed (the full comparison follows). It cannot
+    see a file rewritten in place without changing its folder, unless it is among the
+    ``recent`` changed last."""
     raw = store.get_meta(FOLDERS_KEY)
     if not raw:
         return None
+    stamps: dict[str, int] = json.loads(raw)
     root = str(ws.root) + os.sep
-    for folder, mtime_ns in json.loads(raw).items():
+    moved: dict[str, int] = {}
+    for folder, mtime_ns in stamps.items():
         try:
-            if os.stat(root + folder).st_mtime_ns != mtime_ns:
-                return False
+            now_ns = os.stat(root + folder).st_mtime_ns
         except OSError:
-            return False
+            return None
+        if now_ns != mtime_ns:
+            moved[folder] = now_ns
+            if len(moved) > MOST_FOLDERS:
+                return None
+    found: dict[str, FoundFile] = {}
+    changed: set[str] = set()
+    for folder in moved:
+        listed = list_folder(ws, include, folder)
+        if listed is None or any(sub not in stamps for sub in listed[1]):
+            return None
+        files, known = listed[0], store.folder_stats(folder)
+        for rel, f in files.items():
+            if known.get(rel) != (f.mtime_ns, f.size):
+                found[rel] = f
+                changed.add(rel)
+        changed.update(rel for rel in known if rel not in files)
     for rel, mtime_ns, size in store.recent_files(recent):
+        if rel in changed:
+            continue
         try:
             st = os.stat(root + rel)
+        except FileNotFoundError:
+            changed.add(rel)
+            continue
         except OSError:
-            return False
+            return None
         if (st.st_mtime_ns, st.st_size) != (mtime_ns, size):
-            return False
-    return True
+            found[rel] = FoundFile(rel, st.st_mtime_ns, st.st_size)
+            changed.add(rel)
+    return QuickChanges(found, sorted(changed), moved)
 
 
 def stamp_folders(
@@ -108,9 +149,9 @@ def stamp_folders(
     """Record the modification time of every folder holding a known file, of the folders
     above them, and of the memory folder (and of the workspace's own when ``include`` reaches
     outside it), inside the caller's write transaction: a new file or folder anywhere
-    changes one of them. Nothing is recorded when a folder changed after the comparison with
-    the files began (``began``, epoch seconds; else now) or just before it: the full check
-    then runs again."""
+    changes one of them. A folder changed after the comparison with the files began
+    (``began``, epoch seconds; else now) or just before it is recorded as unknown (0): the
+    quick check lists it."""
     root = str(ws.root) + os.sep
     top = {MEMORY_DIR}
     if any(not pattern.startswith(f"{MEMORY_DIR}/") for pattern in include):
@@ -127,8 +168,19 @@ def stamp_folders(
             mtime_ns = os.stat(root + folder if folder else str(ws.root)).st_mtime_ns
         except OSError:
             continue
-        if mtime_ns > cutoff:
-            store.set_meta(FOLDERS_KEY, "")
-            return
-        stamps[folder] = mtime_ns
+        stamps[folder] = SMUDGED if mtime_ns > cutoff else mtime_ns
+    store.set_meta(FOLDERS_KEY, json.dumps(stamps))
+
+
+def restamp_folders(store: Store, folders: dict[str, int]) -> None:
+    """Record the times of folders the quick check listed and whose files are now synced
+    (inside the caller's write transaction); a time too recent to trust is recorded as
+    unknown (0): the next check lists that folder again."""
+    raw = store.get_meta(FOLDERS_KEY)
+    if not raw or not folders:
+        return
+    stamps = json.loads(raw)
+    cutoff = time.time_ns() - RACY_NS
+    for folder, mtime_ns in folders.items():
+        stamps[folder] = SMUDGED if mtime_ns > cutoff else mtime_ns
     store.set_meta(FOLDERS_KEY, json.dumps(stamps))

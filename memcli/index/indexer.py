@@ -108,51 +108,51 @@ class Indexer:
         self.target = int(settings.get("index.chunk_chars"))
         self.root = str(ws.root) + os.sep  # a found file is at root + rel
         self.settled: list[str] = []  # see dirty()
-        #: When the last :meth:`dirty` or :meth:`unchanged` began comparing every file with
-        #: the index (epoch seconds); None: it ran the quick check only.
+        #: When the last :meth:`dirty` began comparing every file with the index (epoch
+        #: seconds); None: it did not (the quick check answered, or the caller listed).
         self.compared_all: float | None = None
-        #: The files :meth:`dirty` found when it listed them all, and those that differed
-        #: from the index (a sync may take both instead of comparing every file again).
+        #: What :meth:`dirty` found: the files it listed (all of them, or the quick check's
+        #: changed ones), those that differ from the index, and the folders the quick check
+        #: listed with their times; a sync may take them instead of comparing every file.
         self.found: ScanResult | None = None
         self.changed: list[str] = []
+        self.listed: dict[str, int] = {}
         self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
 
     def scan(self) -> ScanResult:
         return scan(self.ws, self.include)
 
     def dirty(self, found: ScanResult | None = None) -> list[str]:
-        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones
-        (:func:`memcli.index.changes.dirty`); also sets :attr:`settled` and
-        :attr:`compared_all`."""
-        self.settled, self.changed, self.found = [], [], None
+        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones, checked as
+        ``index.freshness`` says: ``full`` compares every file
+        (:func:`memcli.index.changes.unchanged`, then :func:`memcli.index.changes.dirty`);
+        ``recent`` runs the quick check (:func:`memcli.index.changes.quick_changes`) when it
+        can answer; ``auto`` runs the quick check once the index holds
+        ``index.full_check_files`` files, unless the last full comparison is
+        ``index.full_check_secs`` old. With ``found`` (a listing the caller made), that one
+        is compared. Sets :attr:`settled`, :attr:`compared_all`, :attr:`found`,
+        :attr:`changed` and :attr:`listed`."""
+        self.settled, self.changed, self.found, self.listed = [], [], None, {}
+        self.compared_all = None
         if found is None:
-            if self.unchanged():
-                return []
+            quick = self._quick()
+            if quick is not None:
+                self.found = ScanResult(quick.found, [])
+                self.changed, self.listed = quick.changed, quick.folders
+                return quick.changed
             self.compared_all = time.time()
+            if changes.unchanged(self.ws, self.store, self.include):
+                return []
             found = self.found = self.scan()
-        else:
-            self.compared_all = None  # the caller's listing: not one to sync from
         out, self.settled = changes.dirty(self.store, self.root, found)
         self.changed = out
         return out
 
-    def unchanged(self) -> bool:
-        """Whether no file differs from the index, checked as ``index.freshness`` says:
-        ``full`` compares every file (:func:`memcli.index.changes.unchanged`); ``recent``
-        runs the quick check (:func:`memcli.index.changes.quick_unchanged`) when it can
-        answer; ``auto`` runs the quick check once the index holds
-        ``index.full_check_files`` files, and the full one as well when the last is
-        ``index.full_check_secs`` old. Sets :attr:`compared_all` when every file was
-        compared."""
-        self.compared_all = None
-        if self.uses_quick_check():
-            quick = changes.quick_unchanged(self.ws, self.store)
-            if quick is False:
-                return False
-            if quick and not self._full_check_due():
-                return True
-        self.compared_all = time.time()
-        return changes.unchanged(self.ws, self.store, self.include)
+    def _quick(self) -> changes.QuickChanges | None:
+        """The quick check's findings when it applies and can answer."""
+        if not self.uses_quick_check() or self._full_check_due():
+            return None
+        return changes.quick_changes(self.ws, self.store, self.include)
 
     def uses_quick_check(self) -> bool:
         """Whether searches run the quick check: always with ``recent``, and with ``auto``
@@ -195,10 +195,10 @@ class Indexer:
         A whole sync records what the quick freshness check needs (the folders' times, the
         time of this full comparison); a sync of some ``paths`` records the folders' times
         only when ``watched`` (a watcher sees every change, so the others were not missed).
-        ``reuse_scan``: sync only what :meth:`dirty` has just found changed (or settled) when
-        it compared every file, instead of listing and comparing them all again, and record
-        that comparison as a whole sync does (a file changed since is recorded with its older
-        stat and synced again later).
+        ``reuse_scan``: sync only what :meth:`dirty` has just found changed (or settled),
+        instead of listing and comparing every file again; after a full comparison, record
+        it as a whole sync does, after the quick check, the times of the folders it listed
+        (a file changed since is recorded with its older stat and synced again later).
         """
         t0 = time.perf_counter()
         report = IndexReport()
@@ -211,10 +211,12 @@ class Indexer:
             with store.transaction():
                 store.clear()
                 store.set_meta("chunking", chunk_params(self.settings))
-        compared = self.compared_all if paths is None and reuse_scan else None
+        reuse = paths is None and reuse_scan and self.found is not None
+        reuse = reuse and (self.compared_all is not None or bool(self.listed))
         wanted: Callable[[str], bool]
-        if compared is not None and self.found is not None:  # only what dirty() found
-            began, found = compared, self.found
+        began: float | None
+        if reuse and self.found is not None:  # only what dirty() found
+            began, found = self.compared_all, self.found
             names = sorted({*self.changed, *self.settled})
             known = store.file_states_for(names)
             wanted = set(names).__contains__
@@ -224,7 +226,7 @@ class Indexer:
             known = store.file_states()
             wanted = _selector(paths)
             files = sorted(found.files.items())
-        whole = paths is None
+        whole = paths is None and began is not None  # every file compared, or listed
         report.warnings.extend(found.warnings)
         skipped = store.skipped()
         # a skipped (binary) file is read again only when its stat changes
@@ -283,6 +285,8 @@ class Indexer:
                 store.set_meta(changes.FULL_CHECK_KEY, str(began))
             if whole or watched:
                 changes.stamp_folders(self.ws, store, self.include, began if whole else None)
+            elif reuse:  # the quick check's folders, their files now synced
+                changes.restamp_folders(store, self.listed)
             store.conn.execute("COMMIT")
         except BaseException:
             db.rollback(store.conn)

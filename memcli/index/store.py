@@ -264,6 +264,22 @@ class Store:
         ).fetchall()
         return [(r[0], int(r[1]), int(r[2])) for r in rows]
 
+    def folder_stats(self, folder: str) -> dict[str, tuple[int, int]]:
+        """Path -> (mtime_ns, size) of the known files (indexed or skipped) directly in the
+        workspace-relative ``folder`` ('' for the workspace's own)."""
+        if folder:
+            head = folder + "/"
+            where = "path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0"
+            args: tuple[Any, ...] = (head, folder + "0", len(head) + 1) * 2  # '0' follows '/'
+        else:
+            where, args = "instr(path, '/') = 0", ()
+        rows = self.conn.execute(
+            f"SELECT path, mtime_ns, size FROM files WHERE {where}"
+            f" UNION ALL SELECT path, mtime_ns, size FROM skipped WHERE {where}",
+            args,
+        )
+        return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+
     def known_folders(self) -> set[str]:
         """Workspace-relative folders holding a known file (indexed or skipped)."""
         rows = self.conn.execute("SELECT path FROM files UNION ALL SELECT path FROM skipped")

@@ -275,6 +275,36 @@ def iter_files(ws: Workspace, include: list[str], warnings: list[str]) -> Iterat
             stack.pop()
 
 
+def list_folder(
+    ws: Workspace, include: list[str], rel_folder: str
+) -> tuple[dict[str, FoundFile], list[str]] | None:
+    """The indexable files directly in one folder, as :func:`iter_files` finds them, and its
+    sub-folders (workspace-relative); None when it holds a link (whether the full listing
+    follows it depends on the rest of the tree) or cannot be listed."""
+    matcher = Matcher(ws, include)
+    head = f"{rel_folder}/" if rel_folder else ""
+    wanted = matcher.names_in(head)
+    files: dict[str, FoundFile] = {}
+    folders: list[str] = []
+    try:
+        with os.scandir(ws.root / rel_folder if rel_folder else ws.root) as entries:
+            for entry in entries:
+                name = entry.name
+                if "\n" in name or "\r" in name or not (name.isascii() or _utf8_name(name)):
+                    continue  # never indexed (the full listing warns of them)
+                if entry.is_symlink():
+                    return None
+                if entry.is_dir():
+                    if name not in SKIP_DIRS:
+                        folders.append(head + name)
+                elif wanted(name) and entry.is_file():
+                    st = entry.stat()
+                    files[head + name] = FoundFile(head + name, st.st_mtime_ns, st.st_size)
+    except OSError:
+        return None
+    return files, folders
+
+
 def _inside(root: Path, path: Path) -> bool:
     """Whether ``path`` (links resolved) is ``root`` or below it."""
     target = Path(os.path.realpath(path))
