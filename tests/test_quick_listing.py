@@ -73,15 +73,28 @@ def test_a_file_that_came_and_went_costs_one_listing(workspace: Path) -> None:
     mem.close()
 
 
-def test_a_new_folder_hands_over_to_the_full_comparison(workspace: Path) -> None:
+def test_new_folders_are_listed_too_and_recorded(workspace: Path) -> None:
     mem = settled(workspace, ["p"])
-    new = workspace / "memory" / "p" / "deeper" / "c.md"
-    new.parent.mkdir()
+    new = workspace / "memory" / "p" / "deeper" / "still" / "c.md"
+    new.parent.mkdir(parents=True)
     new.write_text("- A bittern, deeper down.\n")
-    for p in (new, new.parent, new.parent.parent):
+    for p in (new, new.parent, new.parent.parent, new.parent.parent.parent):
         age(p, 1800)
-    assert check(mem) == (["memory/p/deeper/c.md"], True)
-    assert hits(mem, "bittern") == ["memory/p/deeper/c.md"]
+    assert check(mem) == (["memory/p/deeper/still/c.md"], False)
+    assert hits(mem, "bittern") == ["memory/p/deeper/still/c.md"]
+    assert check(mem) == ([], False)  # the new folders' times recorded with the others
+    raw = mem.store.get_meta(changes.FOLDERS_KEY) or ""
+    assert '"memory/p/deeper/still"' in raw
+    mem.close()
+
+
+def test_a_folder_gone_hands_over_to_the_full_comparison(workspace: Path) -> None:
+    mem = settled(workspace, ["p", "q"])
+    (workspace / "memory" / "q").rename(workspace / "memory" / "p" / "q2")
+    for p in (workspace / "memory", workspace / "memory" / "p"):
+        age(p, 1800)
+    assert check(mem) == (["memory/p/q2/a.md", "memory/q/a.md"], True)
+    assert hits(mem, "heron") == ["memory/p/a.md", "memory/p/q2/a.md"]
     mem.close()
 
 

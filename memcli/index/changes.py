@@ -96,8 +96,9 @@ def quick_changes(
 ) -> QuickChanges | None:
     """The quick freshness check (``index.freshness`` recent, or auto in a large workspace):
     a folder whose time differs from the one recorded is listed (its files compared with
-    the index's), and the files changed last are stat-ed. None: no folder times recorded, a
-    new folder, a link or too many folders changed (the full comparison follows). It cannot
+    the index's, its new sub-folders listed in turn), and the files changed last are
+    stat-ed. None: no folder times recorded, a link, or more folders to list than
+    :data:`MOST_FOLDERS` (the full comparison follows). It cannot
     see a file rewritten in place without changing its folder, unless it is among the
     ``recent`` changed last."""
     raw = store.get_meta(FOLDERS_KEY)
@@ -117,10 +118,21 @@ def quick_changes(
                 return None
     found: dict[str, FoundFile] = {}
     changed: set[str] = set()
-    for folder in moved:
+    todo = list(moved)
+    while todo:
+        folder = todo.pop()
         listed = list_folder(ws, include, folder)
-        if listed is None or any(sub not in stamps for sub in listed[1]):
+        if listed is None:
             return None
+        for sub in listed[1]:  # a new folder: listed too, and recorded with the others
+            if sub not in stamps and sub not in moved:
+                try:
+                    moved[sub] = os.stat(root + sub).st_mtime_ns
+                except OSError:
+                    return None
+                if len(moved) > MOST_FOLDERS:
+                    return None
+                todo.append(sub)
         files, known = listed[0], store.folder_stats(folder)
         for rel, f in files.items():
             if known.get(rel) != (f.mtime_ns, f.size):
