@@ -13,8 +13,8 @@ from memcli.config import load_settings
 from memcli.index import changes
 from memcli.index.indexer import Indexer
 from memcli.index.indexfile import open_store
-from memcli.notes.scan import iter_files, scan
-from memcli.notes.workspace import find_workspace
+from memcli.notes.scan import iter_files, scan, stat_files
+from memcli.notes.workspace import Workspace, find_workspace
 
 # Names whose path order differs from a per-folder name order: "a-b.md" < "a/" < "a0.md",
 # upper case before lower, non-ASCII last; a folder and a file sharing a stem.
@@ -127,3 +127,30 @@ def test_links_out_of_the_workspace_stay_out_of_the_walk(workspace: Path, tmp_pa
     rels = [f.rel for f in iter_files(ws, ["memory/**/*.md"], warnings)]
     assert rels == ["memory/MEMORY.md", "memory/a.md"]
     assert any("memory/out: skipped: symlink leaves the workspace" in w for w in warnings)
+
+
+def test_stat_files_finds_named_files_as_the_full_listing_does(workspace: Path) -> None:
+
+    _write(workspace, ["a/x.md", "b.md"])
+    (workspace / "memory" / "notes.txt").write_text("not indexed")
+    (workspace / ".git").mkdir()
+    (workspace / ".git" / "y.md").write_text("- never indexed\n")
+    ws = Workspace(workspace)
+    include = ["memory/**/*.md"]
+    full = scan(ws, include).files
+    named = ["memory/a/x.md", "memory/b.md", "memory/notes.txt", "memory/gone.md", ".git/y.md"]
+    got = stat_files(ws, include, named)
+    assert got is not None and got.files == {k: full[k] for k in ("memory/a/x.md", "memory/b.md")}
+    assert stat_files(ws, include, ["memory/a"]) is None  # a folder: the full listing says
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_stat_files_leaves_links_to_the_full_listing(workspace: Path) -> None:
+
+    _write(workspace, ["a/x.md"])
+    (workspace / "memory" / "link.md").symlink_to(workspace / "memory" / "a" / "x.md")
+    (workspace / "memory" / "via").symlink_to(workspace / "memory" / "a", target_is_directory=True)
+    ws = Workspace(workspace)
+    include = ["memory/**/*.md"]
+    assert stat_files(ws, include, ["memory/link.md"]) is None
+    assert stat_files(ws, include, ["memory/via/x.md"]) is None

@@ -19,7 +19,7 @@ from memcli.index.grams import GRAMS_VERSION
 from memcli.index.parsing import Parsed, parse_text
 from memcli.index.store import FileState, Store
 from memcli.locks import ProcessLock
-from memcli.notes.scan import FoundFile, ScanResult, read_text, scan
+from memcli.notes.scan import FoundFile, ScanResult, read_text, scan, stat_files
 from memcli.notes.workspace import Workspace, source_of
 
 # A transaction ends after this many files or bytes of Markdown (re)indexed, whichever comes
@@ -213,6 +213,9 @@ class Indexer:
                 store.set_meta("chunking", chunk_params(self.settings))
         reuse = paths is None and reuse_scan and self.found is not None
         reuse = reuse and (self.compared_all is not None or bool(self.listed))
+        names = None if paths is None else sorted(set(paths))
+        # files named (an add, a watcher's batch): their own stat, not a listing of all
+        scoped = None if names is None else stat_files(self.ws, self.include, names)
         wanted: Callable[[str], bool]
         began: float | None
         if reuse and self.found is not None:  # only what dirty() found
@@ -221,6 +224,11 @@ class Indexer:
             known = store.file_states_for(names)
             wanted = set(names).__contains__
             files = [(rel, found.files[rel]) for rel in names if rel in found.files]
+        elif scoped is not None and names is not None:
+            began, found = time.time(), scoped
+            known = store.file_states_for(names)
+            wanted = set(names).__contains__
+            files = sorted(found.files.items())
         else:
             began, found = time.time(), self.scan()
             known = store.file_states()

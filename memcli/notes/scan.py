@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -303,6 +304,32 @@ def list_folder(
     except OSError:
         return None
     return files, folders
+
+
+def stat_files(ws: Workspace, include: list[str], rels: list[str]) -> ScanResult | None:
+    """The files at ``rels`` as :func:`iter_files` would find them (one ``lstat`` each; a
+    path that is gone or not indexable is left out), or None when one of them needs the
+    full listing to say: a folder, a link on the way, a name it would warn about."""
+    matcher = Matcher(ws, include)
+    root = str(ws.root) + os.sep
+    real = os.path.realpath(ws.root) + os.sep
+    files: dict[str, FoundFile] = {}
+    for rel in rels:
+        if not rel or "\n" in rel or "\r" in rel or not (rel.isascii() or _utf8_name(rel)):
+            return None
+        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
+            continue
+        try:
+            st = os.lstat(root + rel)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return None
+        if not stat.S_ISREG(st.st_mode) or os.path.realpath(root + rel) != real + rel:
+            return None
+        if matcher.matches(rel):
+            files[rel] = FoundFile(rel, st.st_mtime_ns, st.st_size)
+    return ScanResult(files, [])
 
 
 def _inside(root: Path, path: Path) -> bool:
