@@ -132,3 +132,63 @@ def test_a_folder_changed_during_a_whole_sync_is_listed_next(workspace: Path) ->
     age(new, 1800)
     assert check(mem) == (["memory/p/late.md"], False)
     mem.close()
+
+
+def test_a_new_file_in_a_folder_that_held_none_is_seen(workspace: Path) -> None:
+    mem = settled(workspace, ["p"])
+    (workspace / "memory" / "empty").mkdir()
+    age(workspace / "memory" / "empty", 1000)
+    age(workspace / "memory", 1000)
+    mem.index()  # the listing of every folder records the empty one too
+    new = workspace / "memory" / "empty" / "x.md"
+    new.write_text("- A kingfisher.\n")
+    age(new, 900)
+    age(new.parent, 900)
+    assert hits(mem, "kingfisher") == ["memory/empty/x.md"]
+    mem.close()
+
+
+def test_a_recent_file_now_ignored_leaves_the_index(workspace: Path) -> None:
+    mem = settled(workspace, ["p", "q"])
+    (workspace / ".memignore").write_text("memory/q/\n")
+    f = workspace / "memory" / "q" / "a.md"
+    f.write_text("- Heron and a kingfisher.\n")  # one of the files changed last
+    age(f, 1000)
+    g = workspace / "memory" / "p" / "b.md"
+    g.write_text("- An egret.\n")
+    age(g, 1000)
+    age(g.parent, 1000)
+    assert hits(mem, "kingfisher") == []
+    assert not mem.store.knows("memory/q/a.md")
+    mem.close()
+
+
+def test_a_folder_named_to_a_sync_and_gone_is_removed_whole(workspace: Path) -> None:
+    """What a watcher's batch and 'memcli index DIR' pass after 'rm -rf DIR'."""
+    import shutil
+
+    mem = settled(workspace, ["p", "q"])
+    shutil.rmtree(workspace / "memory" / "p")
+    age(workspace / "memory", 1000)
+    mem.indexer().sync(["memory/p"], watched=True)
+    assert not mem.store.knows("memory/p")
+    assert check(mem) == ([], False)
+    assert hits(mem, "heron") == ["memory/q/a.md"]
+    mem.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
+def test_a_memory_folder_turned_into_a_link_is_left_to_the_full_listing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from memcli.errors import ConfigError
+
+    mem = settled(workspace, ["p"])
+    outside = tmp_path / "outside"
+    (outside / "p").mkdir(parents=True)
+    (outside / "p" / "a.md").write_text("- A secret osprey.\n")
+    (workspace / "memory").rename(tmp_path / "old")
+    (workspace / "memory").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(ConfigError):
+        hits(mem, "osprey")  # the full listing refuses a folder leading outside
+    mem.close()

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
+from collections.abc import Iterable
 from itertools import starmap, zip_longest
 from operator import eq
 from pathlib import Path
 from typing import NamedTuple
 
 from memcli.index.store import Store
-from memcli.notes.scan import FoundFile, ScanResult, iter_files, list_folder
+from memcli.notes.scan import FoundFile, Matcher, ScanResult, iter_files, list_folder
 from memcli.notes.workspace import MEMORY_DIR, Workspace
 
 #: A file modified this close to the moment it was read may change again within the same
@@ -26,12 +28,15 @@ def recorded_mtime(mtime_ns: int) -> int:
     return SMUDGED if time.time_ns() - mtime_ns < RACY_NS else mtime_ns
 
 
-def unchanged(ws: Workspace, store: Store, include: list[str]) -> bool:
+def unchanged(
+    ws: Workspace, store: Store, include: list[str], folders: list[str] | None = None
+) -> bool:
     """The usual answer before a search, in memory that does not grow with the files:
     the files on disk and the known ones (indexed or skipped) are both read in path
     order and must agree row by row, stat included. Only the folders on the current
-    path are held, and the first difference ends the walk."""
-    found = iter_files(ws, include, [])
+    path are held, and the first difference ends the walk; the folders listed go to
+    ``folders`` when given (all of them when the answer is True)."""
+    found = iter_files(ws, include, [], folders)
     return all(starmap(eq, zip_longest(found, store.iter_stats())))  # None pads
 
 
@@ -109,11 +114,13 @@ def quick_changes(
     moved: dict[str, int] = {}
     for folder, mtime_ns in stamps.items():
         try:
-            now_ns = os.stat(root + folder).st_mtime_ns
+            st = os.lstat(root + folder)
         except OSError:
             return None
-        if now_ns != mtime_ns:
-            moved[folder] = now_ns
+        if st.st_mtime_ns != mtime_ns:
+            if stat.S_ISLNK(st.st_mode):  # a folder that became a link: the walk judges it
+                return None
+            moved[folder] = st.st_mtime_ns
             if len(moved) > MOST_FOLDERS:
                 return None
     found: dict[str, FoundFile] = {}
@@ -139,8 +146,12 @@ def quick_changes(
                 found[rel] = f
                 changed.add(rel)
         changed.update(rel for rel in known if rel not in files)
+    matcher = Matcher(ws, include)
     for rel, mtime_ns, size in store.recent_files(recent):
         if rel in changed:
+            continue
+        if not matcher.matches(rel):  # no longer indexed (the patterns or .memignore)
+            changed.add(rel)
             continue
         try:
             st = os.stat(root + rel)
@@ -156,21 +167,29 @@ def quick_changes(
 
 
 def stamp_folders(
-    ws: Workspace, store: Store, include: list[str], began: float | None = None
+    ws: Workspace,
+    store: Store,
+    include: list[str],
+    began: float | None = None,
+    walked: Iterable[str] = (),
 ) -> None:
     """Record the modification time of every folder holding a known file, of the folders
     above them, and of the memory folder (and of the workspace's own when ``include`` reaches
-    outside it), inside the caller's write transaction: a new file or folder anywhere
-    changes one of them. A folder changed after the comparison with the files began
+    outside it) and of the folders in ``walked`` (those a full listing visited, empty ones
+    too), inside the caller's write transaction: a new file or folder anywhere changes one
+    of them. A folder changed after the comparison with the files began
     (``began``, epoch seconds; else now) or just before it is recorded as unknown (0): the
     quick check lists it."""
     root = str(ws.root) + os.sep
     top = {MEMORY_DIR}
     if any(not pattern.startswith(f"{MEMORY_DIR}/") for pattern in include):
         top.add("")
-    folders = set(top)
+    folders = set(top) | set(walked)  # walked: every folder listed, files in it or not
+    raw = store.get_meta(FOLDERS_KEY)
+    if raw:  # and those recorded before that are still there (the gone are passed below)
+        folders.update(json.loads(raw))
     for folder in store.known_folders():
-        while folder not in folders:
+        while folder:  # it and every folder above it
             folders.add(folder)
             folder = folder.rpartition("/")[0]
     cutoff = (time.time_ns() if began is None else int(began * 1e9)) - RACY_NS

@@ -117,6 +117,8 @@ class Indexer:
         self.found: ScanResult | None = None
         self.changed: list[str] = []
         self.listed: dict[str, int] = {}
+        #: The folders the full comparison listed (:func:`memcli.index.changes.stamp_folders`).
+        self.walked: tuple[str, ...] = ()
         self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
 
     def scan(self) -> ScanResult:
@@ -133,7 +135,7 @@ class Indexer:
         is compared. Sets :attr:`settled`, :attr:`compared_all`, :attr:`found`,
         :attr:`changed` and :attr:`listed`."""
         self.settled, self.changed, self.found, self.listed = [], [], None, {}
-        self.compared_all = None
+        self.compared_all, self.walked = None, ()
         if found is None:
             quick = self._quick()
             if quick is not None:
@@ -141,9 +143,12 @@ class Indexer:
                 self.changed, self.listed = quick.changed, quick.folders
                 return quick.changed
             self.compared_all = time.time()
-            if changes.unchanged(self.ws, self.store, self.include):
+            walked: list[str] = []
+            if changes.unchanged(self.ws, self.store, self.include, walked):
+                self.walked = tuple(walked)
                 return []
             found = self.found = self.scan()
+            self.walked = found.folders
         out, self.settled = changes.dirty(self.store, self.root, found)
         self.changed = out
         return out
@@ -216,6 +221,11 @@ class Indexer:
         names = None if paths is None else sorted(set(paths))
         # files named (an add, a watcher's batch): their own stat, not a listing of all
         scoped = None if names is None else stat_files(self.ws, self.include, names)
+        if scoped is not None and names is not None:
+            missing = [rel for rel in names if rel not in scoped.files]
+            states = store.file_states_for(missing)
+            if any(rel not in states and store.knows(rel) for rel in missing):
+                scoped = None  # a folder that is gone: every file under it, from the walk
         wanted: Callable[[str], bool]
         began: float | None
         if reuse and self.found is not None:  # only what dirty() found
@@ -292,7 +302,9 @@ class Indexer:
             if whole:
                 store.set_meta(changes.FULL_CHECK_KEY, str(began))
             if whole or watched:
-                changes.stamp_folders(self.ws, store, self.include, began if whole else None)
+                changes.stamp_folders(
+                    self.ws, store, self.include, began if whole else None, found.folders
+                )
             elif reuse:  # the quick check's folders, their files now synced
                 changes.restamp_folders(store, self.listed)
             store.conn.execute("COMMIT")

@@ -35,10 +35,12 @@ class FoundFile(NamedTuple):
 
 
 class ScanResult(NamedTuple):
-    """Every indexable file by path, and the warnings (sorted) for what was skipped."""
+    """Every indexable file by path, the warnings (sorted) for what was skipped, and the
+    folders listed (workspace-relative; empty when not every folder was)."""
 
     files: dict[str, FoundFile]
     warnings: list[str]
+    folders: tuple[str, ...] = ()
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -151,17 +153,21 @@ def gc_paused() -> Iterator[None]:
 
 
 def scan(ws: Workspace, include: list[str]) -> ScanResult:
-    """Every indexable file with its (mtime_ns, size); warnings (sorted) for what is skipped."""
+    """Every indexable file with its (mtime_ns, size); warnings (sorted) for what is skipped;
+    the folders listed."""
     warnings: list[str] = []
+    folders: list[str] = []
     with gc_paused():
-        files = {f.rel: f for f in iter_files(ws, include, warnings)}
+        files = {f.rel: f for f in iter_files(ws, include, warnings, folders)}
     warnings.sort()
-    return ScanResult(files, warnings)
+    return ScanResult(files, warnings, tuple(folders))
 
 
-def iter_files(ws: Workspace, include: list[str], warnings: list[str]) -> Iterator[FoundFile]:
+def iter_files(
+    ws: Workspace, include: list[str], warnings: list[str], folders: list[str] | None = None
+) -> Iterator[FoundFile]:
     """Every indexable file in path order, one folder listed at a time; appends a warning
-    for what is skipped.
+    for what is skipped, and each folder listed to ``folders`` when given.
 
     Path order is code-point order, which is SQLite's order of the same text (UTF-8 byte
     order), so a caller can compare the files with the index row by row while holding only
@@ -184,6 +190,8 @@ def iter_files(ws: Workspace, include: list[str], warnings: list[str]) -> Iterat
     # Paths are plain strings here: a Path per file would cost more than its stat.
     def listing(folder: str, rel_folder: str) -> list[FoundFile | tuple[str, str]]:
         """The files of one folder and its sub-folders to visit, in path order."""
+        if folders is not None:
+            folders.append(rel_folder)
         handle = None
         try:
             # Listed through a descriptor where possible: each file's stat is then looked up

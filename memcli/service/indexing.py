@@ -132,7 +132,7 @@ class IndexService(MemoryCore):
                 if began is None:
                     restamp_folders(self.store, listed)
                 else:
-                    stamp_folders(self.ws, self.store, indexer.include, began)
+                    stamp_folders(self.ws, self.store, indexer.include, began, indexer.walked)
                     if quick:
                         self.store.set_meta(FULL_CHECK_KEY, str(began))
         except Exception:  # a cache: the full check runs until it is there
