@@ -43,6 +43,16 @@ def old_notes(workspace: Path, n: int) -> Path:
     return workspace / "memory" / "note-00.md"
 
 
+def large_and_auto(cli: Cli, workspace: Path, full_check_secs: int) -> Path:
+    """70 old notes, indexed, in a workspace "auto" counts as large (index.full_check_files
+    10); the oldest note."""
+    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
+    assert cli("config", "set", "index.full_check_secs", str(full_check_secs)).exit_code == 0
+    oldest = old_notes(workspace, 70)
+    assert cli("index").exit_code == 0  # a whole sync: a full comparison, just now
+    return oldest
+
+
 def rewrite_in_place(path: Path, line: str) -> None:
     """Append to an old file without touching its folder, its time set back to the past."""
     with path.open("a") as f:
@@ -101,10 +111,7 @@ def test_auto_is_the_default_and_compares_every_file_in_a_small_workspace(
 def test_auto_past_the_threshold_finds_an_in_place_rewrite_by_the_next_full_check(
     cli: Cli, workspace: Path
 ) -> None:
-    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
-    assert cli("config", "set", "index.full_check_secs", "2").exit_code == 0
-    oldest = old_notes(workspace, 70)
-    assert cli("index").exit_code == 0  # a whole sync: a full comparison, just now
+    oldest = large_and_auto(cli, workspace, full_check_secs=2)
     rewrite_in_place(oldest, "- Cormorants dry their wings.\n")
     assert "Cormorants" not in found(cli, "cormorants")  # the quick check: not seen yet
     time.sleep(2.1)  # index.full_check_secs later, a search compares every file again
@@ -116,10 +123,7 @@ def test_auto_past_the_threshold_finds_an_in_place_rewrite_by_the_next_full_chec
 
 
 def test_auto_with_no_interval_compares_every_file_each_time(cli: Cli, workspace: Path) -> None:
-    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
-    assert cli("config", "set", "index.full_check_secs", "0").exit_code == 0
-    oldest = old_notes(workspace, 70)
-    assert cli("index").exit_code == 0
+    oldest = large_and_auto(cli, workspace, full_check_secs=0)
     rewrite_in_place(oldest, "- Ibises probe the mud.\n")
     assert "Ibises" in found(cli, "ibises")
 
@@ -163,10 +167,7 @@ def test_quick_check_sees_a_new_file_in_a_folder_that_holds_only_folders(
 def test_auto_records_a_clean_full_check_and_runs_the_quick_one_until_the_next(
     cli: Cli, workspace: Path
 ) -> None:
-    assert cli("config", "set", "index.full_check_files", "10").exit_code == 0
-    assert cli("config", "set", "index.full_check_secs", "2").exit_code == 0
-    oldest = old_notes(workspace, 70)
-    assert cli("index").exit_code == 0
+    oldest = large_and_auto(cli, workspace, full_check_secs=2)
     time.sleep(2.1)
     assert "Spoonbills" not in found(cli, "spoonbills")  # due: every file compared, none changed
     rewrite_in_place(oldest, "- Spoonbills sweep the shallows.\n")
