@@ -123,12 +123,13 @@ def quick_changes(
             moved[folder] = st.st_mtime_ns
             if len(moved) > MOST_FOLDERS:
                 return None
+    matcher = Matcher(ws, include)
     found: dict[str, FoundFile] = {}
     changed: set[str] = set()
     todo = list(moved)
     while todo:
         folder = todo.pop()
-        listed = list_folder(ws, include, folder)
+        listed = list_folder(ws, matcher, folder)
         if listed is None:
             return None
         for sub in listed[1]:  # a new folder: listed too, and recorded with the others
@@ -146,7 +147,6 @@ def quick_changes(
                 found[rel] = f
                 changed.add(rel)
         changed.update(rel for rel in known if rel not in files)
-    matcher = Matcher(ws, include)
     for rel, mtime_ns, size in store.recent_files(recent):
         if rel in changed:
             continue
@@ -192,13 +192,22 @@ def stamp_folders(
         while folder:  # it and every folder above it
             folders.add(folder)
             folder = folder.rpartition("/")[0]
-    cutoff = (time.time_ns() if began is None else int(began * 1e9)) - RACY_NS
-    stamps: dict[str, int] = {}
+    times: dict[str, int] = {}
     for folder in sorted(folders):
         try:
-            mtime_ns = os.stat(root + folder if folder else str(ws.root)).st_mtime_ns
+            times[folder] = os.stat(root + folder if folder else str(ws.root)).st_mtime_ns
         except OSError:
             continue
+    _record_folders(store, {}, times, began)
+
+
+def _record_folders(
+    store: Store, stamps: dict[str, int], times: dict[str, int], began: float | None
+) -> None:
+    """Record ``times`` over ``stamps``; one changed after ``began`` (else now), or just
+    before, as unknown (0)."""
+    cutoff = (time.time_ns() if began is None else int(began * 1e9)) - RACY_NS
+    for folder, mtime_ns in times.items():
         stamps[folder] = SMUDGED if mtime_ns > cutoff else mtime_ns
     store.set_meta(FOLDERS_KEY, json.dumps(stamps))
 
@@ -208,10 +217,5 @@ def restamp_folders(store: Store, folders: dict[str, int]) -> None:
     (inside the caller's write transaction); a time too recent to trust is recorded as
     unknown (0): the next check lists that folder again."""
     raw = store.get_meta(FOLDERS_KEY)
-    if not raw or not folders:
-        return
-    stamps = json.loads(raw)
-    cutoff = time.time_ns() - RACY_NS
-    for folder, mtime_ns in folders.items():
-        stamps[folder] = SMUDGED if mtime_ns > cutoff else mtime_ns
-    store.set_meta(FOLDERS_KEY, json.dumps(stamps))
+    if raw and folders:
+        _record_folders(store, json.loads(raw), folders, None)

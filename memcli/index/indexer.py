@@ -178,6 +178,20 @@ class Indexer:
         age = time.time() - float(last)  # < 0: the clock went back since
         return age < 0 or age >= self.settings.get("index.full_check_secs")
 
+    def record_check(
+        self, began: float | None, walked: Iterable[str] = (), watched: bool = False
+    ) -> None:
+        """Record what the quick check needs, inside the caller's write transaction: after
+        a full comparison that ``began`` then, every folder's time (``walked``: those it
+        listed) and when it began; after a watcher's sync, every folder's time; after the
+        quick check, the times of the folders it listed (:attr:`listed`)."""
+        if began is not None:
+            self.store.set_meta(changes.FULL_CHECK_KEY, str(began))
+        if began is not None or watched:
+            changes.stamp_folders(self.ws, self.store, self.include, began, walked)
+        else:
+            changes.restamp_folders(self.store, self.listed)
+
     def needs_rebuild(self) -> bool:
         return self.store.get_meta("chunking") != chunk_params(self.settings)
 
@@ -216,8 +230,8 @@ class Indexer:
             with store.transaction():
                 store.clear()
                 store.set_meta("chunking", chunk_params(self.settings))
-        reuse = paths is None and reuse_scan and self.found is not None
-        reuse = reuse and (self.compared_all is not None or bool(self.listed))
+        reusable = self.compared_all is not None or bool(self.listed)
+        prior = self.found if paths is None and reuse_scan and reusable else None
         names = None if paths is None else sorted(set(paths))
         # files named (an add, a watcher's batch): their own stat, not a listing of all
         scoped = None if names is None else stat_files(self.ws, self.include, names)
@@ -228,8 +242,8 @@ class Indexer:
                 scoped = None  # a folder that is gone: every file under it, from the walk
         wanted: Callable[[str], bool]
         began: float | None
-        if reuse and self.found is not None:  # only what dirty() found
-            began, found = self.compared_all, self.found
+        if prior is not None:  # only what dirty() found
+            began, found = self.compared_all, prior
             names = sorted({*self.changed, *self.settled})
             known = store.file_states_for(names)
             wanted = set(names).__contains__
@@ -299,14 +313,8 @@ class Indexer:
             if bulk:
                 store.ensure_bulk_indexes()
             store.set_meta("last_indexed", str(time.time()))
-            if whole:
-                store.set_meta(changes.FULL_CHECK_KEY, str(began))
-            if whole or watched:
-                changes.stamp_folders(
-                    self.ws, store, self.include, began if whole else None, found.folders
-                )
-            elif reuse:  # the quick check's folders, their files now synced
-                changes.restamp_folders(store, self.listed)
+            if whole or watched or prior is not None:
+                self.record_check(began if whole else None, found.folders, watched)
             store.conn.execute("COMMIT")
         except BaseException:
             db.rollback(store.conn)

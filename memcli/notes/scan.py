@@ -285,12 +285,11 @@ def iter_files(
 
 
 def list_folder(
-    ws: Workspace, include: list[str], rel_folder: str
+    ws: Workspace, matcher: Matcher, rel_folder: str
 ) -> tuple[dict[str, FoundFile], list[str]] | None:
-    """The indexable files directly in one folder, as :func:`iter_files` finds them, and its
-    sub-folders (workspace-relative); None when it holds a link (whether the full listing
-    follows it depends on the rest of the tree) or cannot be listed."""
-    matcher = Matcher(ws, include)
+    """The indexable files directly in one folder, as :func:`iter_files` finds them with
+    ``matcher``, and its sub-folders (workspace-relative); None when it holds a link (whether
+    the full listing follows it depends on the rest of the tree) or cannot be listed."""
     head = f"{rel_folder}/" if rel_folder else ""
     wanted = matcher.names_in(head)
     files: dict[str, FoundFile] = {}
@@ -299,7 +298,7 @@ def list_folder(
         with os.scandir(ws.root / rel_folder if rel_folder else ws.root) as entries:
             for entry in entries:
                 name = entry.name
-                if "\n" in name or "\r" in name or not (name.isascii() or _utf8_name(name)):
+                if _unlisted(name):
                     continue  # never indexed (the full listing warns of them)
                 if entry.is_symlink():
                     return None
@@ -323,7 +322,7 @@ def stat_files(ws: Workspace, include: list[str], rels: list[str]) -> ScanResult
     real = os.path.realpath(ws.root) + os.sep
     files: dict[str, FoundFile] = {}
     for rel in rels:
-        if not rel or "\n" in rel or "\r" in rel or not (rel.isascii() or _utf8_name(rel)):
+        if not rel or _unlisted(rel):
             return None
         if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
             continue
@@ -344,6 +343,11 @@ def _inside(root: Path, path: Path) -> bool:
     """Whether ``path`` (links resolved) is ``root`` or below it."""
     target = Path(os.path.realpath(path))
     return target == root or root in target.parents
+
+
+def _unlisted(name: str) -> bool:
+    """A name :func:`iter_files` skips with a warning: a line break, or bytes not UTF-8."""
+    return "\n" in name or "\r" in name or not (name.isascii() or _utf8_name(name))
 
 
 def _utf8_name(name: str) -> bool:

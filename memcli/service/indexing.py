@@ -106,35 +106,25 @@ class IndexService(MemoryCore):
         return False, [w for w in report.warnings]
 
     def _record_check(self, indexer: Indexer) -> None:
-        """After a search found the index current, record what the quick check needs: when
-        it compared every file and searches run the quick check (``index.freshness``), the
-        folders' times and when this comparison began, or the folders' times alone when none
-        are recorded; when the quick check listed folders whose times moved (a file came and
-        went), their times now. Only if the writer lock is free at once: these are a cache."""
-        from memcli.index.changes import (
-            FOLDERS_KEY,
-            FULL_CHECK_KEY,
-            restamp_folders,
-            stamp_folders,
-        )
+        """After a search found the index current, record what the quick check needs
+        (:meth:`~memcli.index.indexer.Indexer.record_check`): after a full comparison (where
+        searches do not run the quick check, only while nothing is recorded), or after the
+        quick check listed folders whose times moved. Only if the writer lock is free at
+        once: these are a cache."""
+        from memcli.index.changes import FOLDERS_KEY
 
-        began, listed = indexer.compared_all, indexer.listed
-        if indexer.freshness == "full" or (began is None and not listed):
+        began = indexer.compared_all
+        if indexer.freshness == "full" or (began is None and not indexer.listed):
             return
-        quick = indexer.uses_quick_check()
-        if began is not None and not quick and self.store.get_meta(FOLDERS_KEY):
+        small = began is not None and not indexer.uses_quick_check()
+        if small and self.store.get_meta(FOLDERS_KEY):  # recorded once is enough there
             return
         lock = writer_lock(self.ws)
         if not lock.try_acquire():
             return
         try:
             with self.store.transaction():
-                if began is None:
-                    restamp_folders(self.store, listed)
-                else:
-                    stamp_folders(self.ws, self.store, indexer.include, began, indexer.walked)
-                    if quick:
-                        self.store.set_meta(FULL_CHECK_KEY, str(began))
+                indexer.record_check(began, indexer.walked)
         except Exception:  # a cache: the full check runs until it is there
             pass
         finally:
