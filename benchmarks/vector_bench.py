@@ -218,7 +218,7 @@ def phase_knn(ws: Path, dims: int, queries: int) -> dict[str, Any]:
     from memcli.index import vectors
     from memcli.memory import Memory
     from memcli.providers.embeddings import RemoteEmbedder
-    from memcli.service.searching import SearchRequest
+    from memcli.search.options import SearchRequest
 
     install_fake_provider(dims)
     texts = query_texts(queries)

@@ -83,6 +83,31 @@ def test_answers_are_byte_identical_with_and_without_the_engine(engine: Path) ->
     assert through[-1].returncode == 2 and "embedding" in through[-1].stderr
 
 
+def test_a_search_the_engine_answers_loads_no_service_layer(engine: Path) -> None:
+    """Start-up is most of a search the engine answers: the client imports neither the
+    service layer nor the index, and draws the table only when it prints one."""
+    for args, unwanted in (
+        (("search", "session cache", "--json"), ("memcli.memory", "memcli.service", "rich")),
+        (("search", "session cache"), ("memcli.memory", "memcli.service", "memcli.index")),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "memcli", "-w", str(engine), *args],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert r.returncode == 0, r.stderr[-500:]
+        loaded = {
+            line.rsplit("|", 1)[1].strip()
+            for line in r.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
+        assert "memcli.engine.client" in loaded  # the parse works
+        assert not [m for m in loaded if m.startswith(unwanted)], args
+    status = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+    assert status["requests"] == 2  # both were answered by the engine
+
+
 def test_one_engine_per_workspace(engine: Path) -> None:
     r = run(engine, "serve", "--detach")
     assert r.returncode == 3

@@ -12,7 +12,7 @@ import pytest
 
 from memcli.index import changes
 from memcli.memory import Memory
-from memcli.service.searching import SearchRequest
+from memcli.search.options import SearchRequest
 
 
 def age(path: Path, seconds: float) -> None:

@@ -144,7 +144,7 @@ def build_server(engine: Engine) -> MCPServer[Any]:
             bool, Field(description="Also superseded, retracted and expired facts (flagged).")
         ] = False,
     ) -> CallToolResult:
-        from memcli.service.searching import SearchRequest
+        from memcli.search.options import SearchRequest
 
         request = SearchRequest(
             limit=limit,

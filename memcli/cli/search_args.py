@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:  # the service loads with the search itself, not when --help builds options
-    from memcli.service.searching import SearchRequest
+    from memcli.search.options import SearchRequest
 
 # Kinds of option: ``flag``: True when given; ``switch``: ``--x/--no-x``, None when neither is
 # given; ``int``/``float``/``str``: one value, None when not given; ``list``: repeatable.
@@ -128,7 +128,7 @@ class SearchArgs(NamedTuple):
 
     def request(self) -> SearchRequest:
         """What these options ask of the service (the output options stay with the CLI)."""
-        from memcli.service.searching import SearchRequest  # the service layer: not on --help
+        from memcli.search.options import SearchRequest
 
         return SearchRequest(
             limit=self.limit,

@@ -1,13 +1,14 @@
 """The work of ``memcli search``, without Typer: called by the Typer command and by
-:mod:`memcli.cli.fastpath` alike, so both give the same output and exit code."""
+:mod:`memcli.cli.fastpath` alike, so both give the same output and exit code.
+
+A search the workspace's engine answers loads neither the service layer nor the renderer:
+they are imported only by the in-process search that needs them."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-import memcli.memory  # noqa: F401  (State.memory's import, done here with the rest)
-from memcli.cli import render
 from memcli.cli.runtime import State
 from memcli.cli.search_args import SearchArgs
 from memcli.errors import BadInput, ExitCode
@@ -56,6 +57,8 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
         for p in dict.fromkeys(h.path for h in result.hits):
             out.line(p)
     else:
+        from memcli.cli import render
+
         # a table on a styled terminal unless --format text asks for the plain form
         render.search_result(out, result, table=args.fmt is None and out.rich_terminal)
     return 0 if result.hits else int(ExitCode.NOT_FOUND)

@@ -163,7 +163,7 @@ class Engine:
         return {"notices": notices, "result": info}
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
-        from memcli.service.searching import SearchRequest
+        from memcli.search.options import SearchRequest
 
         mem = self._memory()
         notices = self._notices(mem)

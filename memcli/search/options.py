@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -109,3 +110,36 @@ def check_value(key: str, value: Any, name: str | None = None) -> None:
     if not setting.admits(value):
         shown = f'"{value}"' if isinstance(value, str) else value
         raise BadInput(f"{name or key} must be {setting.allowed()}, got {shown}")
+
+
+class SearchRequest(NamedTuple):
+    """What a caller asks of a search; None and empty leave the settings' value."""
+
+    limit: int | None = None
+    min_score: float | None = None
+    source: Sequence[str] = ()  # namespaces
+    type: Sequence[str] = ()  # entry types
+    tag: Sequence[str] = ()
+    since: str | None = None  # YYYY-MM-DD, on the file's date
+    until: str | None = None
+    path: str | None = None  # a glob or a prefix of workspace-relative paths
+    decay: bool | None = None
+    strategy: str | None = None
+    mmr: bool | None = None
+    mmr_lambda: float | None = None
+    include_inactive: bool = False  # superseded, retracted and expired facts too
+    explain: bool = False
+
+    def checked(self) -> SearchRequest:
+        """This request with its dates written as YYYY-MM-DD, after checking them and the
+        numbers against the settings registry's bounds (BadInput). The CLI checks before it
+        opens a workspace; :meth:`SearchService.search_options` checks again."""
+        since, until = check_date(self.since, "--since"), check_date(self.until, "--until")
+        for name, key, flag in (
+            ("limit", "search.limit", "-n/--limit"),
+            ("min_score", "search.min_score", "--min-score"),
+            ("mmr_lambda", "search.mmr_lambda", "--mmr-lambda"),
+        ):
+            if getattr(self, name) is not None:
+                check_value(key, getattr(self, name), flag)
+        return self._replace(since=since, until=until)

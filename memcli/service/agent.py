@@ -11,8 +11,9 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from memcli.search.options import SearchRequest
 from memcli.service.flush import FlushService
-from memcli.service.searching import SearchRequest, SearchService
+from memcli.service.searching import SearchService
 
 if TYPE_CHECKING:
     from memcli.flush.facts import FlushResult
