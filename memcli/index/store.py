@@ -13,7 +13,7 @@ from memcli.errors import IndexProblem
 from memcli.index import db
 from memcli.index.grams import grams
 from memcli.index.halves import SecondReader
-from memcli.index.schema import APP_ID, MIGRATIONS, SCHEMA_VERSION, stamp
+from memcli.index.schema import APP_ID, CHUNK_TEXT, MIGRATIONS, SCHEMA_VERSION, TEXT_JOIN, stamp
 
 
 class FileState(NamedTuple):
@@ -435,9 +435,8 @@ class Store:
         """(path, line, text, state, expires, fact id) of facts under review or expired
         before ``day`` (chunks of one entry with status lines)."""
         rows = self.conn.execute(
-            "SELECT f.path, c.start_line, t.text || c.tail, c.state, c.expires, c.fact_id"
-            " FROM chunks c"
-            " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
+            f"SELECT f.path, c.start_line, {CHUNK_TEXT} || c.tail, c.state, c.expires,"
+            f" c.fact_id FROM chunks c JOIN files f ON f.id = c.file_id {TEXT_JOIN}"
             " WHERE c.state = 'review' OR (c.state = '' AND c.expires < ?)"
             " ORDER BY f.path, c.start_line",
             (day,),
@@ -459,8 +458,8 @@ class Store:
         where += " AND c.state NOT IN ('superseded', 'retracted') AND coalesce(c.expires, '9') >= ?"
         args.append(today)
         rows = self.conn.execute(
-            "SELECT f.path, c.start_line, t.text, f.date FROM chunks c"
-            " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
+            f"SELECT f.path, c.start_line, {CHUNK_TEXT}, f.date FROM chunks c"
+            f" JOIN files f ON f.id = c.file_id {TEXT_JOIN}"
             f" WHERE {where}"
             " ORDER BY f.evergreen DESC, f.date DESC, f.path DESC, c.start_line DESC LIMIT ?",
             (*args, limit),

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from memcli.index.embedcache import pack
+from memcli.index.schema import CHUNK_TEXT, TEXT_JOIN
 from memcli.index.store import Store
 
 TABLE = "chunks_vec"
@@ -78,7 +79,7 @@ def insert(store: Store, ids: Sequence[int], vectors: Sequence[Sequence[float]])
 def pending(store: Store, limit: int, after: int = 0) -> list[tuple[int, str]]:
     """Chunks without a vector, (id, text), in id order, ids above ``after``."""
     rows = store.conn.execute(
-        "SELECT c.id, t.text FROM chunks c JOIN chunks_fts t ON t.rowid = c.id"
+        f"SELECT c.id, {CHUNK_TEXT} FROM chunks c {TEXT_JOIN}"
         " WHERE c.embedded = 0 AND c.id > ? ORDER BY c.id LIMIT ?",
         (after, limit),
     )
@@ -93,7 +94,7 @@ def still_pending(store: Store, todo: Sequence[tuple[int, str]]) -> list[bool]:
     for start in range(0, len(ids), _STEP):
         part = ids[start : start + _STEP]
         rows = store.conn.execute(
-            "SELECT c.id, t.text FROM chunks c JOIN chunks_fts t ON t.rowid = c.id"
+            f"SELECT c.id, {CHUNK_TEXT} FROM chunks c {TEXT_JOIN}"
             f" WHERE c.embedded = 0 AND c.id IN ({','.join('?' * len(part))})",
             part,
         )

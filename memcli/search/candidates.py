@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from memcli.index.halves import data_version, split_point
+from memcli.index.schema import CHUNK_TEXT, TEXT_JOIN
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
 from memcli.notes.workspace import MEMORY_DIR
@@ -127,10 +128,11 @@ def load_hits(store: Store, ids: list[int], today: str = "") -> dict[int, Hit]:
         part = ids[start : start + 400]
         marks = ",".join("?" * len(part))
         rows = store.conn.execute(
-            "SELECT c.id, f.path, c.start_line, c.end_line, c.heading, t.text, f.source, f.date,"
+            f"SELECT c.id, f.path, c.start_line, c.end_line, c.heading, {CHUNK_TEXT}, f.source,"
+            " f.date,"
             " f.evergreen, c.state, c.expires, c.confirmed, c.corroborated"
             " FROM chunks c JOIN files f ON f.id = c.file_id"
-            f" JOIN chunks_fts t ON t.rowid = c.id WHERE c.id IN ({marks})",
+            f" {TEXT_JOIN} WHERE c.id IN ({marks})",
             part,
         )
         for r in rows:

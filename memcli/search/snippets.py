@@ -23,6 +23,7 @@ from collections.abc import Iterable
 from typing import Any, NamedTuple
 
 from memcli.index.chunking import blocks
+from memcli.index.schema import CHUNK_TEXT, TEXT_JOIN
 from memcli.index.store import Store
 
 #: Default character cap of a snippet (context is added only within it).
@@ -116,8 +117,8 @@ class FileText:
         for start in range(0, len(missing), 400):
             part = missing[start : start + 400]
             rows = self.store.conn.execute(
-                "SELECT f.path, c.start_line, t.text || c.tail FROM chunks c"
-                " JOIN files f ON f.id = c.file_id JOIN chunks_fts t ON t.rowid = c.id"
+                f"SELECT f.path, c.start_line, {CHUNK_TEXT} || c.tail FROM chunks c"
+                f" JOIN files f ON f.id = c.file_id {TEXT_JOIN}"
                 f" WHERE f.path IN ({','.join('?' * len(part))}){self._shown}",
                 (*part, *self._shown_args),
             )
@@ -155,8 +156,8 @@ class FileText:
         for start in range(0, len(ids), 400):
             batch = ids[start : start + 400]
             for cid, first, text in conn.execute(
-                "SELECT c.id, c.start_line, t.text || c.tail FROM chunks c JOIN chunks_fts t"
-                f" ON t.rowid = c.id WHERE c.id IN ({','.join('?' * len(batch))})",
+                f"SELECT c.id, c.start_line, {CHUNK_TEXT} || c.tail FROM chunks c {TEXT_JOIN}"
+                f" WHERE c.id IN ({','.join('?' * len(batch))})",
                 batch,
             ):
                 texts[int(cid)] = (int(first), text)
