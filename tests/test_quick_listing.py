@@ -40,8 +40,8 @@ def hits(mem: Memory, query: str) -> list[str]:
 
 def check(mem: Memory) -> tuple[list[str], bool]:
     """(files found changed, whether every file was compared) as a search would check."""
-    ix = mem.indexer()
-    return ix.dirty(), ix.compared_all is not None
+    fresh = mem.indexer().check
+    return fresh.dirty(), fresh.compared_all is not None
 
 
 def test_a_moved_folder_is_listed_and_recorded_again(workspace: Path) -> None:

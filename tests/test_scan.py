@@ -90,13 +90,13 @@ def test_unchanged_agrees_with_the_full_check(workspace: Path) -> None:
         return changes.unchanged(ix.ws, ix.store, ix.include)
 
     # a binary file is remembered as skipped: known, so not a change
-    assert unchanged() and ix.dirty() == []
+    assert unchanged() and ix.check.dirty() == []
 
     def changed(step: str) -> None:
         assert not unchanged(), step
-        assert ix.dirty() != [], step
+        assert ix.check.dirty() != [], step
         ix.sync()
-        assert unchanged() and ix.dirty() == [], step
+        assert unchanged() and ix.check.dirty() == [], step
 
     _write(workspace, ["a/x.md"], "- a longer fact about {}, so the size changes\n")
     changed("size changed")

@@ -16,9 +16,10 @@ from memcli.config import (
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.errors import ConfigError, MemcliError
 from memcli.index import db
-from memcli.index.indexer import Indexer
+from memcli.index.freshness import Freshness
 from memcli.index.schema import SCHEMA_VERSION
 from memcli.index.store import Store
+from memcli.notes.scan import scan
 from memcli.notes.workspace import find_workspace
 
 
@@ -200,15 +201,15 @@ def index_checks(
             details,
         )
     store = Store(ws.index_path, conn)  # read-only: no migration, no lock
-    indexer = Indexer(ws, store, settings)
-    found = indexer.scan()
-    dirty = indexer.dirty(found)
+    check = Freshness(ws, store, settings, settings.get("index.include"))
+    found = scan(ws, check.include)
+    dirty = check.dirty(found)
     details["files_on_disk"] = len(found.files)
     details["dirty"] = dirty
     details["scan_warnings"] = list(found.warnings)
     details["skipped"] = {path: why for path, (_, _, why) in sorted(store.skipped().items())}
     details["freshness"] = settings.get("index.freshness")
-    details["quick_check"] = indexer.uses_quick_check()
+    details["quick_check"] = check.uses_quick_check()
     summary = f"{details['files']} files, {details['chunks']} chunks, integrity ok"
     if dirty:
         when = (
@@ -223,17 +224,17 @@ def index_checks(
             "run 'memcli index'",
             details,
         )
-    return Check("index", OK, f"{summary}, up to date; {freshness(indexer)}", details=details)
+    return Check("index", OK, f"{summary}, up to date; {freshness(check)}", details=details)
 
 
-def freshness(indexer: Indexer) -> str:
+def freshness(check: Freshness) -> str:
     """How a search (without an engine) checks that the index is current."""
-    settings = indexer.settings
+    settings = check.settings
     if not settings.get("index.sync_on_search"):
         return "searches trust the index (index.sync_on_search is off)"
-    if not indexer.uses_quick_check():
+    if not check.uses_quick_check():
         return "searches compare every file with it"
-    if indexer.freshness == "recent":
+    if check.mode == "recent":
         return "searches run the quick check (index.freshness = recent)"
     return (
         "searches run the quick check and compare every file every"

@@ -12,9 +12,10 @@ from pathlib import Path
 
 from memcli.config import Settings
 from memcli.config.registry import default
-from memcli.index import changes, chunking, db
+from memcli.index import chunking, db
 from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
+from memcli.index.freshness import Freshness
 from memcli.index.grams import GRAMS_VERSION
 from memcli.index.parsing import Parsed, parse_text
 from memcli.index.store import FileState, Store
@@ -99,98 +100,19 @@ class Indexer:
         self.ws = ws
         self.store = store
         self.settings = settings
-        #: How :meth:`unchanged` checks: ``index.freshness`` unless the caller says.
-        self.freshness: str = freshness or settings.get("index.freshness")
         #: Gives chunks their vectors after a sync; None: keyword index only.
         self.embedder = embedder
         self.include: list[str] = settings.get("index.include")
         self.max_bytes = int(settings.get("index.max_file_mb") * 1024 * 1024)
         self.target = int(settings.get("index.chunk_chars"))
         self.root = str(ws.root) + os.sep  # a found file is at root + rel
-        self.settled: list[str] = []  # see dirty()
-        #: When the last :meth:`dirty` began comparing every file with the index (epoch
-        #: seconds); None: it did not (the quick check answered, or the caller listed).
-        self.compared_all: float | None = None
-        #: What :meth:`dirty` found: the files it listed (all of them, or the quick check's
-        #: changed ones), those that differ from the index, and the folders the quick check
-        #: listed with their times; a sync may take them instead of comparing every file.
-        self.found: ScanResult | None = None
-        self.changed: list[str] = []
-        self.listed: dict[str, int] = {}
-        #: The folders the full comparison listed (:func:`memcli.index.changes.stamp_folders`).
-        self.walked: tuple[str, ...] = ()
+        #: The comparison with the files before a sync (``freshness``: ``index.freshness``
+        #: unless the caller says) and what it found.
+        self.check = Freshness(ws, store, settings, self.include, freshness)
         self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
 
     def scan(self) -> ScanResult:
         return scan(self.ws, self.include)
-
-    def dirty(self, found: ScanResult | None = None) -> list[str]:
-        """Paths whose (mtime_ns, size) differ from the index, plus deleted ones, checked as
-        ``index.freshness`` says: ``full`` compares every file
-        (:func:`memcli.index.changes.unchanged`, then :func:`memcli.index.changes.dirty`);
-        ``recent`` runs the quick check (:func:`memcli.index.changes.quick_changes`) when it
-        can answer; ``auto`` runs the quick check once the index holds
-        ``index.full_check_files`` files, unless the last full comparison is
-        ``index.full_check_secs`` old. With ``found`` (a listing the caller made), that one
-        is compared. Sets :attr:`settled`, :attr:`compared_all`, :attr:`found`,
-        :attr:`changed` and :attr:`listed`."""
-        self.settled, self.changed, self.found, self.listed = [], [], None, {}
-        self.compared_all, self.walked = None, ()
-        if found is None:
-            quick = self._quick()
-            if quick is not None:
-                self.found = ScanResult(quick.found, [])
-                self.changed, self.listed = quick.changed, quick.folders
-                return quick.changed
-            self.compared_all = time.time()
-            walked: list[str] = []
-            if changes.unchanged(self.ws, self.store, self.include, walked):
-                self.walked = tuple(walked)
-                return []
-            found = self.found = self.scan()
-            self.walked = found.folders
-        out, self.settled = changes.dirty(self.store, self.root, found)
-        self.changed = out
-        return out
-
-    def _quick(self) -> changes.QuickChanges | None:
-        """The quick check's findings when it applies and can answer."""
-        if not self.uses_quick_check() or self._full_check_due():
-            return None
-        return changes.quick_changes(self.ws, self.store, self.include)
-
-    def uses_quick_check(self) -> bool:
-        """Whether searches run the quick check: always with ``recent``, and with ``auto``
-        once the index holds ``index.full_check_files`` files."""
-        if self.freshness == "recent":
-            return True
-        return self.freshness == "auto" and self.store.has_files(
-            self.settings.get("index.full_check_files")
-        )
-
-    def _full_check_due(self) -> bool:
-        """With ``auto``: the last full comparison is ``index.full_check_secs`` old."""
-        if self.freshness != "auto":
-            return False
-        last = self.store.get_meta(changes.FULL_CHECK_KEY)
-        if not last:
-            return True
-        age = time.time() - float(last)  # < 0: the clock went back since
-        return age < 0 or age >= self.settings.get("index.full_check_secs")
-
-    def record_check(
-        self, began: float | None, walked: Iterable[str] = (), watched: bool = False
-    ) -> None:
-        """Record what the quick check needs, inside the caller's write transaction: after
-        a full comparison that ``began`` then, every folder's time (``walked``: those it
-        listed) and when it began; after a watcher's sync, every folder's time; after the
-        quick check, the times of the folders it listed (:attr:`listed`)."""
-        if began is not None:
-            self.store.set_meta(changes.FULL_CHECK_KEY, str(began))
-        if began is not None or watched:
-            changes.stamp_folders(self.ws, self.store, self.include, began, walked)
-        else:
-            changes.restamp_folders(self.store, self.listed)
 
     def needs_rebuild(self) -> bool:
         return self.store.get_meta("chunking") != chunk_params(self.settings)
@@ -214,7 +136,7 @@ class Indexer:
         A whole sync records what the quick freshness check needs (the folders' times, the
         time of this full comparison); a sync of some ``paths`` records the folders' times
         only when ``watched`` (a watcher sees every change, so the others were not missed).
-        ``reuse_scan``: sync only what :meth:`dirty` has just found changed (or settled),
+        ``reuse_scan``: sync only what ``check.dirty()`` has just found changed (or settled),
         instead of listing and comparing every file again; after a full comparison, record
         it as a whole sync does, after the quick check, the times of the folders it listed
         (a file changed since is recorded with its older stat and synced again later).
@@ -230,8 +152,8 @@ class Indexer:
             with store.transaction():
                 store.clear()
                 store.set_meta("chunking", chunk_params(self.settings))
-        reusable = self.compared_all is not None or bool(self.listed)
-        prior = self.found if paths is None and reuse_scan and reusable else None
+        check = self.check
+        prior = check.found if paths is None and reuse_scan and check.reusable() else None
         names = None if paths is None else sorted(set(paths))
         # files named (an add, a watcher's batch): their own stat, not a listing of all
         scoped = None if names is None else stat_files(self.ws, self.include, names)
@@ -242,9 +164,9 @@ class Indexer:
                 scoped = None  # a folder that is gone: every file under it, from the walk
         wanted: Callable[[str], bool]
         began: float | None
-        if prior is not None:  # only what dirty() found
-            began, found = self.compared_all, prior
-            names = sorted({*self.changed, *self.settled})
+        if prior is not None:  # only what check.dirty() found
+            began, found = check.compared_all, prior
+            names = sorted({*check.changed, *check.settled})
             known = store.file_states_for(names)
             wanted = set(names).__contains__
             files = [(rel, found.files[rel]) for rel in names if rel in found.files]
@@ -314,7 +236,7 @@ class Indexer:
                 store.ensure_bulk_indexes()
             store.set_meta("last_indexed", str(time.time()))
             if whole or watched or prior is not None:
-                self.record_check(began if whole else None, found.folders, watched)
+                check.record(began if whole else None, found.folders, watched)
             store.conn.execute("COMMIT")
         except BaseException:
             db.rollback(store.conn)

@@ -8,7 +8,8 @@ from typing import Any
 
 from memcli.errors import BadInput, LockTimeout, PathOutsideWorkspace, WriteFailed
 from memcli.index import db
-from memcli.index.indexer import Indexer, IndexReport, rel_paths
+from memcli.index.freshness import Freshness
+from memcli.index.indexer import IndexReport, rel_paths
 from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
@@ -76,13 +77,14 @@ class IndexService(MemoryCore):
         if self.store.readonly:  # it cannot be written: answer from it as it is
             return True, []
         indexer = self.indexer()
+        check = indexer.check
         if (
-            not indexer.dirty()
-            and not indexer.settled
+            not check.dirty()
+            and not check.settled
             and not indexer.needs_rebuild()
             and not self._vectors_waiting()
         ):
-            self._record_check(indexer)
+            self._record_check(check)
             return False, []
         lock = writer_lock(self.ws)
         try:
@@ -105,26 +107,18 @@ class IndexService(MemoryCore):
             lock.release()
         return False, [w for w in report.warnings]
 
-    def _record_check(self, indexer: Indexer) -> None:
-        """After a search found the index current, record what the quick check needs
-        (:meth:`~memcli.index.indexer.Indexer.record_check`): after a full comparison (where
-        searches do not run the quick check, only while nothing is recorded), or after the
-        quick check listed folders whose times moved. Only if the writer lock is free at
-        once: these are a cache."""
-        from memcli.index.changes import FOLDERS_KEY
-
-        began = indexer.compared_all
-        if indexer.freshness == "full" or (began is None and not indexer.listed):
-            return
-        small = began is not None and not indexer.uses_quick_check()
-        if small and self.store.get_meta(FOLDERS_KEY):  # recorded once is enough there
+    def _record_check(self, check: Freshness) -> None:
+        """After a search found the index current, record what the quick check needs when
+        :meth:`~memcli.index.freshness.Freshness.worth_recording`; only if the writer lock
+        is free at once: it is a cache."""
+        if not check.worth_recording():
             return
         lock = writer_lock(self.ws)
         if not lock.try_acquire():
             return
         try:
             with self.store.transaction():
-                indexer.record_check(began, indexer.walked)
+                check.record(check.compared_all, check.walked)
         except Exception:  # a cache: the full check runs until it is there
             pass
         finally:
@@ -148,7 +142,7 @@ class IndexService(MemoryCore):
         store = self.store
         indexer = self.indexer()
         found = indexer.scan()
-        dirty = indexer.dirty(found)
+        dirty = indexer.check.dirty(found)
         files, chunks = store.counts()
         last = store.get_meta("last_indexed")
         from memcli.providers.embeddings import status_info  # no provider call, no LiteLLM
