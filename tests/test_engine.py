@@ -85,10 +85,11 @@ def test_answers_are_byte_identical_with_and_without_the_engine(engine: Path) ->
 
 def test_a_search_the_engine_answers_loads_no_service_layer(engine: Path) -> None:
     """Start-up is most of a search the engine answers: the client imports neither the
-    service layer nor the index, and draws the table only when it prints one."""
+    service layer nor the index, and loads the renderer only when it prints text."""
+    service = ("memcli.memory", "memcli.service", "memcli.index")
     for args, unwanted in (
-        (("search", "session cache", "--json"), ("memcli.memory", "memcli.service", "rich")),
-        (("search", "session cache"), ("memcli.memory", "memcli.service", "memcli.index")),
+        (("search", "session cache", "--json"), (*service, "memcli.cli.render", "rich")),
+        (("search", "session cache"), (*service, "rich")),  # piped: plain text, no Rich
     ):
         r = subprocess.run(
             [sys.executable, "-X", "importtime", "-m", "memcli", "-w", str(engine), *args],

@@ -4,32 +4,44 @@ from __future__ import annotations
 
 import gc
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from memcli.cli import fastpath
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Imports made with the cyclic garbage collector off, their objects frozen out of later
+    collections once loaded (see :func:`main`)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()
 
 
 def main() -> None:
     """Run a search without Typer (:mod:`memcli.cli.fastpath`) where it can, else the full CLI.
 
-    What either needs is imported with the cyclic garbage collector off: start-up creates
-    tens of thousands of objects that live as long as the process, and while they load the
-    collector would traverse them again and again (a fifth of a search here). They are frozen
-    out of later collections once loaded, and the collector runs as usual for the command.
+    What either needs is imported with the cyclic garbage collector off (:func:`loading`):
+    start-up creates tens of thousands of objects that live as long as the process, and while
+    they load the collector would traverse them again and again (a fifth of a search here).
+    They are frozen out of later collections once loaded, and the collector runs as usual for
+    the command. A search loads the service layer the same way, once it knows it searches in
+    process (one the engine answers never loads it).
     """
     hook = fastpath.hook(sys.argv[1:])
     if hook is not None:  # an agent's hook: no Typer, and exit 0 whatever happens
         sys.exit(fastpath.run_hook(*hook))
     plain = fastpath.parse(sys.argv[1:])
-    gc.disable()
-    try:
+    with loading():
         if plain is not None:
             from memcli.cli import searching  # noqa: F401  (what fastpath.run calls)
         else:
             # the Typer app: a fast-path search never loads it
             from memcli.cli.app import main as run_cli
-    finally:
-        gc.freeze()
-        gc.enable()
     if plain is not None:
         sys.exit(fastpath.run(plain))
     run_cli()

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-if TYPE_CHECKING:  # the service loads with the search itself, not when --help builds options
+if TYPE_CHECKING:  # loaded with the search itself, not when --help builds the options
     from memcli.search.options import SearchRequest
 
 # Kinds of option: ``flag``: True when given; ``switch``: ``--x/--no-x``, None when neither is
@@ -128,7 +128,7 @@ class SearchArgs(NamedTuple):
 
     def request(self) -> SearchRequest:
         """What these options ask of the service (the output options stay with the CLI)."""
-        from memcli.search.options import SearchRequest
+        from memcli.search.options import SearchRequest  # not on --help
 
         return SearchRequest(
             limit=self.limit,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from memcli.cli.entry import loading
 from memcli.cli.runtime import State
 from memcli.cli.search_args import SearchArgs
 from memcli.errors import BadInput, ExitCode
@@ -24,6 +25,8 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
         code = search_via_engine(st, query, request, fmt, args)
         if code is not None:
             return code
+    with loading():
+        import memcli.memory  # noqa: F401  (State.memory's: the service layer, in process only)
     with st.memory() as mem:
         if mem.settings.get("engine.autostart"):
             _autostart(mem.ws.root)

@@ -47,8 +47,6 @@ def _ask(st: Any, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
 def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
     """Whether the workspace's engine added the fact (output printed as ``memcli add``
     prints it); False: the caller adds in process."""
-    from memcli.cli import render
-
     got = _ask(st, "add", kwargs)
     if got is None:
         return False
@@ -58,6 +56,8 @@ def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
     if as_json:
         st.out.json(data)
     else:
+        from memcli.cli import render
+
         render.add_result(st.out, SimpleNamespace(**{**data, **got["shown"]}))
     return True
 
@@ -92,8 +92,6 @@ def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) ->
 
 
 def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:
-    from memcli.cli import render
-
     out = st.out
     _notices(st, got)
     if fmt == "context":
@@ -117,6 +115,8 @@ def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:
         for p in dict.fromkeys(h["path"] for h in data["results"]):
             out.line(p)
     else:
+        from memcli.cli import render
+
         hits = [
             SimpleNamespace(
                 **{"explain": None, **h, "score": score},
