@@ -109,6 +109,42 @@ def test_a_search_the_engine_answers_loads_no_service_layer(engine: Path) -> Non
     assert status["requests"] == 2  # both were answered by the engine
 
 
+def test_an_agents_hooks_are_answered_by_the_engine_with_the_same_text(engine: Path) -> None:
+    """The prompt and session-start hooks ask the engine (its model loaded), without loading
+    the service layer, and print what they print in process."""
+    from tests.agent_helpers import run_hook
+
+    calls = [
+        ("prompt", {"cwd": str(engine), "prompt": "Which cache do we use for sessions?"}),
+        ("prompt", {"cwd": str(engine), "prompt": "Please fix the typo in the footer"}),
+        ("session-start", {"cwd": str(engine), "source": "startup"}),
+    ]
+
+    def hooks(*python: str) -> list[subprocess.CompletedProcess[str]]:
+        return [
+            run_hook([sys.executable, *python, "-m", "memcli", "agent", "hook", e], p, engine)
+            for e, p in calls
+        ]
+
+    def requests() -> int:
+        info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+        return int(info["requests"])
+
+    before = requests()
+    through = hooks("-X", "importtime")
+    assert requests() == before + len(calls)
+    for proc in through:
+        loaded = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
+        assert loaded and not [line for line in loaded if "memcli.memory" in line]
+    assert "Use Valkey for the session cache." in through[0].stdout
+    assert through[1].stdout == ""  # nothing recalled for an unrelated prompt
+    assert "Alice owns the billing service." in through[2].stdout
+    assert run(engine, "serve", "--stop").returncode == 0
+    alone = hooks()
+    for a, b in zip(through, alone, strict=True):
+        assert (a.returncode, a.stdout) == (b.returncode, b.stdout) == (0, b.stdout)
+
+
 def test_one_engine_per_workspace(engine: Path) -> None:
     r = run(engine, "serve", "--detach")
     assert r.returncode == 3

@@ -87,7 +87,22 @@ def _context_output(event: str, text: str) -> str:
     return json.dumps(out, ensure_ascii=False)
 
 
+def _from_engine(root: Path, op: str, args: dict[str, Any]) -> dict[str, Any] | None:
+    """The workspace's engine's answer to ``op`` (with its model loaded, it spares the hook a
+    model's load or LiteLLM's import on every prompt); None, whatever the reason, leaves the
+    hook to work in process, which gives the same text and logs what fails."""
+    from memcli.engine.answers import engine_result  # a socket: no heavy imports
+
+    try:
+        return engine_result(root, op, args)
+    except Exception:
+        return None
+
+
 def _session_start(root: Path) -> str:
+    answered = _from_engine(root, "briefing", {})
+    if answered is not None:
+        return _context_output("session-start", answered["text"])
     from memcli.memory import Memory
 
     with Memory.open(root, lenient=True) as mem:
@@ -95,11 +110,14 @@ def _session_start(root: Path) -> str:
 
 
 def _prompt(root: Path, payload: dict[str, Any]) -> str:
-    from memcli.memory import Memory
-
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         return ""
+    answered = _from_engine(root, "recall", {"prompt": prompt})
+    if answered is not None:
+        return _context_output("prompt", answered["text"] or "")
+    from memcli.memory import Memory
+
     with Memory.open(root, lenient=True) as mem:
         ctx = mem.recall(prompt)
         return _context_output("prompt", ctx.block.text) if ctx is not None else ""

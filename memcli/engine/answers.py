@@ -1,16 +1,18 @@
 """Commands answered by the engine: search and add printed exactly as in process prints them;
-get, files and status as data the commands print themselves (:func:`engine_answer`)."""
+get, files and status as data the commands print themselves (:func:`engine_answer`); and, for
+an agent's hooks, recall and briefing (:func:`engine_result`)."""
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 from memcli.errors import ExitCode, MemcliError
 
-__all__ = ["add_via_engine", "engine_answer", "search_via_engine"]
+__all__ = ["add_via_engine", "engine_answer", "engine_result", "search_via_engine"]
 
 
 class EngineError(MemcliError):
@@ -22,17 +24,23 @@ class EngineError(MemcliError):
 
 
 def _ask(st: Any, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """The engine's result for ``op``, None when no engine answered (or ``MEMCLI_ENGINE=off``
-    says to answer in process); its errors raised."""
-    if os.environ.get("MEMCLI_ENGINE", "").lower() in ("off", "0", "no", "false"):
-        return None
-    from memcli.engine.client import DEFAULT_TIMEOUT, ask
+    """The engine's result for ``op`` in the command's workspace (:func:`engine_result`)."""
     from memcli.notes.workspace import find_workspace
 
     try:
         root = find_workspace(st.workspace).root
     except MemcliError:
         return None  # the in-process command reports it
+    return engine_result(root, op, payload)
+
+
+def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+    """The result of ``op`` from the engine of the workspace at ``root``; None when no engine
+    answered (or ``MEMCLI_ENGINE=off`` says to answer in process); its errors raised."""
+    if os.environ.get("MEMCLI_ENGINE", "").lower() in ("off", "0", "no", "false"):
+        return None
+    from memcli.engine.client import DEFAULT_TIMEOUT, ask
+
     timeout = float(os.environ.get("MEMCLI_ENGINE_TIMEOUT") or DEFAULT_TIMEOUT)
     answer = ask(root, op, payload, timeout=timeout)
     if answer is None or answer.get("mismatch"):

@@ -65,6 +65,8 @@ class Engine:
             "get": self._get,
             "files": self._files,
             "status": self._status,
+            "recall": self._recall,
+            "briefing": self._briefing,
         }
 
     # -- memories --------------------------------------------------------------------------
@@ -161,6 +163,15 @@ class Engine:
         notices = self._notices(mem)
         info = mem.status(engine=self.info())  # what a status in process learns by asking
         return {"notices": notices, "result": info}
+
+    def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent's prompt hook: the recalled block's text, None when nothing is."""
+        ctx = self._memory().recall(str(args["prompt"]))
+        return {"text": ctx.block.text if ctx is not None else None}
+
+    def _briefing(self, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent's session-start hook: the briefing block's text."""
+        return {"text": self._memory().briefing().block.text}
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         from memcli.search.options import SearchRequest
