@@ -9,7 +9,8 @@ On a workspace made of the LoCoMo dev conversations (one file per session, keywo
 * ``memcli agent hook prompt`` and ``session-start``, whole process (spawn to exit), as an
   agent runs them: the payload on stdin, medians over ``--runs``, against two floors measured
   in the same run: ``python -c pass`` (the interpreter alone) and ``memcli search --json``
-  (the same query through the CLI's fast path); peak RSS of the hook processes;
+  (the same query through the CLI's fast path); peak RSS of the hook processes; both hooks
+  again with the workspace's engine running (``memcli serve --detach``);
 * ``search`` through ``memcli mcp`` with the MCP SDK's client over stdio: the median
   round trip of a call inside a warm server;
 * recall noise: the share of LoCoMo questions whose prompt gets memories (score at least
@@ -182,6 +183,16 @@ def main(argv: list[str] | None = None) -> None:
         hook_start = whole_process([*MEMCLI, "agent", "hook", "session-start"], start, root, runs)
         assert "additionalContext" in hook_prompt["out"], "the prompt hook recalled nothing"
         assert "additionalContext" in hook_start["out"], "the session-start hook said nothing"
+        subprocess.run([*MEMCLI, "-q", "-w", str(root), "serve", "--detach"], check=True)
+        try:
+            engine_prompt = whole_process([*MEMCLI, "agent", "hook", "prompt"], prompt, root, runs)
+            engine_start = whole_process(
+                [*MEMCLI, "agent", "hook", "session-start"], start, root, runs
+            )
+        finally:
+            subprocess.run([*MEMCLI, "-q", "-w", str(root), "serve", "--stop"], check=True)
+        assert engine_prompt["out"] == hook_prompt["out"], "the engine recalled otherwise"
+        assert engine_start["out"] == hook_start["out"], "the engine briefed otherwise"
         mcp = mcp_search(root, questions[:50], max(runs, 50))
         noise = recall_noise(root, questions[: 100 if args.quick else 400])
 
@@ -193,6 +204,8 @@ def main(argv: list[str] | None = None) -> None:
         ("memcli search --json (same query)", search),
         ("memcli agent hook prompt", hook_prompt),
         ("memcli agent hook session-start", hook_start),
+        ("memcli agent hook prompt, engine running", engine_prompt),
+        ("memcli agent hook session-start, engine running", engine_start),
     ):
         ms = fig["median_ms"]
         print(
