@@ -30,6 +30,10 @@ SEARCHES = [
 ]
 
 
+#: What a command the engine answers does not import in the calling process.
+SERVICE = ("memcli.memory", "memcli.service", "memcli.index")
+
+
 def run(
     root: Path, *args: str, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
@@ -86,10 +90,9 @@ def test_answers_are_byte_identical_with_and_without_the_engine(engine: Path) ->
 def test_a_search_the_engine_answers_loads_no_service_layer(engine: Path) -> None:
     """Start-up is most of a search the engine answers: the client imports neither the
     service layer nor the index, and loads the renderer only when it prints text."""
-    service = ("memcli.memory", "memcli.service", "memcli.index")
     for args, unwanted in (
-        (("search", "session cache", "--json"), (*service, "memcli.cli.render", "rich")),
-        (("search", "session cache"), (*service, "rich")),  # piped: plain text, no Rich
+        (("search", "session cache", "--json"), (*SERVICE, "memcli.cli.render", "rich")),
+        (("search", "session cache"), (*SERVICE, "rich")),  # piped: plain text, no Rich
     ):
         r = subprocess.run(
             [sys.executable, "-X", "importtime", "-m", "memcli", "-w", str(engine), *args],
@@ -134,8 +137,13 @@ def test_an_agents_hooks_are_answered_by_the_engine_with_the_same_text(engine: P
     through = hooks("-X", "importtime")
     assert requests() == before + len(calls)
     for proc in through:
-        loaded = [line for line in proc.stderr.splitlines() if line.startswith("import time:")]
-        assert loaded and not [line for line in loaded if "memcli.memory" in line]
+        loaded = {
+            line.rsplit("|", 1)[1].strip()
+            for line in proc.stderr.splitlines()
+            if line.startswith("import time:") and "|" in line
+        }
+        assert "memcli.engine.client" in loaded  # the parse works
+        assert not [m for m in loaded if m.startswith(SERVICE)], sorted(loaded)
     assert "Use Valkey for the session cache." in through[0].stdout
     assert through[1].stdout == ""  # nothing recalled for an unrelated prompt
     assert "Alice owns the billing service." in through[2].stdout
@@ -196,8 +204,55 @@ def test_a_wedged_engine_costs_at_most_the_timeout(engine: Path) -> None:
 def test_other_settings_in_the_environment_answer_in_process(engine: Path) -> None:
     r = run(engine, "search", "the", "--json", env={"MEMCLI_SEARCH_LIMIT": "1"})
     assert r.returncode == 0 and len(json.loads(r.stdout)["results"]) == 1
+    r = run(engine, "search", "the", "--json", env={"TZ": "Pacific/Kiritimati"})
+    assert r.returncode == 0  # another time zone: another today
     info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
     assert info["requests"] == 0  # refused by the engine: answered in process
+    # how long to wait for the engine changes no answer
+    r = run(engine, "search", "the", "--json", env={"MEMCLI_ENGINE_TIMEOUT": "5"})
+    assert r.returncode == 0
+    info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+    assert info["requests"] == 1
+
+
+def test_hooks_with_a_setting_the_engine_would_refuse_answer_as_in_process(engine: Path) -> None:
+    """A hook is lenient with a bad setting in process: the engine answers it the same way."""
+    from tests.agent_helpers import run_hook
+
+    with open(engine / "memcli.toml", "a", encoding="utf-8") as f:
+        f.write("\n[agent]\nno_such_setting = 3\n")
+    calls = [
+        ("prompt", {"cwd": str(engine), "prompt": "Which cache do we use for sessions?"}),
+        ("session-start", {"cwd": str(engine), "source": "startup"}),
+    ]
+    python = [sys.executable, "-X", "importtime", "-m", "memcli", "agent", "hook"]
+    through = [run_hook([*python, e], p, engine) for e, p in calls]
+    for proc in through:  # answered by the engine: the service layer never loaded
+        assert "memcli.engine.client" in proc.stderr and "memcli.memory" not in proc.stderr
+    assert "Use Valkey for the session cache." in through[0].stdout
+    assert run(engine, "serve", "--stop").returncode == 0
+    alone = [run_hook([*MEMCLI, "agent", "hook", e], p, engine) for e, p in calls]
+    assert [(a.returncode, a.stdout) for a in through] == [(b.returncode, b.stdout) for b in alone]
+
+
+def test_the_engine_makes_its_embedder_anew_when_the_embedding_settings_change(ws: Path) -> None:
+    from memcli.engine.server import Engine
+    from memcli.memory import Memory
+
+    engine = Engine(ws, idle_timeout=0)
+    try:
+
+        def settings(model: str) -> object:
+            overrides = {"embedding.model": model, "embedding.api_base": "http://127.0.0.1:9"}
+            with Memory.open(ws, overrides) as mem:
+                return mem.settings
+
+        first = engine._shared_embedder(settings("openai/model-a"))
+        assert engine._shared_embedder(settings("openai/model-a")) is first
+        other = engine._shared_embedder(settings("openai/model-b"))
+        assert other is not first and other.fingerprint != first.fingerprint
+    finally:
+        engine.close()
 
 
 def test_idle_timeout_stops_the_engine(ws: Path) -> None:

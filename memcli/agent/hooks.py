@@ -87,22 +87,25 @@ def _context_output(event: str, text: str) -> str:
     return json.dumps(out, ensure_ascii=False)
 
 
-def _from_engine(root: Path, op: str, args: dict[str, Any]) -> dict[str, Any] | None:
-    """The workspace's engine's answer to ``op`` (with its model loaded, it spares the hook a
-    model's load or LiteLLM's import on every prompt); None, whatever the reason, leaves the
-    hook to work in process, which gives the same text and logs what fails."""
-    from memcli.engine.answers import engine_result  # a socket: no heavy imports
-
+def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
+    """The text the workspace's engine gives for ``op`` ("" for nothing; with its model
+    loaded, it spares the hook a model's load or LiteLLM's import on every prompt). None,
+    whatever the reason, leaves the hook to work in process, which gives the same text and
+    logs what fails."""
     try:
-        return engine_result(root, op, args)
+        from memcli.engine.answers import engine_result  # a socket: no heavy imports
+
+        result = engine_result(root, op, args)
     except Exception:
         return None
+    text = result.get("text") if isinstance(result, dict) else None
+    return text if isinstance(text, str) else None
 
 
 def _session_start(root: Path) -> str:
-    answered = _from_engine(root, "briefing", {})
-    if answered is not None:
-        return _context_output("session-start", answered["text"])
+    text = _engine_text(root, "briefing", {})
+    if text is not None:
+        return _context_output("session-start", text)
     from memcli.memory import Memory
 
     with Memory.open(root, lenient=True) as mem:
@@ -113,9 +116,9 @@ def _prompt(root: Path, payload: dict[str, Any]) -> str:
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         return ""
-    answered = _from_engine(root, "recall", {"prompt": prompt})
-    if answered is not None:
-        return _context_output("prompt", answered["text"] or "")
+    text = _engine_text(root, "recall", {"prompt": prompt})
+    if text is not None:
+        return _context_output("prompt", text)
     from memcli.memory import Memory
 
     with Memory.open(root, lenient=True) as mem:

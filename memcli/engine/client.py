@@ -18,12 +18,25 @@ __all__ = ["PROTOCOL", "ask"]
 PROTOCOL = 1
 #: Seconds a caller waits for an engine before answering in process.
 DEFAULT_TIMEOUT = 2.0
+#: The longest request an engine reads (bytes of JSON); a longer one is answered in process.
+MAX_REQUEST = 1 << 20
+#: Variables besides ``MEMCLI_*`` that change an answer: where the user's config and the
+#: embedding cache are, and the time zone (today's date in briefings, dates in filters).
+_ALSO = ("HOME", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "TZ")
 
 
 def client_env() -> dict[str, str]:
-    """The ``MEMCLI_*`` variables that change settings (an engine must run with the same)."""
-    skip = {"MEMCLI_WORKSPACE", "MEMCLI_DEBUG", "MEMCLI_RUNTIME_DIR", "MEMCLI_ENGINE"}
-    return {k: v for k, v in os.environ.items() if k.startswith("MEMCLI_") and k not in skip}
+    """The variables that change settings or answers (an engine must run with the same)."""
+    skip = {
+        "MEMCLI_WORKSPACE",
+        "MEMCLI_DEBUG",
+        "MEMCLI_RUNTIME_DIR",
+        "MEMCLI_ENGINE",
+        "MEMCLI_ENGINE_TIMEOUT",
+    }
+    env = {k: v for k, v in os.environ.items() if k.startswith("MEMCLI_") and k not in skip}
+    env.update((k, os.environ[k]) for k in _ALSO if k in os.environ)
+    return env
 
 
 def ask(
@@ -39,18 +52,21 @@ def ask(
     from memcli import __version__
 
     request = {"v": PROTOCOL, "version": __version__, "op": op, "args": args, "env": client_env()}
+    data = json.dumps(request).encode() + b"\n"
+    if len(data) > MAX_REQUEST:
+        return None  # more than the engine reads: not a failure of the engine
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
             s.settimeout(timeout)
             s.connect(str(sock_path))
-            s.sendall(json.dumps(request).encode() + b"\n")
-            data = b""
-            while not data.endswith(b"\n"):
+            s.sendall(data)
+            got = b""
+            while not got.endswith(b"\n"):
                 piece = s.recv(1 << 16)
                 if not piece:
                     break
-                data += piece
-        answer = json.loads(data)
+                got += piece
+        answer = json.loads(got)
     except (OSError, ValueError):
         _note_failure(root, f"the engine at {sock_path} did not answer")
         return None

@@ -1,14 +1,16 @@
 """``memcli serve``: one warm engine per workspace, answering over a Unix socket.
 
 It keeps the index open and the embedder loaded (a local model loads once, not on every
-call), and answers requests (search, add, get, files, status) from several clients at once:
+call), and answers requests (search, add, get, files, status, and an agent's hooks: recall
+and briefing) from several clients at once:
 each runs on one of a few worker threads, each with its own :class:`~memcli.memory.Memory`
 (its own SQLite connection), all sharing one embedder. A watcher runs in the engine too
 (unless turned off): while it is established, a search runs only the quick freshness check
 (folders' times and the files changed last) and the watcher re-indexes the rest as it
 changes; without it, a search checks as in process (``index.freshness``). The engine answers
 only clients of its own memcli version and with the same ``MEMCLI_*`` settings in their
-environment; others answer in process. It stops on ``memcli serve --stop``, on
+environment (and the same home, config and cache folders and time zone); others answer in
+process. It stops on ``memcli serve --stop``, on
 SIGINT/SIGTERM, or after ``engine.idle_timeout`` minutes without a request; one runs per
 workspace (a lock beside the socket), and a stale socket left by a killed engine is replaced.
 """
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli import __version__
-from memcli.engine.client import PROTOCOL, client_env
+from memcli.engine.client import MAX_REQUEST, PROTOCOL, client_env
 from memcli.engine.paths import engine_files
 from memcli.errors import AlreadyRunning, MemcliError
 from memcli.locks import ProcessLock
@@ -52,7 +54,7 @@ class Engine:
         self._local = threading.local()
         self._embedder_lock = threading.Lock()
         self._embedder: Any = None
-        self._embedder_made = False
+        self._embedder_of: tuple[Any, ...] | None = None  # the embedding settings it was made of
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="memcli-engine")
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="memcli-engine-write")
         self.stopping = threading.Event()
@@ -71,24 +73,32 @@ class Engine:
 
     # -- memories --------------------------------------------------------------------------
     def _shared_embedder(self, settings: Any) -> Any:
-        """One embedder for every worker (a local model is loaded once)."""
+        """One embedder for every worker (a local model is loaded once), made anew when the
+        ``embedding.*`` settings change, as a command in process would take the new ones."""
+        from memcli.config.registry import REGISTRY
+
+        made_of = tuple(settings.get(key) for key in REGISTRY if key.startswith("embedding."))
         with self._embedder_lock:
-            if not self._embedder_made:
+            if self._embedder_of != made_of:
                 from memcli.service.core import configured_embedder
 
                 self._embedder = configured_embedder(settings)
-                self._embedder_made = True
+                self._embedder_of = made_of
             return self._embedder
 
-    def _memory(self) -> Any:
-        """This worker's Memory, opened anew when a config file changed."""
+    def _memory(self, lenient: bool = False) -> Any:
+        """This worker's Memory, opened anew when a config file changed; ``lenient``: a bad
+        setting is a warning (as an agent's hooks open theirs in process), not an error."""
         from memcli.memory import Memory
 
         stamp = _config_stamp(self.root)
-        mem = getattr(self._local, "mem", None)
-        if mem is None or self._local.stamp != stamp:
-            mem = Memory.open(self.root, embedder_factory=self._shared_embedder)
-            self._local.mem, self._local.stamp = mem, stamp
+        slot = "lenient" if lenient else "strict"
+        held = getattr(self._local, slot, None)
+        if held is None or held[1] != stamp:
+            opened = Memory.open(self.root, embedder_factory=self._shared_embedder, lenient=lenient)
+            held = (opened, stamp)
+            setattr(self._local, slot, held)
+        mem = held[0]
         mem.warnings.clear()
         # a live watcher re-indexes what changes: the quick check is enough before a search
         mem.freshness = "recent" if self.watch_live.is_set() else None
@@ -166,12 +176,12 @@ class Engine:
 
     def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
         """An agent's prompt hook: the recalled block's text, None when nothing is."""
-        ctx = self._memory().recall(str(args["prompt"]))
-        return {"text": ctx.block.text if ctx is not None else None}
+        ctx = self._memory(lenient=True).recall(str(args["prompt"]))
+        return {"text": ctx.block.text if ctx is not None else ""}
 
     def _briefing(self, args: dict[str, Any]) -> dict[str, Any]:
         """An agent's session-start hook: the briefing block's text."""
-        return {"text": self._memory().briefing().block.text}
+        return {"text": self._memory(lenient=True).briefing().block.text}
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         from memcli.search.options import SearchRequest
@@ -257,7 +267,7 @@ class _Handler(socketserver.StreamRequestHandler):
     def handle(self) -> None:
         engine: Engine = self.server.engine  # type: ignore[attr-defined]
         try:
-            line = self.rfile.readline(1 << 20)
+            line = self.rfile.readline(MAX_REQUEST + 1)
             request = json.loads(line)
         except (OSError, ValueError):
             return
