@@ -189,8 +189,15 @@ def main(argv: list[str] | None = None) -> None:
             engine_start = whole_process(
                 [*MEMCLI, "agent", "hook", "session-start"], start, root, runs
             )
+            status = subprocess.run(
+                [*MEMCLI, "-q", "-w", str(root), "serve", "--status", "--json"],
+                capture_output=True,
+                check=True,
+            )
         finally:
             subprocess.run([*MEMCLI, "-q", "-w", str(root), "serve", "--stop"], check=True)
+        answered = json.loads(status.stdout)["engine"]["requests"]
+        assert answered == 2 * (runs + 1), f"the engine answered {answered} hooks, not all"
         assert engine_prompt["out"] == hook_prompt["out"], "the engine recalled otherwise"
         assert engine_start["out"] == hook_start["out"], "the engine briefed otherwise"
         mcp = mcp_search(root, questions[:50], max(runs, 50))

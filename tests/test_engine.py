@@ -199,6 +199,10 @@ def test_a_wedged_engine_costs_at_most_the_timeout(engine: Path) -> None:
         assert took < 30  # the call gave up on the engine and answered (not hung)
     finally:
         os.kill(pid, signal.SIGCONT)
+    doctor = json.loads(run(engine, "doctor", "--json", "--offline").stdout)
+    check = next(c for c in doctor["checks"] if c["name"] == "engine")
+    assert check["status"] == "note" and "a client gave up on it" in check["summary"]
+    assert "did not answer" in check["details"]["last_failure"]
 
 
 def test_other_settings_in_the_environment_answer_in_process(engine: Path) -> None:

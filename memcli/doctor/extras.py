@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
@@ -104,7 +106,9 @@ def check_agent(ctx: dict[str, Any]) -> Check:
 
 
 def check_engine(ctx: dict[str, Any]) -> Check:
-    """``memcli serve``: running and answering, absent, or a socket that does not answer."""
+    """``memcli serve``: running and answering, absent, or a socket that does not answer; a
+    running engine that a client gave up on since it started (it answered in process then,
+    after waiting for ``MEMCLI_ENGINE_TIMEOUT``) is a note."""
     from memcli.engine.client import ask
     from memcli.engine.paths import engine_files
 
@@ -127,7 +131,18 @@ def check_engine(ctx: dict[str, Any]) -> Check:
             how = "its watcher is starting or retrying: searches check as index.freshness says"
         else:
             how = "not watching: searches check as index.freshness says"
-        return Check("engine", OK, f"running, pid {info['pid']}; {how}", details=details)
+        summary = f"running, pid {info['pid']}; {how}"
+        failed = _engine_failure(ws.root, float(info.get("started") or 0))
+        if failed:
+            details["last_failure"] = failed
+            return Check(
+                "engine",
+                NOTE,
+                f"{summary}; since it started, a client gave up on it: {failed}",
+                "a busy or stopped engine costs each call MEMCLI_ENGINE_TIMEOUT (2 s)",
+                details,
+            )
+        return Check("engine", OK, summary, details=details)
     return Check(
         "engine",
         PROBLEM,
@@ -135,3 +150,16 @@ def check_engine(ctx: dict[str, Any]) -> Check:
         "memcli serve --stop, or start a new one: memcli serve --detach",
         details,
     )
+
+
+def _engine_failure(root: Path, since: float) -> str | None:
+    """What a client noted when the engine did not answer it (:mod:`memcli.engine.client`),
+    if it did so after ``since`` (epoch seconds)."""
+    marker = root / ".memcli" / "engine.failed"
+    try:
+        if marker.stat().st_mtime <= since:
+            return None
+        when = datetime.fromtimestamp(marker.stat().st_mtime).isoformat(timespec="seconds")
+        return f"{marker.read_text(encoding='utf-8').strip()} ({when})"
+    except OSError:
+        return None
