@@ -10,9 +10,9 @@ each runs on one of a few worker threads, each with its own :class:`~memcli.memo
 changes; without it, a search checks as in process (``index.freshness``). The engine answers
 only clients of its own memcli version and with the same ``MEMCLI_*`` settings in their
 environment (and the same home, config and cache folders and time zone); others answer in
-process. It stops on ``memcli serve --stop``, on
-SIGINT/SIGTERM, or after ``engine.idle_timeout`` minutes without a request; one runs per
-workspace (a lock beside the socket), and a stale socket left by a killed engine is replaced.
+process. It stops on ``memcli serve --stop``, on SIGINT/SIGTERM, or after
+``engine.idle_timeout`` minutes without a request; one runs per workspace (a lock beside the
+socket), and a stale socket left by a killed engine is replaced.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ class Engine:
         return {"notices": notices, "result": info}
 
     def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
-        """An agent's prompt hook: the recalled block's text, None when nothing is."""
+        """An agent's prompt hook: the recalled block's text, "" when nothing is."""
         ctx = self._memory(lenient=True).recall(str(args["prompt"]))
         return {"text": ctx.block.text if ctx is not None else ""}
 
