@@ -197,12 +197,26 @@ def test_a_wedged_engine_costs_at_most_the_timeout(engine: Path) -> None:
         took = time.monotonic() - started
         assert r.returncode == 0 and "Valkey" in r.stdout
         assert took < 30  # the call gave up on the engine and answered (not hung)
+        again = run(
+            engine, "search", "session cache", "--json", env={"MEMCLI_ENGINE_TIMEOUT": "0.5"}
+        )
+        assert (again.returncode, again.stdout) == (0, r.stdout)  # in process, without asking
     finally:
         os.kill(pid, signal.SIGCONT)
     doctor = json.loads(run(engine, "doctor", "--json", "--offline").stdout)
     check = next(c for c in doctor["checks"] if c["name"] == "engine")
     assert check["status"] == "note" and "a client gave up on it" in check["summary"]
     assert "did not answer" in check["details"]["last_failure"]
+    # running again, the engine read the first call only: the second did not ask it
+    deadline = time.monotonic() + 10
+    while (
+        time.monotonic() < deadline
+        and json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]["requests"] < 1
+    ):
+        time.sleep(0.1)
+    time.sleep(0.5)
+    info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+    assert info["requests"] == 1
 
 
 def test_other_settings_in_the_environment_answer_in_process(engine: Path) -> None:

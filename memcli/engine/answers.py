@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -13,6 +14,10 @@ from typing import Any
 from memcli.errors import ExitCode, MemcliError
 
 __all__ = ["add_via_engine", "engine_answer", "engine_result", "search_via_engine"]
+
+#: Seconds during which, after a caller gave up on the workspace's engine (it did not answer
+#: in time), the next callers answer in process without asking it, unless a new one started.
+BACKOFF_SECS = 30.0
 
 
 class EngineError(MemcliError):
@@ -41,6 +46,8 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
         return None
     from memcli.engine.client import DEFAULT_TIMEOUT, ask
 
+    if _given_up_lately(root):
+        return None
     timeout = float(os.environ.get("MEMCLI_ENGINE_TIMEOUT") or DEFAULT_TIMEOUT)
     answer = ask(root, op, payload, timeout=timeout)
     if answer is None or answer.get("mismatch"):
@@ -50,6 +57,20 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
         raise EngineError(str(err.get("message")), err.get("hint"), int(err.get("code", 3)))
     result: dict[str, Any] = answer["result"]
     return result
+
+
+def _given_up_lately(root: Path) -> bool:
+    """Whether a caller gave up on the engine that serves now less than
+    :data:`BACKOFF_SECS` ago (a stopped or wedged engine then costs one call its timeout,
+    not every call)."""
+    from memcli.engine.paths import engine_files
+
+    try:
+        failed = (root / ".memcli" / "engine.failed").stat().st_mtime
+        started = engine_files(root)[0].stat().st_mtime  # the socket: made when it started
+    except OSError:
+        return False
+    return failed >= started and time.time() - failed < BACKOFF_SECS
 
 
 def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
