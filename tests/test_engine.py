@@ -254,7 +254,7 @@ def test_hooks_with_a_setting_the_engine_would_refuse_answer_as_in_process(engin
 
 
 def test_the_engine_makes_its_embedder_anew_when_the_embedding_settings_change(ws: Path) -> None:
-    from memcli.engine.server import Engine
+    from memcli.engine.engine import Engine
     from memcli.memory import Memory
 
     engine = Engine(ws, idle_timeout=0)

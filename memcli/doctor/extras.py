@@ -155,11 +155,14 @@ def check_engine(ctx: dict[str, Any]) -> Check:
 def _engine_failure(root: Path, since: float) -> str | None:
     """What a client noted when the engine did not answer it (:mod:`memcli.engine.client`),
     if it did so after ``since`` (epoch seconds)."""
-    marker = root / ".memcli" / "engine.failed"
+    from memcli.engine.paths import failure_marker
+
+    marker = failure_marker(root)
     try:
-        if marker.stat().st_mtime <= since:
+        mtime = marker.stat().st_mtime
+        if mtime <= since:
             return None
-        when = datetime.fromtimestamp(marker.stat().st_mtime).isoformat(timespec="seconds")
+        when = datetime.fromtimestamp(mtime).isoformat(timespec="seconds")
         return f"{marker.read_text(encoding='utf-8').strip()} ({when})"
     except OSError:
         return None

@@ -63,10 +63,10 @@ def _given_up_lately(root: Path) -> bool:
     """Whether a caller gave up on the engine that serves now less than
     :data:`BACKOFF_SECS` ago (a stopped or wedged engine then costs one call its timeout,
     not every call)."""
-    from memcli.engine.paths import engine_files
+    from memcli.engine.paths import engine_files, failure_marker
 
     try:
-        failed = (root / ".memcli" / "engine.failed").stat().st_mtime
+        failed = failure_marker(root).stat().st_mtime
         started = engine_files(root)[0].stat().st_mtime  # the socket: made when it started
     except OSError:
         return False

@@ -10,7 +10,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from memcli.engine.paths import engine_files
+from memcli.engine.paths import engine_files, failure_marker
 
 __all__ = ["PROTOCOL", "ask"]
 
@@ -77,9 +77,9 @@ def ask(
 
 def _note_failure(root: Path, message: str) -> None:
     """Remember that an engine failed (``memcli doctor`` reports it). Never raises."""
+    marker = failure_marker(root)
     try:
-        state = root / ".memcli"
-        if state.is_dir():
-            (state / "engine.failed").write_text(message + "\n", encoding="utf-8")
+        if marker.parent.is_dir():
+            marker.write_text(message + "\n", encoding="utf-8")
     except OSError:
         pass

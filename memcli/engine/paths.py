@@ -35,3 +35,9 @@ def engine_files(root: Path) -> tuple[Path, Path]:
     if len(str(folder / f"{name}.sock")) > MAX_SOCKET_PATH:
         folder = Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}"
     return folder / f"{name}.sock", folder / f"{name}.lock"
+
+
+def failure_marker(root: Path) -> Path:
+    """The file a client writes when the engine of the workspace at ``root`` did not answer
+    it (its time: when; its text: what)."""
+    return root / ".memcli" / "engine.failed"
