@@ -18,6 +18,8 @@ FTS_TABLE = (
 #: through the virtual table costs about ten times more (10 us a row).
 TEXT_JOIN = "JOIN chunks_fts_content t ON t.id = c.id"
 CHUNK_TEXT = "t.c0"
+#: The ``meta`` key of the largest chunk id ever given.
+CHUNK_IDS = "chunk_ids"
 
 
 def _script(conn: Any, sql: str) -> None:
@@ -105,9 +107,20 @@ def _m005_recent_files(conn: Any) -> None:
     conn.execute("CREATE INDEX files_mtime ON files(mtime_ns)")
 
 
+def _m006_chunk_ids(conn: Any) -> None:
+    # The largest chunk id ever given (:data:`CHUNK_IDS`): a new chunk's id is above it, never
+    # one a deleted chunk had, so the score bounds learnt up to an id (memcli.search.bounds)
+    # stay true of every chunk at or below it.
+    conn.execute(
+        "INSERT OR REPLACE INTO meta VALUES (?, (SELECT coalesce(max(id), 0) FROM chunks))",
+        (CHUNK_IDS,),
+    )
+
+
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
 MIGRATIONS: list[db.Migration] = [
     _m001_base, _m002_skipped, _m003_grams, _m004_lifecycle, _m005_recent_files,
+    _m006_chunk_ids,
 ]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -13,7 +13,15 @@ from memcli.errors import IndexProblem
 from memcli.index import db
 from memcli.index.grams import grams
 from memcli.index.halves import SecondReader
-from memcli.index.schema import APP_ID, CHUNK_TEXT, MIGRATIONS, SCHEMA_VERSION, TEXT_JOIN, stamp
+from memcli.index.schema import (
+    APP_ID,
+    CHUNK_IDS,
+    CHUNK_TEXT,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    TEXT_JOIN,
+    stamp,
+)
 
 
 class FileState(NamedTuple):
@@ -67,6 +75,9 @@ class Store:
         self.second: SecondReader | None = None
         self._freqs: dict[str, int] = {}
         self._freqs_of: tuple[int, bytes] | None = None
+        #: Score bounds of common terms (:class:`memcli.search.bounds.TermBounds`), set by
+        #: the engine: keyword queries then score only the chunks that can rank.
+        self.bounds: Any = None
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -353,8 +364,14 @@ class Store:
         if chunks:
             # Ids are given, not read back row by row, so each table takes one executemany
             # (the caller's write transaction keeps max(id) stable).
-            first = conn.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
+            first = conn.execute(
+                "SELECT max(coalesce(max(id), 0),"
+                " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1"
+                " FROM chunks",
+                (CHUNK_IDS,),
+            ).fetchone()[0]
             ids = range(first, first + len(chunks))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (CHUNK_IDS, str(ids[-1])))
             conn.executemany(
                 "INSERT INTO chunks (id, file_id, start_line, end_line, heading, types, tags, hash,"
                 " state, expires, confirmed, corroborated, fact_id, tail)"
