@@ -529,3 +529,37 @@ def test_serve_no_watch(ws: Path) -> None:
             time.sleep(0.2)
     finally:
         run(ws, "serve", "--stop")
+
+
+def test_the_engine_learns_score_bounds_and_answers_as_in_process(workspace: Path) -> None:
+    """An engine learns the bounds of its index's common terms in the background, prunes
+    keyword searches with them, and prints what a search in process prints."""
+    import random
+
+    from tests.test_pruning import queries, write_files
+
+    write_files(workspace, random.Random(11), range(120))
+    env = {"MEMCLI_PRUNE_FROM": "40"}  # a small index: a term in 40 chunks is common
+    assert run(workspace, "index", env=env).returncode == 0
+    assert run(workspace, "serve", "--detach", "--json", env=env).returncode == 0
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            info = json.loads(run(workspace, "serve", "--status", "--json", env=env).stdout)
+            known = info["engine"]["bounds"]
+            if known["ready"]:
+                break
+            assert time.monotonic() < deadline, known
+            time.sleep(0.2)
+        assert known["terms"] >= 8 and known["pruned"] == 0
+        asked = queries(random.Random(8), 18)
+        through = [run(workspace, "search", q, "--json", env=env) for q in asked]
+        info = json.loads(run(workspace, "serve", "--status", "--json", env=env).stdout)
+        assert info["engine"]["requests"] == len(asked)
+        assert info["engine"]["bounds"]["pruned"] >= len(asked) // 3
+    finally:
+        run(workspace, "serve", "--stop", env=env)
+    alone = [run(workspace, "search", q, "--json", env=env) for q in asked]
+    for q, a, b in zip(asked, through, alone, strict=True):
+        assert (a.returncode, a.stdout, a.stderr) == (b.returncode, b.stdout, b.stderr), q
+        assert a.returncode == 0

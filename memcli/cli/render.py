@@ -187,7 +187,12 @@ def _engine_line(e: dict[str, Any] | None) -> str:
     if not e:
         return "not running (commands answer in process)"
     watch = "watching" if e.get("watch_ready") else "not watching"
-    return f"pid {e['pid']}, {e['requests']} requests, {watch}"
+    known = e.get("bounds") or {}
+    if known.get("ready"):
+        bounds = f"score bounds for {known.get('terms', 0)} terms"
+    else:
+        bounds = "learning score bounds"
+    return f"pid {e['pid']}, {e['requests']} requests, {watch}, {bounds}"
 
 
 def _embedding_line(e: dict[str, Any]) -> str:

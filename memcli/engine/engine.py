@@ -41,6 +41,7 @@ class Engine:
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="memcli-engine")
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="memcli-engine-write")
         self.stopping = threading.Event()
+        self._learner: Any = None  # memcli.search.bounds.Learner, started by warm()
         self.watching = False
         #: Set while the watcher is established and its last sync succeeded.
         self.watch_live = threading.Event()
@@ -83,6 +84,7 @@ class Engine:
             setattr(self._local, slot, held)
         mem = held[0]
         mem.warnings.clear()
+        mem.use_bounds(self._learner.bounds if self._learner is not None else None)
         # a live watcher re-indexes what changes: the quick check is enough before a search
         mem.freshness = "recent" if self.watch_live.is_set() else None
         return mem
@@ -209,7 +211,21 @@ class Engine:
         try:
             self._pool.submit(load).result()
         except Exception:  # reported by the searches that need it
-            pass
+            return
+        self._learner = self._pool.submit(self._start_learner).result()
+
+    def _start_learner(self) -> Any:
+        """Learn the score bounds of the index's common terms in the background: a keyword
+        search then scores only the chunks that can rank (memcli.search.pruning)."""
+        from memcli.search.bounds import PRUNE_FROM, Learner
+        from memcli.search.candidates import KEYWORD_WEIGHTS
+        from memcli.search.query import STOPWORDS
+
+        given = os.environ.get("MEMCLI_PRUNE_FROM", "")
+        common_from = int(given) if given.isdigit() and int(given) > 0 else PRUNE_FROM
+        learner = Learner(self._memory().store.path, KEYWORD_WEIGHTS, STOPWORDS, common_from)
+        learner.start()
+        return learner
 
     def info(self) -> dict[str, Any]:
         sock, _ = engine_files(self.root)
@@ -224,9 +240,20 @@ class Engine:
             "embedder_loaded": self._embedder is not None,
             "watching": self.watching,
             "watch_ready": self.watch_live.is_set(),
+            "bounds": self._bounds_info(),
         }
 
+    def _bounds_info(self) -> dict[str, Any]:
+        """How many terms have a learnt score bound, whether the common ones all do, and how
+        many keyword queries they pruned."""
+        if self._learner is None:
+            return {"terms": 0, "ready": False, "pruned": 0}
+        known = self._learner.bounds
+        return {"terms": len(known), "ready": known.ready.is_set(), "pruned": known.pruned}
+
     def close(self) -> None:
+        if self._learner is not None:
+            self._learner.close()
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._writes.shutdown(wait=True, cancel_futures=True)
         with self._embedder_lock:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from memcli.config import Settings
 from memcli.errors import IndexProblem, MemcliError, WriteFailed, os_cause
@@ -145,6 +145,8 @@ class RepairedIndex:
         self.settings = settings
         self.warnings = warnings
         self.store: Store | None = None
+        #: Score bounds for the store's keyword queries (the engine's; see Store.bounds).
+        self.bounds: Any = None
 
     def open(self, *, refill: bool) -> Store:
         """The store, opened (and, when found damaged and ``refill``, refilled) if need be."""
@@ -154,6 +156,7 @@ class RepairedIndex:
             if len(self.warnings) > seen and refill and not self.store.readonly:
                 with self._locked():  # it was damaged and rebuilt empty: fill it before use
                     self._refill(self.store)
+        self.store.bounds = self.bounds  # also a store that replaced a damaged one
         return self.store
 
     def run(self, fn: Callable[[], T], *, refill: bool, retry: Callable[[], T] | None = None) -> T:

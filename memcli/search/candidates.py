@@ -10,7 +10,7 @@ from memcli.index.schema import CHUNK_TEXT, TEXT_JOIN
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
 from memcli.notes.workspace import MEMORY_DIR
-from memcli.search import ranking
+from memcli.search import pruning, ranking
 from memcli.search.options import Filters
 from memcli.search.query import ParsedQuery
 from memcli.search.results import Hit
@@ -83,9 +83,34 @@ def keyword_candidates(
     store: Store, parsed: ParsedQuery, filters: Filters, limit: int
 ) -> dict[int, tuple[float, str | None]]:
     """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks (ties:
-    the lower id first). A large index is ranked in two halves at once
-    (:mod:`memcli.index.halves`)."""
+    the lower id first). With learnt score bounds (the engine's) only the chunks that can
+    rank are scored (:mod:`memcli.search.pruning`); a large index is ranked in two halves at
+    once (:mod:`memcli.index.halves`)."""
     extra, args = filter_sql(filters, store)
+    prune = pruning.plan(store, parsed, KEYWORD_WEIGHTS, limit)
+    rows = None
+    if prune is not None:
+        rows = _best(store, parsed, filters, limit, (extra, args), prune)
+        if rows is None or not prune.holds(rows, limit) or data_version(store) != prune.version:
+            rows = None  # a chunk left out could rank, or the index changed meanwhile
+        else:
+            store.bounds.count_pruned()
+    if rows is None:
+        rows = _best(store, parsed, filters, limit, (extra, args))
+    return {int(r[0]): (float(r[1]), None) for r in rows or ()}
+
+
+def _best(
+    store: Store,
+    parsed: ParsedQuery,
+    filters: Filters,
+    limit: int,
+    where: tuple[str, list[Any]],
+    prune: pruning.Plan | None = None,
+) -> list[Any] | None:
+    """The top ``limit`` (id, score) rows, ``where`` the filters' SQL; with ``prune``, of
+    its essential chunks only, or None when a commit came between the halves."""
+    extra, args = where
     if extra:
         head = (
             "SELECT c.id, -bm25(chunks_fts, ?, ?, ?) AS s"
@@ -95,23 +120,32 @@ def keyword_candidates(
     else:  # no filter: no join for every match (half the time of a common-word query)
         head = "SELECT rowid, -bm25(chunks_fts, ?, ?, ?) AS s FROM chunks_fts"
 
-    def query(bound: str = "", *at: int) -> tuple[str, tuple[Any, ...]]:
-        sql = f"{head} WHERE chunks_fts MATCH ?{bound}{extra} ORDER BY s DESC, 1 LIMIT ?"
-        return sql, (*KEYWORD_WEIGHTS, parsed.fts(), *at, *args, limit)
+    def query(op: str = "", at: int = 0) -> tuple[str, tuple[Any, ...]]:
+        """The query, of the chunks with ids ``op`` ``at`` (``<=`` or ``>``) when ``op``."""
+        half, halves = (f" AND chunks_fts.rowid {op} ?", (at,)) if op else ("", ())
+        essential, within = "", ()
+        if prune is not None:  # the essential chunks, and those newer than a bound
+            inner = f" AND rowid {op} ?" if op else ""
+            essential = (
+                " AND (+chunks_fts.rowid IN (SELECT rowid FROM chunks_fts"
+                f" WHERE chunks_fts MATCH ?{inner}) OR +chunks_fts.rowid > ?)"
+            )
+            within = (prune.essential, *halves, prune.newer)
+        sql = f"{head} WHERE chunks_fts MATCH ?{essential}{half}{extra} ORDER BY s DESC, 1 LIMIT ?"
+        return sql, (*KEYWORD_WEIGHTS, parsed.fts(), *within, *halves, *args, limit)
 
     # the path filter is a function of this connection's: such a query runs whole
     middle = None if filters.path_glob else split_point(store)
-    rows = None
     if middle is not None:
         version = data_version(store)
-        lower = store.second_reader().fetch(*query(" AND chunks_fts.rowid <= ?", middle))
-        upper = store.conn.execute(*query(" AND chunks_fts.rowid > ?", middle)).fetchall()
+        lower = store.second_reader().fetch(*query("<=", middle))
+        upper = store.conn.execute(*query(">", middle)).fetchall()
         halves = [*lower.result(), *upper]
         if data_version(store) == version:  # else a commit came between: the halves may differ
-            rows = sorted(halves, key=lambda r: (-r[1], r[0]))[:limit]
-    if rows is None:
-        rows = store.conn.execute(*query()).fetchall()
-    return {int(r[0]): (float(r[1]), None) for r in rows}
+            return sorted(halves, key=lambda r: (-r[1], r[0]))[:limit]
+        if prune is not None:
+            return None
+    return list(store.conn.execute(*query()).fetchall())
 
 
 def keyword_score(raw: float) -> float:

@@ -174,15 +174,11 @@ def chunk_count(conn: Any) -> int:
     """The number of chunks, from the row count FTS5 keeps in its averages record (a read of
     one row; ``count(*)`` walks the table: 7 ms at a million chunks); ``count(*)`` when that
     record is missing or not as expected."""
-    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if row and isinstance(row[0], bytes) and row[0]:
-        value, block = 0, row[0]
-        for i, byte in enumerate(block[:9]):  # SQLite's varint: 7 bits a byte, big-endian
-            if i == 8:
-                return (value << 8) | byte
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                return value
+    from memcli.search.bounds import totals
+
+    counts = totals(conn)
+    if counts is not None:
+        return counts.rows
     return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
 

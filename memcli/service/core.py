@@ -77,6 +77,11 @@ class MemoryCore:
         # a damaged index is rebuilt empty, and refilled unless this object is the writer
         return self._index.open(refill=not self._writing)
 
+    def use_bounds(self, bounds: Any) -> None:
+        """Prune keyword searches with ``bounds`` (memcli.search.bounds.TermBounds, learnt
+        by the engine in the background); None: score every matching chunk."""
+        self._index.bounds = bounds
+
     @property
     def embedder(self) -> Embedder | None:
         """The configured embedder (made on first use), or None: keyword search only."""

@@ -1,0 +1,297 @@
+"""Score bounds of common terms: what lets a keyword query skip chunks it cannot rank.
+
+FTS5's ``bm25()`` gives a chunk ``idf x sat`` for each phrase of a query, where ``sat`` =
+``f (k1 + 1) / (f + k1 (1 - b + b dl / avgdl))`` rises with the phrase's weighted count ``f``
+in the chunk and falls with the chunk's length ``dl``. For a term held by thousands of chunks,
+the largest ``sat`` over all of them is learnt once, by one scan of its chunks: no chunk can
+then take more than ``idf x sat`` from that term, and a query need not score the chunks that
+hold only one such term when its k-th best score is above that (:mod:`memcli.search.pruning`).
+
+A bound stays true as the index changes: a deleted chunk only lowers the largest ``sat``; a
+chunk's id is never given twice (:data:`memcli.index.schema.CHUNK_IDS`), so a chunk newer
+than a bound (a larger id) is always scored; and a larger average length raises a ``sat`` by
+at most its ratio to the average the bound was learnt at. The engine learns bounds in the
+background (:class:`Learner`); a command run in process has none and scores every chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from memcli.index import db
+from memcli.index.schema import CHUNK_IDS
+
+K1, B = 1.2, 0.75  # FTS5's bm25() constants
+#: Terms held by this many chunks or more get a bound: below it, scoring all of a term's
+#: chunks costs under 3 ms and learning bounds for every such term would cost more than
+#: it saves.
+PRUNE_FROM = 5000
+#: A bound learnt this many chunk ids ago is learnt again when a query uses it: the chunks
+#: above it are scored by every query that uses the term.
+RELEARN_AFTER = 20_000
+#: How long the learner waits after it failed to read the index (damaged, or being replaced).
+RETRY_SECS = 30.0
+#: Margin on a learnt bound against rounding (the scores are doubles summed in another order).
+MARGIN = 1.0 + 1e-6
+
+
+class Bound(NamedTuple):
+    """The largest ``sat`` of a term in any chunk up to the id ``top``, learnt when the
+    average chunk length was ``avgdl``."""
+
+    sat: float
+    avgdl: float
+    top: int
+
+
+class Totals(NamedTuple):
+    """FTS5's own counts: chunks, and tokens in all of them (its averages record)."""
+
+    rows: int
+    tokens: int
+
+    @property
+    def avgdl(self) -> float:
+        return self.tokens / self.rows if self.rows else 0.0
+
+
+def totals(conn: Any) -> Totals | None:
+    """The chunk and token counts ``bm25()`` works from, read from FTS5's averages record (a
+    row count, then a token count per column); None when the record is missing or odd."""
+    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
+    if not row or not isinstance(row[0], bytes) or not row[0]:
+        return None
+    values = list(_varints(row[0]))
+    if len(values) < 2:
+        return None
+    return Totals(values[0], sum(values[1:]))
+
+
+def _varints(block: bytes) -> Any:
+    """SQLite's varints (7 bits a byte, big-endian; a ninth byte gives 8 bits) in ``block``."""
+    at = 0
+    while at < len(block):
+        value = 0
+        for i in range(9):
+            if at >= len(block):
+                return
+            byte = block[at]
+            at += 1
+            if i == 8:
+                value = (value << 8) | byte
+                break
+            value = (value << 7) | (byte & 0x7F)
+            if not byte & 0x80:
+                break
+        yield value
+
+
+def fts_idf(rows: int, df: int) -> float:
+    """The idf ``bm25()`` gives a phrase held by ``df`` of ``rows`` chunks."""
+    value = math.log((rows - df + 0.5) / (df + 0.5))
+    return value if value > 0.0 else 1e-6
+
+
+def id_mark(conn: Any) -> int | None:
+    """The largest chunk id ever given (None before the index records it)."""
+    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CHUNK_IDS,)).fetchone()
+    try:
+        return int(row[0]) if row else None
+    except (TypeError, ValueError):
+        return None
+
+
+class TermBounds:
+    """The bounds learnt for one index file (by its device and inode) and one set of
+    ``bm25()`` column weights; shared by the engine's threads."""
+
+    def __init__(
+        self,
+        identity: tuple[int, int] | None,
+        weights: tuple[float, ...],
+        common_from: int = PRUNE_FROM,
+    ) -> None:
+        self.identity = identity
+        self.weights = weights
+        #: A term held by this many chunks or more is common: learnt, and pruned when known.
+        self.common_from = common_from
+        self._bounds: dict[str, Bound] = {}
+        self._wanted: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.wake = threading.Event()
+        #: Set once the common terms of the index have all been learnt.
+        self.ready = threading.Event()
+        #: Keyword queries answered from their essential chunks alone.
+        self.pruned = 0
+
+    def __len__(self) -> int:
+        return len(self._bounds)
+
+    def get(self, term: str) -> Bound | None:
+        return self._bounds.get(term)
+
+    def want(self, term: str, word: str) -> None:
+        """Ask for ``term`` to be learnt (or learnt again), through ``word``: a query word
+        that FTS5 stems to it."""
+        with self._lock:
+            self._wanted.setdefault(term, word)
+        self.wake.set()
+
+    def count_pruned(self) -> None:
+        with self._lock:
+            self.pruned += 1
+
+    def take_wanted(self) -> dict[str, str]:
+        with self._lock:
+            wanted, self._wanted = self._wanted, {}
+        return wanted
+
+    def learn(self, conn: Any, words: dict[str, str], stop: threading.Event | None = None) -> int:
+        """Learn the bound of each term of ``words`` (term -> a word that matches it) from
+        ``conn``; returns how many were learnt."""
+        learnt = 0
+        for term, word in words.items():
+            if stop is not None and stop.is_set():
+                break
+            bound = learn_bound(conn, word, self.weights)
+            if bound is not None:
+                self._bounds[term] = bound
+                learnt += 1
+        return learnt
+
+
+def learn_bound(conn: Any, word: str, weights: tuple[float, ...]) -> Bound | None:
+    """The bound of the term ``word`` stands for, read in one snapshot of the index: its
+    chunks' best ``bm25()`` over the term's idf. None when the index keeps no id mark or
+    no chunk holds the term."""
+    phrase = '"' + word.replace('"', '""') + '"'
+    marks = ", ".join("?" * len(weights))
+    conn.execute("BEGIN")
+    try:
+        top, counts = id_mark(conn), totals(conn)
+        if top is None or counts is None or not counts.rows:
+            return None
+        df = conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (phrase,)
+        ).fetchone()[0]
+        best = conn.execute(
+            f"SELECT -bm25(chunks_fts, {marks}) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
+            " ORDER BY s DESC LIMIT 1",
+            (*weights, phrase),
+        ).fetchone()
+    finally:
+        conn.execute("COMMIT")
+    if not df or best is None:
+        return None
+    return Bound(float(best[0]) / fts_idf(counts.rows, int(df)) * MARGIN, counts.avgdl, top)
+
+
+def common_words(
+    conn: Any, common_from: int = PRUNE_FROM, skip: frozenset[str] = frozenset()
+) -> dict[str, str]:
+    """The index's terms held by ``common_from`` chunks or more, the commonest first, each
+    with a word that FTS5 stems to it, to query it by: the term itself, or a likely word
+    behind a stem (``deploi``: deploy; ``cach``: cache). A stem none of these gives is left
+    for a query to ask for (:meth:`TermBounds.want`). ``skip``: words queries never search
+    (stop words)."""
+    from memcli.search.ranking import Analyzer
+
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memcli_bound_terms"
+        " USING fts5vocab(main, chunks_fts, row)"
+    )
+    terms = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT term FROM temp.memcli_bound_terms WHERE doc >= ? ORDER BY doc DESC",
+            (common_from,),
+        )
+        if str(r[0]) not in skip
+    ]
+    tried = [(term, word) for term in terms for word in _unstemmed(term)]
+    stems = Analyzer(conn).tokens([word for _, word in tried]) if tried else []
+    words: dict[str, str] = {}
+    for (term, word), got in zip(tried, stems, strict=True):
+        if got == [term] and word not in skip:
+            words.setdefault(term, word)
+    return {term: words[term] for term in terms if term in words}
+
+
+def _unstemmed(term: str) -> list[str]:
+    """Words the Porter stemmer may have made ``term`` of, the likeliest first."""
+    out = [term, term + "e", term + "s"]
+    if term.endswith("i"):
+        out.insert(1, term[:-1] + "y")
+    return out
+
+
+class Learner:
+    """A background thread that learns the bounds of an index's common terms, then of the
+    terms queries ask for; it opens the index read-only and never writes. It follows the
+    index file: a new file (a rebuild) is learnt anew."""
+
+    def __init__(
+        self,
+        path: Path,
+        weights: tuple[float, ...],
+        skip: frozenset[str] = frozenset(),
+        common_from: int = PRUNE_FROM,
+    ) -> None:
+        self.path = path
+        self.weights = weights
+        self.skip = skip
+        self.common_from = common_from
+        self.bounds = TermBounds(_identity(path), weights, common_from)
+        self.stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memcli-bounds", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.bounds.wake.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        if sys.platform == "linux":  # this thread only: searches keep their priority
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+            except OSError:
+                pass
+        while not self.stop.is_set():
+            try:
+                self._learn_file()
+            except Exception:  # a damaged or missing index: searches score every chunk
+                self.stop.wait(RETRY_SECS)
+
+    def _learn_file(self) -> None:
+        bounds = self.bounds
+        conn = db.connect(self.path, readonly=True)
+        try:
+            if bounds.identity != _identity(self.path):
+                bounds = TermBounds(_identity(self.path), self.weights, self.common_from)
+                self.bounds = bounds
+            bounds.learn(conn, common_words(conn, self.common_from, self.skip), self.stop)
+            bounds.ready.set()
+            while not self.stop.is_set():
+                bounds.wake.wait(5.0)
+                bounds.wake.clear()
+                if _identity(self.path) != bounds.identity:
+                    return  # the file was replaced: learn the new one
+                bounds.learn(conn, bounds.take_wanted(), self.stop)
+        finally:
+            conn.close()
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)

@@ -1,0 +1,277 @@
+"""Exact pruning of keyword queries with learnt score bounds: the same candidates, in the same
+order and with the same scores, as scoring every matching chunk; bounds that stay true as the
+index changes; and the engine's background learner."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memcli.index import db, halves
+from memcli.index.schema import CHUNK_IDS, MIGRATIONS, stamp
+from memcli.memory import Memory
+from memcli.search import bounds, pruning
+from memcli.search.candidates import KEYWORD_WEIGHTS, _best, filter_sql, keyword_candidates
+from memcli.search.options import Filters
+from memcli.search.query import parse_query
+
+COMMON = "deploy cache region queue backup retry kafka session".split()
+RARE = [f"{a}{b}" for a in ("val", "zor", "mip", "kel", "tun") for b in ("ax", "ib", "oq", "ur")]
+NAMES = "Ada Bram Cleo Dov".split()
+COMMON_FROM = 40  # a test index is small: a term in 40 chunks is common here
+
+
+def sentence(rng: random.Random) -> str:
+    """A fact of a few words: common words often, repeated sometimes, rare ones now and then,
+    in entries of very different lengths (the bounds depend on both)."""
+    words = rng.choices(COMMON, k=rng.randint(1, 4))
+    if rng.random() < 0.3:
+        words += [rng.choice(COMMON)] * rng.randint(1, 3)
+    if rng.random() < 0.4:
+        words.append(rng.choice(RARE))
+    if rng.random() < 0.2:
+        words.append(rng.choice(NAMES))
+    words += ["note"] * rng.choice((0, 0, 0, 5, 20))
+    rng.shuffle(words)
+    return " ".join(words)
+
+
+def write_files(root: Path, rng: random.Random, names: range) -> None:
+    for n in names:
+        entries = [f"- {sentence(rng)}." for _ in range(rng.randint(4, 12))]
+        (root / "memory" / f"f{n:03d}.md").write_text("\n\n".join(entries) + "\n")
+
+
+def queries(rng: random.Random, n: int) -> list[str]:
+    out = []
+    for i in range(n):
+        kind = i % 6
+        if kind == 0:
+            out.append(" ".join(rng.sample(COMMON, 2)))
+        elif kind == 1:
+            out.append(" ".join(rng.sample(COMMON, 3)))
+        elif kind == 2:
+            out.append(f"{rng.choice(RARE)} {rng.choice(COMMON)}")
+        elif kind == 3:
+            out.append(f'"{rng.choice(COMMON)} {rng.choice(COMMON)}" {rng.choice(COMMON)}')
+        elif kind == 4:
+            out.append(f"{rng.choice(RARE)[:3]}* {rng.choice(COMMON)} {rng.choice(NAMES)}")
+        else:
+            out.append(f"what did we decide about {rng.choice(COMMON)} {rng.choice(COMMON)}?")
+    return out
+
+
+@pytest.fixture
+def mem(workspace: Path) -> Any:
+    write_files(workspace, random.Random(11), range(120))
+    opened = Memory.open(workspace)
+    opened.index()
+    yield opened
+    opened.close()
+
+
+def stems(mem: Memory, words: list[str]) -> list[str]:
+    """The terms FTS5 makes of ``words`` (``deploy``: ``deploi``)."""
+    from memcli.search.ranking import Analyzer
+
+    return [t[0] for t in Analyzer(mem.store.conn).tokens(words)]
+
+
+def learnt(mem: Memory) -> bounds.TermBounds:
+    """Bounds of every common term of ``mem``'s index, learnt on a connection of their own."""
+    known = bounds.TermBounds(mem.store.identity, KEYWORD_WEIGHTS, COMMON_FROM)
+    conn = db.connect(mem.store.path, readonly=True)
+    try:
+        assert known.learn(conn, bounds.common_words(conn, COMMON_FROM)) >= len(COMMON)
+    finally:
+        conn.close()
+    return known
+
+
+def compare(mem: Memory, known: bounds.TermBounds, qs: list[str], **filters: Any) -> int:
+    """Assert that every query finds the same candidates with and without ``known``; return
+    how many of them the bounds pruned (the essential chunks held the best ones)."""
+    pruned = 0
+    store = mem.store
+    for limit in (5, 20):
+        for q in qs:
+            parsed = parse_query(q)
+            store.bounds = None
+            whole = list(keyword_candidates(store, parsed, Filters(**filters), limit).items())
+            store.bounds = known
+            fast = list(keyword_candidates(store, parsed, Filters(**filters), limit).items())
+            assert fast == whole, q
+            plan = pruning.plan(store, parsed, KEYWORD_WEIGHTS, limit)
+            if plan is not None:
+                rows = _best(
+                    store,
+                    parsed,
+                    Filters(**filters),
+                    limit,
+                    filter_sql(Filters(**filters), store),
+                    plan,
+                )
+                pruned += rows is not None and plan.holds(rows, limit)
+    store.bounds = None
+    return pruned
+
+
+def test_pruned_queries_find_what_the_whole_query_finds(mem: Memory) -> None:
+    known = learnt(mem)
+    assert all(known.get(t) is not None for t in stems(mem, COMMON))  # deploi, cach too
+    qs = queries(random.Random(3), 60)
+    pruned = compare(mem, known, qs)
+    assert pruned >= len(qs) // 2  # the test is not vacuous: most queries were pruned
+    assert compare(mem, known, qs[:20], sources=("memory",)) > 0  # the filtered form
+
+
+def test_pruned_queries_in_two_halves(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
+    known = learnt(mem)
+    monkeypatch.setattr(halves, "SPLIT_FROM", 1)
+    assert compare(mem, known, queries(random.Random(4), 30)) > 0
+    assert mem.store.second is not None
+
+
+def test_bounds_stay_true_as_the_index_changes(mem: Memory, workspace: Path) -> None:
+    """Chunks added after the bounds were learnt (short ones, a common word repeated: larger
+    scores than any learnt), the newest file deleted and its ids' place taken, the average
+    length moved: every query still finds what the whole query finds."""
+    known = learnt(mem)
+    top = bounds.id_mark(mem.store.conn)
+    newest = max((workspace / "memory").glob("f*.md"))
+    newest.unlink()
+    mem.index()
+    for n, word in enumerate(COMMON):
+        (workspace / "memory" / f"g{n}.md").write_text(f"- {word} {word} {word}.\n")
+    long = " ".join(["filler"] * 400)
+    (workspace / "memory" / "long.md").write_text(f"- {long} deploy cache.\n")
+    mem.index()
+    first_new = mem.store.conn.execute(
+        "SELECT min(c.id) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path LIKE ?",
+        ("%/g%",),
+    ).fetchone()[0]
+    assert top is not None and first_new > top  # the deleted file's ids were not given again
+    assert compare(mem, known, queries(random.Random(5), 60)) > 0
+
+
+def test_chunk_ids_are_never_given_twice(mem: Memory, workspace: Path) -> None:
+    conn = mem.store.conn
+    before = conn.execute("SELECT max(id) FROM chunks").fetchone()[0]
+    assert bounds.id_mark(conn) == before
+    for path in sorted((workspace / "memory").glob("f*.md"))[-5:]:
+        path.unlink()
+    mem.index()
+    (workspace / "memory" / "new.md").write_text("- a new fact.\n")
+    mem.index()
+    assert conn.execute("SELECT min(id) FROM chunks WHERE id > ?", (0,)).fetchone()[0] >= 1
+    newest = conn.execute("SELECT max(id) FROM chunks").fetchone()[0]
+    assert newest == before + 1  # after the mark, not after what is left
+    assert bounds.id_mark(conn) == newest
+
+
+def test_an_older_index_gets_its_id_mark(tmp_path: Path) -> None:
+    path = tmp_path / "index.db"
+    conn = db.connect(path)
+    db.migrate(conn, MIGRATIONS[:5], stamp)
+    conn.execute(
+        "INSERT INTO files (id, path, mtime_ns, size, sha256, source, evergreen, indexed_at)"
+        " VALUES (1, 'memory/a.md', 0, 0, '', 'memory', 0, 0)"
+    )
+    conn.execute(
+        "INSERT INTO chunks (id, file_id, start_line, end_line, heading, hash)"
+        " VALUES (41, 1, 1, 1, '', '')"
+    )
+    conn.execute("DELETE FROM meta WHERE key = ?", (CHUNK_IDS,))
+    conn.commit() if conn.in_transaction else None
+    conn.close()
+    from memcli.index.store import Store
+
+    store = Store.open(path)
+    assert bounds.id_mark(store.conn) == 41
+    store.close()
+
+
+def test_no_bounds_for_another_file_or_other_weights(mem: Memory) -> None:
+    known = learnt(mem)
+    parsed = parse_query("deploy cache")
+    mem.use_bounds(bounds.TermBounds((0, 0), KEYWORD_WEIGHTS, COMMON_FROM))
+    assert pruning.plan(mem.store, parsed, KEYWORD_WEIGHTS, 5) is None
+    mem.use_bounds(known)
+    assert pruning.plan(mem.store, parsed, (1.0, 1.0, 1.0), 5) is None
+    assert pruning.plan(mem.store, parsed, KEYWORD_WEIGHTS, 5) is not None
+    assert pruning.plan(mem.store, parse_query("deploy"), KEYWORD_WEIGHTS, 5) is None
+    mem.use_bounds(None)
+    assert pruning.plan(mem.store, parsed, KEYWORD_WEIGHTS, 5) is None
+
+
+def test_the_learner_learns_the_common_terms_and_follows_the_file(mem: Memory) -> None:
+    path = mem.store.path
+    learner = bounds.Learner(path, KEYWORD_WEIGHTS, frozenset({"note"}), COMMON_FROM)
+    learner.start()
+    try:
+        assert learner.bounds.ready.wait(30)
+        first = learner.bounds
+        assert all(first.get(t) is not None for t in stems(mem, COMMON))
+        assert first.get("note") is None  # a word queries never search is not learnt
+        # a term asked for by a query word that stems to it
+        (Path(mem.ws.root) / "memory" / "houses.md").write_text(
+            "\n\n".join(f"- houses {i}." for i in range(COMMON_FROM + 5)) + "\n"
+        )
+        mem.index()
+        assert first.get("hous") is None
+        first.want("hous", "houses")
+        wait_for(lambda: first.get("hous") is not None)
+        # a rebuilt index is a new file: learnt anew
+        mem.close()
+        copy = path.with_suffix(".copy")
+        shutil.copyfile(path, copy)
+        os.replace(copy, path)
+        wait_for(lambda: learner.bounds is not first and learner.bounds.ready.is_set())
+        assert learner.bounds.identity == (os.stat(path).st_dev, os.stat(path).st_ino)
+    finally:
+        learner.close()
+    assert not [t for t in threading.enumerate() if t.name == "memcli-bounds"]
+
+
+def wait_for(check: Any, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_longer_average_raises_a_bound_by_at_most_its_ratio(workspace: Path) -> None:
+    """Longer chunks added after a bound was learnt raise the sat of the older ones (each is
+    shorter against the average): above the learnt bound, and within it times the ratio of
+    the averages, which is what pruning allows for."""
+    pad = " ".join
+    for i in range(60):
+        (workspace / "memory" / f"a{i}.md").write_text(f"- deploy {pad(['x'] * (i % 7))}.\n")
+    mem = Memory.open(workspace)
+    mem.index()
+    conn = db.connect(mem.store.path, readonly=True)
+    try:
+        learnt_then = bounds.learn_bound(conn, "deploy", KEYWORD_WEIGHTS)
+        assert learnt_then is not None
+        for i in range(100):
+            (workspace / "memory" / f"long{i}.md").write_text(f"- {pad(['y'] * 150)}.\n")
+        mem.index()
+        now = bounds.totals(conn)
+        assert now is not None and now.avgdl > 2 * learnt_then.avgdl
+        scores = conn.execute(
+            "SELECT -bm25(chunks_fts, 1.0, 0.3, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?",
+            ("deploy",),
+        ).fetchall()
+        idf = bounds.fts_idf(now.rows, len(scores))
+        top = max(s[0] / idf for s in scores)
+        assert learnt_then.sat < top <= learnt_then.sat * now.avgdl / learnt_then.avgdl
+    finally:
+        conn.close()
+        mem.close()
