@@ -216,12 +216,18 @@ def test_a_signal_taken_by_another_thread_ends_the_wait_for_a_hung_call(
             time.sleep(0.01)
         signal.pthread_kill(threading.get_ident(), signal.SIGINT)  # this thread, not the main
 
+    # Python leaves SIGINT ignored when it started ignored (a job a shell put in the
+    # background): the handler Ctrl-C has in a terminal is set for this test
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     other = threading.Thread(target=interrupt_from_here)
-    other.start()
-    started = time.monotonic()
-    with pytest.raises(KeyboardInterrupt):
-        embed(["hung"], cfg)
-    other.join(5)
+    try:
+        other.start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            embed(["hung"], cfg)
+        other.join(5)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert openai_stub.count("/embeddings") == 2
     assert time.monotonic() - started < 5  # the request alone would take 20 s
 

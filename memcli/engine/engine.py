@@ -210,9 +210,9 @@ class Engine:
 
         try:
             self._pool.submit(load).result()
+            self._learner = self._pool.submit(self._start_learner).result()
         except Exception:  # reported by the searches that need it
-            return
-        self._learner = self._pool.submit(self._start_learner).result()
+            pass
 
     def _start_learner(self) -> Any:
         """Learn the score bounds of the index's common terms in the background: a keyword
