@@ -284,7 +284,13 @@ class Learner:
                 bounds.wake.clear()
                 if _identity(self.path) != bounds.identity:
                     return  # the file was replaced: learn the new one
-                bounds.learn(conn, bounds.take_wanted(), self.stop)
+                mark = id_mark(conn) or 0
+                wanted = {
+                    term: word
+                    for term, word in bounds.take_wanted().items()
+                    if (known := bounds.get(term)) is None or known.top < mark - RELEARN_AFTER
+                }  # not those learnt since they were asked for (by the first pass, say)
+                bounds.learn(conn, wanted, self.stop)
         finally:
             conn.close()
 
