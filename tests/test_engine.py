@@ -539,7 +539,7 @@ def test_the_engine_learns_score_bounds_and_answers_as_in_process(workspace: Pat
     from tests.test_pruning import queries, write_files
 
     write_files(workspace, random.Random(11), range(120))
-    env = {"MEMCLI_PRUNE_FROM": "40"}  # a small index: a term in 40 chunks is common
+    env = {"MEMCLI_ENGINE_PRUNE_FROM": "40"}  # a small index: a term in 40 chunks is common
     assert run(workspace, "index", env=env).returncode == 0
     assert run(workspace, "serve", "--detach", "--json", env=env).returncode == 0
     try:

@@ -4,9 +4,7 @@ index changes; and the engine's background learner."""
 
 from __future__ import annotations
 
-import os
 import random
-import shutil
 import threading
 import time
 from pathlib import Path
@@ -15,10 +13,11 @@ from typing import Any
 import pytest
 
 from memcli.index import db, halves
-from memcli.index.schema import CHUNK_IDS, MIGRATIONS, stamp
+from memcli.index.marks import id_mark, index_id, totals
+from memcli.index.schema import MIGRATIONS, stamp
 from memcli.memory import Memory
 from memcli.search import bounds, pruning
-from memcli.search.candidates import KEYWORD_WEIGHTS, _best, filter_sql, keyword_candidates
+from memcli.search.candidates import KEYWORD_WEIGHTS, keyword_candidates
 from memcli.search.options import Filters
 from memcli.search.query import parse_query
 
@@ -86,7 +85,7 @@ def stems(mem: Memory, words: list[str]) -> list[str]:
 
 def learnt(mem: Memory) -> bounds.TermBounds:
     """Bounds of every common term of ``mem``'s index, learnt on a connection of their own."""
-    known = bounds.TermBounds(mem.store.identity, KEYWORD_WEIGHTS, COMMON_FROM)
+    known = bounds.TermBounds(mem.store.index_id, KEYWORD_WEIGHTS, COMMON_FROM)
     conn = db.connect(mem.store.path, readonly=True)
     try:
         assert known.learn(conn, bounds.common_words(conn, COMMON_FROM)) >= len(COMMON)
@@ -95,31 +94,27 @@ def learnt(mem: Memory) -> bounds.TermBounds:
     return known
 
 
+def both(mem: Memory, known: bounds.TermBounds, q: str, limit: int, **filters: Any) -> Any:
+    """(candidates without bounds, with ``known``, whether ``known`` pruned the query)."""
+    parsed, given = parse_query(q), Filters(**filters)
+    mem.use_bounds(None)
+    whole = list(keyword_candidates(mem.store, parsed, given, limit).items())
+    mem.use_bounds(known)
+    before = known.pruned
+    fast = list(keyword_candidates(mem.store, parsed, given, limit).items())
+    mem.use_bounds(None)
+    return whole, fast, known.pruned > before
+
+
 def compare(mem: Memory, known: bounds.TermBounds, qs: list[str], **filters: Any) -> int:
     """Assert that every query finds the same candidates with and without ``known``; return
-    how many of them the bounds pruned (the essential chunks held the best ones)."""
+    how many of them were answered pruned."""
     pruned = 0
-    store = mem.store
     for limit in (5, 20):
         for q in qs:
-            parsed = parse_query(q)
-            store.bounds = None
-            whole = list(keyword_candidates(store, parsed, Filters(**filters), limit).items())
-            store.bounds = known
-            fast = list(keyword_candidates(store, parsed, Filters(**filters), limit).items())
+            whole, fast, cut = both(mem, known, q, limit, **filters)
             assert fast == whole, q
-            plan = pruning.plan(store, parsed, KEYWORD_WEIGHTS, limit)
-            if plan is not None:
-                rows = _best(
-                    store,
-                    parsed,
-                    Filters(**filters),
-                    limit,
-                    filter_sql(Filters(**filters), store),
-                    plan,
-                )
-                pruned += rows is not None and plan.holds(rows, limit)
-    store.bounds = None
+            pruned += cut
     return pruned
 
 
@@ -144,7 +139,7 @@ def test_bounds_stay_true_as_the_index_changes(mem: Memory, workspace: Path) -> 
     scores than any learnt), the newest file deleted and its ids' place taken, the average
     length moved: every query still finds what the whole query finds."""
     known = learnt(mem)
-    top = bounds.id_mark(mem.store.conn)
+    top = id_mark(mem.store.conn)
     newest = max((workspace / "memory").glob("f*.md"))
     newest.unlink()
     mem.index()
@@ -164,19 +159,18 @@ def test_bounds_stay_true_as_the_index_changes(mem: Memory, workspace: Path) -> 
 def test_chunk_ids_are_never_given_twice(mem: Memory, workspace: Path) -> None:
     conn = mem.store.conn
     before = conn.execute("SELECT max(id) FROM chunks").fetchone()[0]
-    assert bounds.id_mark(conn) == before
+    assert id_mark(conn) == before
     for path in sorted((workspace / "memory").glob("f*.md"))[-5:]:
         path.unlink()
     mem.index()
     (workspace / "memory" / "new.md").write_text("- a new fact.\n")
     mem.index()
-    assert conn.execute("SELECT min(id) FROM chunks WHERE id > ?", (0,)).fetchone()[0] >= 1
     newest = conn.execute("SELECT max(id) FROM chunks").fetchone()[0]
     assert newest == before + 1  # after the mark, not after what is left
-    assert bounds.id_mark(conn) == newest
+    assert id_mark(conn) == newest
 
 
-def test_an_older_index_gets_its_id_mark(tmp_path: Path) -> None:
+def test_an_older_index_gets_its_id_mark_and_an_id(tmp_path: Path) -> None:
     path = tmp_path / "index.db"
     conn = db.connect(path)
     db.migrate(conn, MIGRATIONS[:5], stamp)
@@ -188,20 +182,23 @@ def test_an_older_index_gets_its_id_mark(tmp_path: Path) -> None:
         "INSERT INTO chunks (id, file_id, start_line, end_line, heading, hash)"
         " VALUES (41, 1, 1, 1, '', '')"
     )
-    conn.execute("DELETE FROM meta WHERE key = ?", (CHUNK_IDS,))
-    conn.commit() if conn.in_transaction else None
+    assert id_mark(conn) is None and index_id(conn) is None
     conn.close()
     from memcli.index.store import Store
 
     store = Store.open(path)
-    assert bounds.id_mark(store.conn) == 41
+    assert id_mark(store.conn) == 41
+    assert store.index_id is not None and len(store.index_id) == 32
     store.close()
+    other = Store.open(tmp_path / "other.db")
+    assert other.index_id not in (None, Store.open(path).index_id)  # each file its own
+    other.close()
 
 
 def test_no_bounds_for_another_file_or_other_weights(mem: Memory) -> None:
     known = learnt(mem)
     parsed = parse_query("deploy cache")
-    mem.use_bounds(bounds.TermBounds((0, 0), KEYWORD_WEIGHTS, COMMON_FROM))
+    mem.use_bounds(bounds.TermBounds("another file", KEYWORD_WEIGHTS, COMMON_FROM))
     assert pruning.plan(mem.store, parsed, KEYWORD_WEIGHTS, 5) is None
     mem.use_bounds(known)
     assert pruning.plan(mem.store, parsed, (1.0, 1.0, 1.0), 5) is None
@@ -228,13 +225,23 @@ def test_the_learner_learns_the_common_terms_and_follows_the_file(mem: Memory) -
         assert first.get("hous") is None
         first.want("hous", "houses")
         wait_for(lambda: first.get("hous") is not None)
-        # a rebuilt index is a new file: learnt anew
+        # a full re-index gives every chunk a new id: all terms are learnt again
+        stem = stems(mem, ["deploy"])[0]
+        before = first.get(stem)
+        assert before is not None
+        mem.index(force=True)
+        wait_for(lambda: (now := first.get(stem)) is not None and now.top > before.top, 60)
+        # an index rebuilt as a new file (another random id): learnt anew
         mem.close()
-        copy = path.with_suffix(".copy")
-        shutil.copyfile(path, copy)
-        os.replace(copy, path)
-        wait_for(lambda: learner.bounds is not first and learner.bounds.ready.is_set())
-        assert learner.bounds.identity == (os.stat(path).st_dev, os.stat(path).st_ino)
+        for side in ("", "-wal", "-shm"):
+            Path(f"{path}{side}").unlink(missing_ok=True)
+        rebuilt = Memory.open(mem.ws.root)
+        rebuilt.index()
+        new_id = rebuilt.store.index_id
+        rebuilt.close()
+        assert new_id is not None and new_id != first.index_id
+        wait_for(lambda: learner.bounds.index_id == new_id and learner.bounds.ready.is_set())
+        assert learner.bounds is not first and len(learner.bounds) >= len(COMMON)
     finally:
         learner.close()
     assert not [t for t in threading.enumerate() if t.name == "memcli-bounds"]
@@ -263,7 +270,7 @@ def test_a_longer_average_raises_a_bound_by_at_most_its_ratio(workspace: Path) -
         for i in range(100):
             (workspace / "memory" / f"long{i}.md").write_text(f"- {pad(['y'] * 150)}.\n")
         mem.index()
-        now = bounds.totals(conn)
+        now = totals(conn)
         assert now is not None and now.avgdl > 2 * learnt_then.avgdl
         scores = conn.execute(
             "SELECT -bm25(chunks_fts, 1.0, 0.3, 1.0) FROM chunks_fts WHERE chunks_fts MATCH ?",
@@ -275,3 +282,108 @@ def test_a_longer_average_raises_a_bound_by_at_most_its_ratio(workspace: Path) -
     finally:
         conn.close()
         mem.close()
+
+
+def learn_from(mem: Memory, common_from: int) -> bounds.TermBounds:
+    known = bounds.TermBounds(mem.store.index_id, KEYWORD_WEIGHTS, common_from)
+    conn = db.connect(mem.store.path, readonly=True)
+    try:
+        known.learn(conn, bounds.common_words(conn, common_from))
+    finally:
+        conn.close()
+    return known
+
+
+def test_chunks_newer_than_the_bounds_are_always_scored(workspace: Path) -> None:
+    """Chunks added after the bounds were learnt, each scoring more for a common word than
+    any chunk did then: the pruned query finds them, as the whole query does."""
+    memory = workspace / "memory"
+    for n in range(400):
+        if n < 120:
+            body = f"{('deploy', 'cache')[n % 2]} note note note note note note"
+        else:
+            body = "zorax other" if n % 5 == 0 else "other note note note"
+        (memory / f"f{n:03d}.md").write_text(f"- {body}.\n")
+    mem = Memory.open(workspace)
+    mem.index()
+    known = learn_from(mem, 57)
+    mark = id_mark(mem.store.conn)
+    assert mark is not None and known.get(stems(mem, ["deploy"])[0]) is not None
+    for n in range(20):
+        (memory / f"g{n:03d}.md").write_text("- deploy deploy deploy deploy deploy deploy.\n")
+    mem.index()
+    for q in ("deploy zorax", "deploy cache zorax"):
+        whole, fast, pruned = both(mem, known, q, 5)
+        assert pruned and fast == whole
+        assert all(cid > mark for cid, _ in whole)  # the best are the new chunks
+    mem.close()
+
+
+def test_the_floor_bounds_every_chunk_left_out_after_the_average_grew(workspace: Path) -> None:
+    """Longer chunks added since the bounds were learnt raise the score of older chunks that
+    hold one common word: the plan's floor still lies above every chunk it leaves out (and
+    would not without allowing for the longer average)."""
+    memory = workspace / "memory"
+    for i in range(60):
+        (memory / f"a{i}.md").write_text(f"- deploy {' '.join(['x'] * (i % 7))}.\n")
+    for i in range(12):
+        (memory / f"z{i}.md").write_text(f"- zorax deploy {' '.join(['w'] * 40)}.\n")
+    mem = Memory.open(workspace)
+    mem.index()
+    known = learn_from(mem, 40)
+    stem = stems(mem, ["deploy"])[0]
+    learnt_then = known.get(stem)
+    assert learnt_then is not None
+    for i in range(100):
+        (memory / f"long{i}.md").write_text(f"- {' '.join(['y'] * 150)}.\n")
+    mem.index()
+    mem.use_bounds(known)
+    plan = pruning.plan(mem.store, parse_query("deploy zorax"), KEYWORD_WEIGHTS, 5)
+    assert plan is not None
+    left_out = [
+        score
+        for cid, score in mem.store.conn.execute(
+            "SELECT rowid, -bm25(chunks_fts, 1.0, 0.3, 1.0) FROM chunks_fts"
+            ' WHERE chunks_fts MATCH \'"deploy" OR "zorax"\''
+        )
+        if cid
+        not in {
+            r[0]
+            for r in mem.store.conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?", (plan.essential,)
+            )
+        }
+        and cid <= plan.newer
+    ]
+    now = totals(mem.store.conn)
+    assert now is not None
+    ratio = now.avgdl / learnt_then.avgdl
+    assert left_out and max(left_out) < plan.floor
+    assert max(left_out) > plan.floor / ratio  # the unscaled bound would be too low
+    mem.close()
+
+
+def test_a_commit_between_the_plan_and_its_query_runs_the_whole_query(mem: Memory) -> None:
+    """Another connection commits while a pruned query starts: the statistics the plan used
+    may be stale, so the answer comes from the whole query."""
+    known = learnt(mem)
+    other = db.connect(mem.store.path)
+    commits = 0
+
+    def commit_once(sql: str) -> None:
+        nonlocal commits
+        if "+chunks_fts.rowid IN" in sql and commits == 0:
+            commits += 1
+            other.execute("BEGIN IMMEDIATE")
+            other.execute("INSERT OR REPLACE INTO meta VALUES ('test', 'a commit')")
+            other.execute("COMMIT")
+
+    try:
+        whole, fast, pruned = both(mem, known, "deploy cache", 5)
+        assert pruned and fast == whole  # without a commit it is pruned
+        mem.store.conn.set_trace_callback(commit_once)
+        whole, fast, pruned = both(mem, known, "deploy cache", 5)
+        assert commits == 1 and not pruned and fast == whole
+    finally:
+        mem.store.conn.set_trace_callback(None)
+        other.close()

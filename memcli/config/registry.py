@@ -431,6 +431,14 @@ SETTINGS: tuple[Setting, ...] = (
         high=10080,
     ),
     _s(
+        "engine.prune_from",
+        5000,
+        "Terms held by this many chunks or more get a learnt score bound in a running engine,"
+        " which then scores only the chunks that can rank (same results).",
+        low=1,
+        high=100_000_000,
+    ),
+    _s(
         "engine.autostart",
         False,
         "A search with no engine running starts one in the background for the next ones.",

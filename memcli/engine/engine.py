@@ -208,24 +208,24 @@ class Engine:
             if embedder is not None:
                 embedder.embed(["warm up"], quick=True)
 
-        try:
-            self._pool.submit(load).result()
-            self._learner = self._pool.submit(self._start_learner).result()
-        except Exception:  # reported by the searches that need it
-            pass
+        for step in (load, self._start_learner):
+            try:
+                self._pool.submit(step).result()
+            except Exception:  # reported by the searches that need it
+                pass
 
-    def _start_learner(self) -> Any:
+    def _start_learner(self) -> None:
         """Learn the score bounds of the index's common terms in the background: a keyword
         search then scores only the chunks that can rank (memcli.search.pruning)."""
-        from memcli.search.bounds import PRUNE_FROM, Learner
+        from memcli.search.bounds import Learner
         from memcli.search.candidates import KEYWORD_WEIGHTS
         from memcli.search.query import STOPWORDS
 
-        given = os.environ.get("MEMCLI_PRUNE_FROM", "")
-        common_from = int(given) if given.isdigit() and int(given) > 0 else PRUNE_FROM
-        learner = Learner(self._memory().store.path, KEYWORD_WEIGHTS, STOPWORDS, common_from)
+        mem = self._memory(lenient=True)
+        common_from = int(mem.settings.get("engine.prune_from"))
+        learner = Learner(mem.ws.index_path, KEYWORD_WEIGHTS, STOPWORDS, common_from)
         learner.start()
-        return learner
+        self._learner = learner
 
     def info(self) -> dict[str, Any]:
         sock, _ = engine_files(self.root)

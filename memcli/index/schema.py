@@ -20,6 +20,8 @@ TEXT_JOIN = "JOIN chunks_fts_content t ON t.id = c.id"
 CHUNK_TEXT = "t.c0"
 #: The ``meta`` key of the largest chunk id ever given.
 CHUNK_IDS = "chunk_ids"
+#: The ``meta`` key of the index file's random id, given when the file is made.
+INDEX_ID = "index_id"
 
 
 def _script(conn: Any, sql: str) -> None:
@@ -117,10 +119,16 @@ def _m006_chunk_ids(conn: Any) -> None:
     )
 
 
+def _m007_index_id(conn: Any) -> None:
+    # A random id of this file (:data:`INDEX_ID`): what the engine learnt of one index file
+    # (memcli.search.bounds) is never taken for another's.
+    conn.execute("INSERT OR REPLACE INTO meta VALUES (?, lower(hex(randomblob(16))))", (INDEX_ID,))
+
+
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
 MIGRATIONS: list[db.Migration] = [
     _m001_base, _m002_skipped, _m003_grams, _m004_lifecycle, _m005_recent_files,
-    _m006_chunk_ids,
+    _m006_chunk_ids, _m007_index_id,
 ]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)
 

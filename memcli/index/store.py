@@ -13,6 +13,7 @@ from memcli.errors import IndexProblem
 from memcli.index import db
 from memcli.index.grams import grams
 from memcli.index.halves import SecondReader
+from memcli.index.marks import index_id
 from memcli.index.schema import (
     APP_ID,
     CHUNK_IDS,
@@ -78,6 +79,8 @@ class Store:
         #: Score bounds of common terms (:class:`memcli.search.bounds.TermBounds`), set by
         #: the engine: keyword queries then score only the chunks that can rank.
         self.bounds: Any = None
+        #: The file's random id (memcli.index.marks.index_id), read when it was opened.
+        self.index_id: str | None = None
 
     # -- opening -------------------------------------------------------
     @classmethod
@@ -90,6 +93,7 @@ class Store:
             st = os.stat(path)
             store.identity = (st.st_dev, st.st_ino)
             store._migrate()
+            store.index_id = index_id(conn)
         except BaseException:
             conn.close()
             raise
@@ -121,6 +125,7 @@ class Store:
                 raise IndexProblem(f"index {path} is not this memcli's (schema {version})")
             st = os.stat(path)
             store.identity = (st.st_dev, st.st_ino)
+            store.index_id = index_id(conn)
             return store
         assert failure is not None
         raise failure

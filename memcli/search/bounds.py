@@ -16,6 +16,7 @@ background (:class:`Learner`); a command run in process has none and scores ever
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import sys
@@ -24,7 +25,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from memcli.index import db
-from memcli.index.schema import CHUNK_IDS
+from memcli.index.marks import id_mark, index_id, totals
 
 K1, B = 1.2, 0.75  # FTS5's bm25() constants
 #: Terms held by this many chunks or more get a bound: below it, scoring all of a term's
@@ -49,74 +50,23 @@ class Bound(NamedTuple):
     top: int
 
 
-class Totals(NamedTuple):
-    """FTS5's own counts: chunks, and tokens in all of them (its averages record)."""
-
-    rows: int
-    tokens: int
-
-    @property
-    def avgdl(self) -> float:
-        return self.tokens / self.rows if self.rows else 0.0
-
-
-def totals(conn: Any) -> Totals | None:
-    """The chunk and token counts ``bm25()`` works from, read from FTS5's averages record (a
-    row count, then a token count per column); None when the record is missing or odd."""
-    row = conn.execute("SELECT block FROM chunks_fts_data WHERE id = 1").fetchone()
-    if not row or not isinstance(row[0], bytes) or not row[0]:
-        return None
-    values = list(_varints(row[0]))
-    if len(values) < 2:
-        return None
-    return Totals(values[0], sum(values[1:]))
-
-
-def _varints(block: bytes) -> Any:
-    """SQLite's varints (7 bits a byte, big-endian; a ninth byte gives 8 bits) in ``block``."""
-    at = 0
-    while at < len(block):
-        value = 0
-        for i in range(9):
-            if at >= len(block):
-                return
-            byte = block[at]
-            at += 1
-            if i == 8:
-                value = (value << 8) | byte
-                break
-            value = (value << 7) | (byte & 0x7F)
-            if not byte & 0x80:
-                break
-        yield value
-
-
 def fts_idf(rows: int, df: int) -> float:
     """The idf ``bm25()`` gives a phrase held by ``df`` of ``rows`` chunks."""
     value = math.log((rows - df + 0.5) / (df + 0.5))
     return value if value > 0.0 else 1e-6
 
 
-def id_mark(conn: Any) -> int | None:
-    """The largest chunk id ever given (None before the index records it)."""
-    row = conn.execute("SELECT value FROM meta WHERE key = ?", (CHUNK_IDS,)).fetchone()
-    try:
-        return int(row[0]) if row else None
-    except (TypeError, ValueError):
-        return None
-
-
 class TermBounds:
-    """The bounds learnt for one index file (by its device and inode) and one set of
-    ``bm25()`` column weights; shared by the engine's threads."""
+    """The bounds learnt for one index file (by its random id, :func:`index_id`) and one set
+    of ``bm25()`` column weights; shared by the engine's threads."""
 
     def __init__(
         self,
-        identity: tuple[int, int] | None,
+        index: str | None,
         weights: tuple[float, ...],
         common_from: int = PRUNE_FROM,
     ) -> None:
-        self.identity = identity
+        self.index_id = index
         self.weights = weights
         #: A term held by this many chunks or more is common: learnt, and pruned when known.
         self.common_from = common_from
@@ -233,7 +183,9 @@ def _unstemmed(term: str) -> list[str]:
 class Learner:
     """A background thread that learns the bounds of an index's common terms, then of the
     terms queries ask for; it opens the index read-only and never writes. It follows the
-    index file: a new file (a rebuild) is learnt anew."""
+    index file: a file that replaced it (a repair) is learnt anew, into a new
+    :attr:`bounds` (read it anew for each search), and so are all terms once most chunks are
+    newer than what was learnt (a full re-index)."""
 
     def __init__(
         self,
@@ -246,8 +198,9 @@ class Learner:
         self.weights = weights
         self.skip = skip
         self.common_from = common_from
-        self.bounds = TermBounds(_identity(path), weights, common_from)
+        self.bounds = TermBounds(None, weights, common_from)
         self.stop = threading.Event()
+        self._conn: Any = None
         self._thread = threading.Thread(target=self._run, name="memcli-bounds", daemon=True)
 
     def start(self) -> None:
@@ -256,14 +209,16 @@ class Learner:
     def close(self) -> None:
         self.stop.set()
         self.bounds.wake.set()
+        conn = self._conn
+        if conn is not None:
+            with contextlib.suppress(Exception):  # closed meanwhile
+                conn.interrupt()  # a scan of a very common term ends now
         self._thread.join()
 
     def _run(self) -> None:
         if sys.platform == "linux":  # this thread only: searches keep their priority
-            try:
+            with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
-            except OSError:
-                pass
         while not self.stop.is_set():
             try:
                 self._learn_file()
@@ -271,20 +226,32 @@ class Learner:
                 self.stop.wait(RETRY_SECS)
 
     def _learn_file(self) -> None:
-        bounds = self.bounds
+        seen = _identity(self.path)
         conn = db.connect(self.path, readonly=True)
+        self._conn = conn
         try:
-            if bounds.identity != _identity(self.path):
-                bounds = TermBounds(_identity(self.path), self.weights, self.common_from)
+            if _identity(self.path) != seen:
+                return  # replaced while it was being opened: open it again
+            key = index_id(conn)
+            if key is None:
+                raise LookupError("the index has no id yet")
+            bounds = self.bounds
+            if bounds.index_id is None and not len(bounds):
+                bounds.index_id = key  # the first file: learnt into the first bounds
+            elif bounds.index_id != key:
+                bounds = TermBounds(key, self.weights, self.common_from)
                 self.bounds = bounds
-            bounds.learn(conn, common_words(conn, self.common_from, self.skip), self.stop)
-            bounds.ready.set()
+            passed = self._learn_common(conn, bounds)
             while not self.stop.is_set():
                 bounds.wake.wait(5.0)
                 bounds.wake.clear()
-                if _identity(self.path) != bounds.identity:
+                if _identity(self.path) != seen:
                     return  # the file was replaced: learn the new one
                 mark = id_mark(conn) or 0
+                counts = totals(conn)
+                if mark - passed > (counts.rows if counts else 0) // 2:  # mostly new chunks
+                    passed = self._learn_common(conn, bounds)
+                    continue
                 wanted = {
                     term: word
                     for term, word in bounds.take_wanted().items()
@@ -292,7 +259,15 @@ class Learner:
                 }  # not those learnt since they were asked for (by the first pass, say)
                 bounds.learn(conn, wanted, self.stop)
         finally:
+            self._conn = None
             conn.close()
+
+    def _learn_common(self, conn: Any, bounds: TermBounds) -> int:
+        """Learn every common term; returns the chunk id mark from before."""
+        mark = id_mark(conn) or 0
+        bounds.learn(conn, common_words(conn, self.common_from, self.skip), self.stop)
+        bounds.ready.set()
+        return mark
 
 
 def _identity(path: Path) -> tuple[int, int] | None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any, NamedTuple
 
+from memcli.index.marks import totals
 from memcli.index.store import Store
 from memcli.search import bounds as bounds_mod
 from memcli.search.query import ParsedQuery
@@ -41,13 +42,15 @@ def plan(store: Store, parsed: ParsedQuery, weights: tuple[float, ...], limit: i
     no bounds, fewer than two parts one of them common, or fewer than ``limit`` essential
     chunks."""
     known = store.bounds
-    if known is None or known.weights != weights or known.identity != store.identity:
+    if known is None or store.index_id is None or known.index_id != store.index_id:
+        return None  # none learnt, or learnt of another file
+    if known.weights != weights:
         return None
     if len(parsed.terms) + len(parsed.phrases) + len(parsed.prefixes) < 2:
         return None
     conn = store.conn
     version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-    counts = bounds_mod.totals(conn)
+    counts = totals(conn)
     if counts is None or counts.rows < known.common_from:  # no term can be common
         return None
     from memcli.search.ranking import Analyzer, doc_freqs

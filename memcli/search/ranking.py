@@ -31,6 +31,7 @@ from datetime import date
 from typing import Any, NamedTuple, TypeVar
 
 from memcli.index.grams import grams, has_unsegmented
+from memcli.index.marks import totals
 from memcli.index.schema import FTS_TOKENIZER
 
 K1 = 1.2
@@ -174,8 +175,6 @@ def chunk_count(conn: Any) -> int:
     """The number of chunks, from the row count FTS5 keeps in its averages record (a read of
     one row; ``count(*)`` walks the table: 7 ms at a million chunks); ``count(*)`` when that
     record is missing or not as expected."""
-    from memcli.search.bounds import totals
-
     counts = totals(conn)
     if counts is not None:
         return counts.rows
