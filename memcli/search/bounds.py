@@ -27,7 +27,6 @@ from typing import Any, NamedTuple
 from memcli.index import db
 from memcli.index.marks import id_mark, index_id, totals
 
-K1, B = 1.2, 0.75  # FTS5's bm25() constants
 #: Terms held by this many chunks or more get a bound: below it, scoring all of a term's
 #: chunks costs under 3 ms and learning bounds for every such term would cost more than
 #: it saves.
