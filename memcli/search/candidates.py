@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.index.halves import data_version, split_point
 from memcli.index.schema import CHUNK_TEXT, TEXT_JOIN
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
 from memcli.notes.workspace import MEMORY_DIR
-from memcli.search import pruning, ranking
+from memcli.search import ranking
 from memcli.search.options import Filters
 from memcli.search.query import ParsedQuery
 from memcli.search.results import Hit
+
+if TYPE_CHECKING:
+    from memcli.search import pruning
 
 KEYWORD_WEIGHTS = (
     1.0,
@@ -87,7 +90,11 @@ def keyword_candidates(
     rank are scored (:mod:`memcli.search.pruning`); a large index is ranked in two halves at
     once (:mod:`memcli.index.halves`)."""
     extra, args = filter_sql(filters, store)
-    prune = pruning.plan(store, parsed, KEYWORD_WEIGHTS, limit)
+    prune = None
+    if store.bounds is not None:  # the engine's: only it loads the pruning code
+        from memcli.search import pruning
+
+        prune = pruning.plan(store, parsed, KEYWORD_WEIGHTS, limit)
     rows = None
     if prune is not None:
         rows = _best(store, parsed, filters, limit, (extra, args), prune)
