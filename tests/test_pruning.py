@@ -334,8 +334,8 @@ def test_the_floor_bounds_every_chunk_left_out_after_the_average_grew(workspace:
     stem = stems(mem, ["deploy"])[0]
     learnt_then = known.get(stem)
     assert learnt_then is not None
-    for i in range(100):
-        (memory / f"long{i}.md").write_text(f"- {' '.join(['y'] * 150)}.\n")
+    for i in range(30):  # fewer than half the chunks: the plan still prunes
+        (memory / f"long{i}.md").write_text(f"- {' '.join(['y'] * 300)}.\n")
     mem.index()
     mem.use_bounds(known)
     plan = pruning.plan(mem.store, parse_query("deploy zorax"), KEYWORD_WEIGHTS, 5)
@@ -387,3 +387,58 @@ def test_a_commit_between_the_plan_and_its_query_runs_the_whole_query(mem: Memor
     finally:
         mem.store.conn.set_trace_callback(None)
         other.close()
+
+
+def test_counts_read_apart_give_the_smallest_idf_not_an_error() -> None:
+    assert bounds.fts_idf(100, 10) > 1.0
+    assert bounds.fts_idf(100, 60) == bounds.fts_idf(100, 150) == 1e-6  # more than the rows
+
+
+def test_stop_words_are_not_learnt_even_as_stems(workspace: Path) -> None:
+    memory = workspace / "memory"
+    for i in range(50):
+        (memory / f"s{i}.md").write_text(f"- only deploy {i}.\n")
+    mem = Memory.open(workspace)
+    mem.index()
+    conn = db.connect(mem.store.path, readonly=True)
+    try:
+        learnt_words = bounds.common_words(conn, 40, frozenset({"only"}))
+        assert "onli" not in learnt_words  # "only" stems to "onli"
+        assert stems(mem, ["deploy"])[0] in learnt_words
+    finally:
+        conn.close()
+        mem.close()
+
+
+def test_after_a_full_reindex_stale_bounds_are_not_used(mem: Memory) -> None:
+    """Once most chunks are newer than the bounds, pruning would score them all anyway:
+    the plan is skipped (and the terms asked for again) until they are learnt anew."""
+    known = learnt(mem)
+    mem.use_bounds(known)
+    parsed = parse_query("deploy cache")
+    assert pruning.plan(mem.store, parsed, KEYWORD_WEIGHTS, 5) is not None
+    mem.index(force=True)
+    assert pruning.plan(mem.store, parsed, KEYWORD_WEIGHTS, 5) is None
+    assert set(known.take_wanted()) >= set(stems(mem, ["deploy", "cache"]))
+    mem.use_bounds(None)
+
+
+def test_an_index_of_an_older_schema_is_read_where_it_cannot_be_migrated(
+    tmp_path: Path,
+) -> None:
+    from memcli.errors import IndexProblem
+    from memcli.index.schema import READABLE_FROM, SCHEMA_VERSION
+    from memcli.index.store import Store
+
+    path = tmp_path / "index.db"
+    conn = db.connect(path)
+    db.migrate(conn, MIGRATIONS[:READABLE_FROM], stamp)
+    conn.close()
+    store = Store.open_readonly(path)  # as a read-only folder's index is opened
+    assert store.readonly and store.index_id is None  # no id: the engine does not prune it
+    store.close()
+    conn = db.connect(path)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    conn.close()
+    with pytest.raises(IndexProblem):
+        Store.open_readonly(path)

@@ -131,6 +131,9 @@ MIGRATIONS: list[db.Migration] = [
     _m006_chunk_ids, _m007_index_id,
 ]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)
+#: The oldest schema this memcli reads as it is, when the index cannot be migrated (a
+#: read-only folder): the later migrations only add what the engine's pruning needs.
+READABLE_FROM = 5
 
 
 def stamp(conn: Any) -> None:

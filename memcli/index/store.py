@@ -19,6 +19,7 @@ from memcli.index.schema import (
     CHUNK_IDS,
     CHUNK_TEXT,
     MIGRATIONS,
+    READABLE_FROM,
     SCHEMA_VERSION,
     TEXT_JOIN,
     stamp,
@@ -102,8 +103,8 @@ class Store:
     @classmethod
     def open_readonly(cls, path: Path) -> Store:
         """Open an index that cannot be written, to read it as it is (no migration); raises
-        db errors when it cannot be read either, IndexProblem when its schema is not this
-        memcli's."""
+        db errors when it cannot be read either, IndexProblem when its schema is not one this
+        memcli reads (:data:`memcli.index.schema.READABLE_FROM` and up)."""
         failure: BaseException | None = None
         for immutable in (False, True):  # without WAL side files when they cannot be made
             try:
@@ -120,7 +121,7 @@ class Store:
                 conn.close()
                 failure = exc
                 continue
-            if app != APP_ID or version != SCHEMA_VERSION:
+            if app != APP_ID or not READABLE_FROM <= version <= SCHEMA_VERSION:
                 conn.close()
                 raise IndexProblem(f"index {path} is not this memcli's (schema {version})")
             st = os.stat(path)

@@ -24,18 +24,20 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memcli.index import db
 from memcli.index.marks import id_mark, index_id, totals
+from memcli.index.store import Store
 
 #: Terms held by this many chunks or more get a bound: below it, scoring all of a term's
 #: chunks costs under 3 ms and learning bounds for every such term would cost more than
 #: it saves.
 PRUNE_FROM = 5000
-#: A bound learnt this many chunk ids ago is learnt again when a query uses it: the chunks
-#: above it are scored by every query that uses the term.
+#: A bound learnt this many chunk ids ago (or half the index's) is learnt again when a query
+#: uses it: the chunks above it are scored by every query that uses the term.
 RELEARN_AFTER = 20_000
-#: How long the learner waits after it failed to read the index (damaged, or being replaced).
+#: How long the learner waits after it failed to read the index (damaged, or being replaced),
+#: twice as long after each failure in a row, up to :data:`RETRY_MAX_SECS`.
 RETRY_SECS = 30.0
+RETRY_MAX_SECS = 1800.0
 #: Margin on a learnt bound against rounding (the scores are doubles summed in another order).
 MARGIN = 1.0 + 1e-6
 
@@ -50,9 +52,16 @@ class Bound(NamedTuple):
 
 
 def fts_idf(rows: int, df: int) -> float:
-    """The idf ``bm25()`` gives a phrase held by ``df`` of ``rows`` chunks."""
-    value = math.log((rows - df + 0.5) / (df + 0.5))
-    return value if value > 0.0 else 1e-6
+    """The idf ``bm25()`` gives a phrase held by ``df`` of ``rows`` chunks (counts read apart
+    may disagree: a ``df`` above ``rows`` is the smallest idf too)."""
+    ratio = (rows - df + 0.5) / (df + 0.5)
+    return math.log(ratio) if ratio > 1.0 else 1e-6
+
+
+def stale(bound: Bound | None, mark: int, rows: int) -> bool:
+    """Whether ``bound`` is missing or so old (:data:`RELEARN_AFTER` chunk ids, or half the
+    index) that the term should be learnt again."""
+    return bound is None or bound.top < mark - min(RELEARN_AFTER, rows // 2)
 
 
 class TermBounds:
@@ -150,23 +159,25 @@ def common_words(
     (stop words)."""
     from memcli.search.ranking import Analyzer
 
+    analyzer = Analyzer(conn)  # first: it sets where temp tables live, which drops them
     conn.execute(
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memcli_bound_terms"
         " USING fts5vocab(main, chunks_fts, row)"
     )
+    skipped = {t for toks in analyzer.tokens(sorted(skip)) for t in toks} if skip else set()
     terms = [
         str(r[0])
         for r in conn.execute(
             "SELECT term FROM temp.memcli_bound_terms WHERE doc >= ? ORDER BY doc DESC",
             (common_from,),
         )
-        if str(r[0]) not in skip
+        if str(r[0]) not in skipped
     ]
     tried = [(term, word) for term in terms for word in _unstemmed(term)]
-    stems = Analyzer(conn).tokens([word for _, word in tried]) if tried else []
+    stems = analyzer.tokens([word for _, word in tried]) if tried else []
     words: dict[str, str] = {}
     for (term, word), got in zip(tried, stems, strict=True):
-        if got == [term] and word not in skip:
+        if got == [term]:
             words.setdefault(term, word)
     return {term: words[term] for term in terms if term in words}
 
@@ -218,15 +229,19 @@ class Learner:
         if sys.platform == "linux":  # this thread only: searches keep their priority
             with contextlib.suppress(OSError):
                 os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)
+        wait = RETRY_SECS
         while not self.stop.is_set():
             try:
                 self._learn_file()
+                wait = RETRY_SECS
             except Exception:  # a damaged or missing index: searches score every chunk
-                self.stop.wait(RETRY_SECS)
+                self.stop.wait(wait)
+                wait = min(wait * 2, RETRY_MAX_SECS)
 
     def _learn_file(self) -> None:
         seen = _identity(self.path)
-        conn = db.connect(self.path, readonly=True)
+        store = Store.open_readonly(self.path)  # also in a folder that cannot be written
+        conn = store.conn
         self._conn = conn
         try:
             if _identity(self.path) != seen:
@@ -251,15 +266,16 @@ class Learner:
                 if mark - passed > (counts.rows if counts else 0) // 2:  # mostly new chunks
                     passed = self._learn_common(conn, bounds)
                     continue
+                rows = counts.rows if counts else 0
                 wanted = {
                     term: word
                     for term, word in bounds.take_wanted().items()
-                    if (known := bounds.get(term)) is None or known.top < mark - RELEARN_AFTER
+                    if stale(bounds.get(term), mark, rows)
                 }  # not those learnt since they were asked for (by the first pass, say)
                 bounds.learn(conn, wanted, self.stop)
         finally:
             self._conn = None
-            conn.close()
+            store.close()
 
     def _learn_common(self, conn: Any, bounds: TermBounds) -> int:
         """Learn every common term; returns the chunk id mark from before."""

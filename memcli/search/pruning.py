@@ -67,11 +67,14 @@ def plan(store: Store, parsed: ParsedQuery, weights: tuple[float, ...], limit: i
         if freqs.get(stem, 0) < known.common_from:
             continue
         bound = known.get(stem)
-        if bound is None or bound.top < top - bounds_mod.RELEARN_AFTER:
+        if bounds_mod.stale(bound, top, counts.rows):
             known.want(stem, word)
         if bound is not None:
             common[word] = bound
     if not common:
+        return None
+    newer = min(b.top for b in common.values())
+    if top - newer > counts.rows // 2:  # mostly newer chunks (a full re-index): no gain
         return None
     floor = max(
         bounds_mod.fts_idf(counts.rows, freqs[single[w]])
@@ -92,7 +95,7 @@ def plan(store: Store, parsed: ParsedQuery, weights: tuple[float, ...], limit: i
     ).fetchone()[0]
     if found < limit:
         return None
-    return Plan(essential, min(b.top for b in common.values()), floor, version)
+    return Plan(essential, newer, floor, version)
 
 
 def _phrase(words: tuple[str, ...]) -> str:
