@@ -287,3 +287,40 @@ def test_lifecycle_tools(facts: Path, cli: Cli) -> None:
     flagged = [h for h in res["inactive"].structured_content["results"] if h["flags"]]
     assert flagged and "superseded" in flagged[0]["flags"]
     assert res["bad"].is_error and "no fact has the id '0000'" in text_of(res["bad"])
+
+
+def test_the_servers_keyword_searches_are_pruned_with_the_same_results(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The MCP server learns score bounds in the background as `memcli serve` does: its
+    searches prune, and find what a search in process finds."""
+    import asyncio
+    import random
+    import threading
+
+    from memcli.agent.mcp_server import Engine
+    from memcli.memory import Memory
+    from memcli.search.options import SearchRequest
+    from tests.test_pruning import queries, write_files
+
+    write_files(workspace, random.Random(11), range(120))
+    monkeypatch.setenv("MEMCLI_ENGINE_PRUNE_FROM", "40")  # a small index: 40 chunks is common
+    asked = queries(random.Random(9), 18)
+    with Memory.open(workspace) as mem:
+        mem.index()
+        expected = [mem.search(q, mem.search_options(SearchRequest())).as_dict() for q in asked]
+    engine = Engine(str(workspace))
+    try:
+        asyncio.run(engine.call(lambda m: m.status()))  # opens the index, starts the learner
+        assert engine.learner.bounds.ready.wait(30) and len(engine.learner.bounds) >= 8
+        got = [
+            asyncio.run(
+                engine.call(lambda m, q=q: m.search(q, m.search_options(SearchRequest())).as_dict())
+            )
+            for q in asked
+        ]
+        assert got == expected
+        assert engine.learner.bounds.pruned >= len(asked) // 3
+    finally:
+        engine.close()
+    assert not [t for t in threading.enumerate() if t.name == "memcli-bounds"]

@@ -48,15 +48,21 @@ class Engine:
     def __init__(self, workspace: str | None) -> None:
         self.workspace = workspace
         self._mem: Any = None
+        #: Learns score bounds in the background, so that keyword searches score only the
+        #: chunks that can rank (memcli.search.bounds), as `memcli serve` does.
+        self.learner: Any = None
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="memcli-engine")
         self._flush_pool = ThreadPoolExecutor(1, thread_name_prefix="memcli-flush")
 
     def _memory(self) -> Any:
         from memcli.memory import Memory
+        from memcli.search.bounds import start_learner
 
         if self._mem is None:
             self._mem = Memory.open(self.workspace, lenient=True)
+            self.learner = start_learner(self._mem)
         self._mem.warnings.clear()
+        self._mem.use_bounds(self.learner.bounds)
         return self._mem
 
     async def call(self, fn: Callable[[Any], T]) -> T:
@@ -77,6 +83,8 @@ class Engine:
     def close(self) -> None:
         for pool in (self._pool, self._flush_pool):
             pool.shutdown(wait=False, cancel_futures=True)
+        if self.learner is not None:
+            self.learner.close()
 
 
 async def _run(pool: ThreadPoolExecutor, job: Callable[[], T]) -> T:

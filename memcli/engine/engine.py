@@ -217,15 +217,9 @@ class Engine:
     def _start_learner(self) -> None:
         """Learn the score bounds of the index's common terms in the background: a keyword
         search then scores only the chunks that can rank (memcli.search.pruning)."""
-        from memcli.search.bounds import Learner
-        from memcli.search.candidates import KEYWORD_WEIGHTS
-        from memcli.search.query import STOPWORDS
+        from memcli.search.bounds import start_learner
 
-        mem = self._memory(lenient=True)
-        common_from = int(mem.settings.get("engine.prune_from"))
-        learner = Learner(mem.ws.index_path, KEYWORD_WEIGHTS, STOPWORDS, common_from)
-        learner.start()
-        self._learner = learner
+        self._learner = start_learner(self._memory(lenient=True))
 
     def info(self) -> dict[str, Any]:
         sock, _ = engine_files(self.root)

@@ -291,3 +291,16 @@ def _identity(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
+
+
+def start_learner(mem: Any) -> Learner:
+    """A started :class:`Learner` of ``mem``'s index (a :class:`memcli.memory.Memory`), with
+    its settings' threshold (``engine.prune_from``), for a long-lived process: the engine, the
+    MCP server."""
+    from memcli.search.candidates import KEYWORD_WEIGHTS
+    from memcli.search.query import STOPWORDS
+
+    common_from = int(mem.settings.get("engine.prune_from"))
+    learner = Learner(mem.ws.index_path, KEYWORD_WEIGHTS, STOPWORDS, common_from)
+    learner.start()
+    return learner
