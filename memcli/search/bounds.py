@@ -24,6 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memcli.index.indexfile import file_identity
 from memcli.index.marks import id_mark, index_id, totals
 from memcli.index.store import Store
 
@@ -239,12 +240,12 @@ class Learner:
                 wait = min(wait * 2, RETRY_MAX_SECS)
 
     def _learn_file(self) -> None:
-        seen = _identity(self.path)
+        seen = file_identity(self.path)
         store = Store.open_readonly(self.path)  # also in a folder that cannot be written
         conn = store.conn
         self._conn = conn
         try:
-            if _identity(self.path) != seen:
+            if file_identity(self.path) != seen:
                 return  # replaced while it was being opened: open it again
             key = index_id(conn)
             if key is None:
@@ -259,7 +260,7 @@ class Learner:
             while not self.stop.is_set():
                 bounds.wake.wait(5.0)
                 bounds.wake.clear()
-                if _identity(self.path) != seen:
+                if file_identity(self.path) != seen:
                     return  # the file was replaced: learn the new one
                 mark = id_mark(conn) or 0
                 counts = totals(conn)
@@ -283,14 +284,6 @@ class Learner:
         bounds.learn(conn, common_words(conn, self.common_from, self.skip), self.stop)
         bounds.ready.set()
         return mark
-
-
-def _identity(path: Path) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino)
 
 
 def start_learner(mem: Any) -> Learner:
