@@ -15,6 +15,7 @@ from pathlib import Path
 from types import TracebackType
 
 from memcli.errors import AlreadyRunning, LockTimeout, WriteFailed, os_cause
+from memcli.statedir import open_state, read_text
 
 try:
     import fcntl
@@ -58,7 +59,7 @@ class ProcessLock:
             return True
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            fd = open_state(self.path, os.O_RDWR | os.O_CREAT)  # a planted link: replaced
         except OSError as exc:  # a read-only folder or file system, a full disk
             raise WriteFailed(f"cannot take the lock {self.path}: {os_cause(exc)}") from None
         if fcntl is not None:
@@ -143,7 +144,7 @@ class ProcessLock:
 
     def holder_pid(self) -> int | None:
         try:
-            text = self.path.read_text().strip()
+            text = read_text(self.path, 64).strip()
             return int(text) if text else None
         except (OSError, ValueError):
             return None

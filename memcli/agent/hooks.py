@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -35,6 +36,8 @@ EVENTS = {
     "session-end": "SessionEnd",
 }
 LOG_NAME = "agent.log"
+#: What a session id may hold (both agents use UUIDs): it names files and log lines.
+_SESSION_ID = re.compile(r"[\w.:-]{1,200}", re.ASCII)
 _LOG_MAX_BYTES = 256 * 1024
 
 
@@ -132,13 +135,16 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any]) -> None:
     transcript = payload.get("transcript_path")
     if not isinstance(session, str) or not session.strip():
         raise ValueError("the hook payload has no session_id")
+    if not _SESSION_ID.fullmatch(session):
+        raise ValueError(f"the hook payload's session_id is not an id: {shown(session)}")
     if not isinstance(transcript, str) or not transcript.strip():
         raise ValueError("the hook payload has no transcript_path")
-    log = _log_path(root)
-    log.parent.mkdir(parents=True, exist_ok=True)
+    from memcli.statedir import open_state
+
+    fd = open_state(_log_path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "agent", "flush-session"]
     args += ["--session-id", session, "--transcript", transcript, "--event", event]
-    with open(log, "ab") as err:
+    with os.fdopen(fd, "ab") as err:
         subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,
@@ -158,14 +164,14 @@ def run_session_flush(root: Path, session_id: str, transcript: str, event: str) 
         with Memory.open(root, lenient=True) as mem:
             done = mem.flush_session(session_id, transcript)
     except Exception as exc:
-        log_event(root, event, f"error: flush of session {session_id}: {_describe(exc)}")
+        log_event(root, event, f"error: flush of session {shown(session_id)}: {_describe(exc)}")
         raise
     flushed = done.result
     written = len(flushed.written) if flushed is not None else 0
     log_event(
         root,
         event,
-        f"flushed session {session_id}: {done.new_turns} new of {done.turns} turns,"
+        f"flushed session {shown(session_id)}: {done.new_turns} new of {done.turns} turns,"
         f" {written} fact(s) written",
     )
     return done
@@ -180,35 +186,54 @@ def _describe(exc: BaseException) -> str:
 
 
 def _log_path(root: Path) -> Path:
-    from memcli.notes.workspace import STATE_DIR
+    from memcli.statedir import state_path
 
-    return root / STATE_DIR / LOG_NAME
+    return state_path(root, LOG_NAME)
+
+
+def shown(value: object, limit: int = 200) -> str:
+    """An untrusted value (from a payload) as it goes into a log line: shell-quoted, with
+    every character that does not print escaped, and cut to ``limit`` characters."""
+    import shlex
+
+    text = str(value)[:limit]
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return shlex.quote(text)
+
+
+def log_line(event: str, message: str) -> str:
+    """One log line: the time, the event and the message on one line, with every character
+    that does not print escaped (a payload's text cannot start a line of its own)."""
+    text = " ".join(message.split())
+    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} {text}\n"
 
 
 def log_event(root: Path | None, event: str, message: str) -> None:
     """Append one line to the workspace's agent log (to stderr when there is no workspace);
-    the log is cut to its newer half once it passes 256 KiB. Never raises."""
-    line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} {' '.join(message.split())}\n"
+    the log is cut to its newer half once it passes 256 KiB. The log is written without
+    following links (:mod:`memcli.statedir`). Never raises."""
+    line = log_line(event, message)
     try:
         if root is None:
             sys.stderr.write(f"memcli: {line}")
             return
+        from memcli.statedir import append_text, read_text, write_text
+
         path = _log_path(root)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(line)
-        if path.stat().st_size > _LOG_MAX_BYTES:
-            data = path.read_bytes()
-            keep = data[len(data) // 2 :]
-            path.write_bytes(keep[keep.find(b"\n") + 1 :])
+        if append_text(path, line) > _LOG_MAX_BYTES:
+            keep = read_text(path, _LOG_MAX_BYTES // 2)
+            write_text(path, keep[keep.find("\n") + 1 :])
     except OSError:
         pass
 
 
 def read_log(root: Path, limit: int = 20) -> list[str]:
     """The last ``limit`` lines of the agent log (none when there is no log)."""
+    from memcli.statedir import read_text
+
     try:
-        lines = _log_path(root).read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_text(_log_path(root), _LOG_MAX_BYTES).splitlines()
     except OSError:
         return []
     return lines[-limit:]

@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 
 from memcli.locks import ProcessLock
+from memcli.statedir import read_text, write_text
 
 __all__ = ["SessionLog", "turn_digest"]
 
@@ -41,7 +42,7 @@ class SessionLog:
     def flushed(self) -> list[str]:
         """Digests of the turns flushed so far (none when the file is missing or damaged)."""
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
+            data = json.loads(read_text(self.path))
         except (OSError, ValueError):
             return []
         turns = data.get("turns") if isinstance(data, dict) else None
@@ -49,9 +50,7 @@ class SessionLog:
 
     def record(self, digests: list[str], transcript: str) -> None:
         """Replace the record (write a temporary file, then rename it over the old one)."""
-        from memcli.config.files import replace_file
-
-        replace_file(self.path, json.dumps({"transcript": transcript, "turns": digests}))
+        write_text(self.path, json.dumps({"transcript": transcript, "turns": digests}))
 
     @staticmethod
     def new_from(flushed: list[str], digests: list[str]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -91,11 +92,13 @@ def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any]
             f"an engine already serves {root} (pid {running['pid']}, socket {running['socket']})",
             hint="memcli serve --status, or --stop",
         )
-    log = root / ".memcli" / "engine.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
+    from memcli.statedir import open_state, state_path
+
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    log = os.fdopen(open_state(state_path(root, "engine.log"), flags), "ab")
     args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "serve"]
     args += ["--idle-timeout", str(minutes), "--watch" if watch else "--no-watch"]
-    with open(log, "ab") as err:
+    with log as err:
         proc = subprocess.Popen(
             args,
             stdin=subprocess.DEVNULL,

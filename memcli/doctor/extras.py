@@ -156,13 +156,14 @@ def _engine_failure(root: Path, since: float) -> str | None:
     """What a client noted when the engine did not answer it (:mod:`memcli.engine.client`),
     if it did so after ``since`` (epoch seconds)."""
     from memcli.engine.paths import failure_marker
+    from memcli.statedir import read_text
 
     marker = failure_marker(root)
     try:
-        mtime = marker.stat().st_mtime
+        mtime = os.lstat(marker).st_mtime
         if mtime <= since:
             return None
         when = datetime.fromtimestamp(mtime).isoformat(timespec="seconds")
-        return f"{marker.read_text(encoding='utf-8').strip()} ({when})"
+        return f"{read_text(marker, 4096).strip()} ({when})"  # a planted link: not followed
     except OSError:
         return None

@@ -66,7 +66,7 @@ def _given_up_lately(root: Path) -> bool:
     from memcli.engine.paths import engine_files, failure_marker
 
     try:
-        failed = failure_marker(root).stat().st_mtime
+        failed = os.lstat(failure_marker(root)).st_mtime
         started = engine_files(root)[0].stat().st_mtime  # the socket: made when it started
     except OSError:
         return False

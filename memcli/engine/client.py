@@ -77,9 +77,10 @@ def ask(
 
 def _note_failure(root: Path, message: str) -> None:
     """Remember that an engine failed (``memcli doctor`` reports it). Never raises."""
-    marker = failure_marker(root)
+    from memcli.statedir import STATE_DIR, state_path, write_text
+
     try:
-        if marker.parent.is_dir():
-            marker.write_text(message + "\n", encoding="utf-8")
+        if (root / STATE_DIR).is_dir():  # made by memcli before, never made here
+            write_text(state_path(root, failure_marker(root).name), message + "\n")
     except OSError:
         pass

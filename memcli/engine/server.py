@@ -120,8 +120,9 @@ def _start_watcher(
     its last sync succeeded, searches trust it and run the quick freshness check."""
     from memcli.memory import Memory
     from memcli.service.options import WatchOptions
+    from memcli.statedir import append_text, state_path
 
-    log = engine.root / ".memcli" / "engine.log"
+    log = state_path(engine.root, "engine.log")
 
     def emit(event: dict[str, Any]) -> None:
         kind = event.get("event")
@@ -133,8 +134,7 @@ def _start_watcher(
             on_event(event)
         elif kind in ("error", "warning", "ready", "stopped"):
             try:
-                with open(log, "a", encoding="utf-8") as f:
-                    f.write(json.dumps(event) + "\n")
+                append_text(log, json.dumps(event) + "\n")
             except OSError:
                 pass
 

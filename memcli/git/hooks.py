@@ -54,6 +54,10 @@ memcli_reindex() {{
     [ -d "$memcli_ws/memory" ] || return 0
     [ -d "$memcli_ws/.memcli" ] || mkdir -p "$memcli_ws/.memcli" 2>/dev/null || return 0
     memcli_log="$memcli_ws/.memcli/{log}"
+    # Never write through a link a repository committed: memcli replaces it when it runs.
+    if [ -L "$memcli_ws/.memcli" ] || [ -L "$memcli_log" ] || [ -L "$memcli_log.1" ]; then
+        memcli_log=/dev/null
+    fi
     if [ -f "$memcli_log" ]; then
         memcli_size=$(wc -c <"$memcli_log" 2>/dev/null || echo 0)
         [ "${{memcli_size:-0}}" -gt {log_max} ] 2>/dev/null && mv -f "$memcli_log" "$memcli_log.1"

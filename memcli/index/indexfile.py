@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from memcli import statedir
 from memcli.config import Settings
 from memcli.errors import IndexProblem, MemcliError, WriteFailed, os_cause
 from memcli.index import db
@@ -37,11 +38,13 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
     """
     path = ws.index_path
     try:
-        ws.ensure_state_dir()
+        found = statedir.check(ws.root)  # links planted for the folder or the index's files
     except OSError as exc:
         raise WriteFailed(
             f"cannot create {ws.state_dir}: {os_cause(exc)}", hint="free space or fix permissions"
         ) from None
+    if warnings is not None:
+        warnings.extend(found)
     identity = file_identity(path)
     try:
         store = Store.open(path)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import NamedTuple, cast
 
 from memcli.errors import ConfigError
-from memcli.notes.workspace import STATE_DIR, Workspace
+from memcli.notes.workspace import Workspace
+from memcli.statedir import STATE_DIR
 
 SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
 #: Folders are listed through a file descriptor where the platform can (see iter_files()).

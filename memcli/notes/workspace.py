@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from memcli.errors import BadInput, PathOutsideWorkspace, WorkspaceNotFound
+from memcli.statedir import STATE_DIR, state_path
 
 MEMORY_DIR = "memory"
 EVERGREEN_FILE = "MEMORY.md"
-STATE_DIR = ".memcli"
 CONFIG_FILE = "memcli.toml"
 
 NAME_MAX = 255  # bytes in one file name on common file systems
@@ -40,15 +40,21 @@ class Workspace(NamedTuple):
 
     @property
     def lock_path(self) -> Path:
-        return self.state_dir / "lock"
+        """The index's writer lock (``.memcli`` made a real folder first)."""
+        return self.state_file("lock")
+
+    def state_file(self, *parts: str) -> Path:
+        """A path under ``.memcli`` whose folders are real folders (see
+        :mod:`memcli.statedir`); open it with :func:`memcli.statedir.open_state`."""
+        return state_path(self.root, *parts)
 
     @property
     def evergreen_path(self) -> Path:
         return self.memory_dir / EVERGREEN_FILE
 
     def ensure_state_dir(self) -> Path:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
-        return self.state_dir
+        """``.memcli`` as a real folder (see :mod:`memcli.statedir`)."""
+        return state_path(self.root)
 
     def rel(self, path: Path) -> str:
         """Workspace-relative POSIX path."""

@@ -144,7 +144,7 @@ class AgentService(SearchService, FlushService):
         from memcli.flush.source import read_conversation
         from memcli.service.options import FlushOptions
 
-        log = SessionLog(self.ws.state_dir / "agent" / "sessions", session_id)
+        log = SessionLog(self.ws.state_file("agent", "sessions", "-").parent, session_id)
         with log.lock.acquire(self._lock_timeout()):
             turns = parse(read_conversation(transcript))
             digests = [turn_digest(m.role, m.content) for m in turns]

@@ -12,7 +12,7 @@ from memcli.notes.workspace import Workspace
 
 def watch_lock(ws: Workspace) -> ProcessLock:
     """The one-watcher-per-workspace lock."""
-    return ProcessLock(ws.state_dir / "watch.lock", "memcli watch")
+    return ProcessLock(ws.state_file("watch.lock"), "memcli watch")
 
 
 def acquire_watch_lock(ws: Workspace) -> ProcessLock:
