@@ -26,6 +26,7 @@ __all__ = [
     "check",
     "open_state",
     "read_text",
+    "remove",
     "state_path",
     "write_text",
 ]
@@ -40,7 +41,7 @@ _OPEN_FLAGS = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 _NOT_A_FILE = (errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR)
 
 
-def _remove(path: Path) -> None:
+def remove(path: Path) -> None:
     """Remove ``path`` itself: a link (never its target), a file, or a folder of derived data
     (links inside are removed, not followed)."""
     st = os.lstat(path)
@@ -60,7 +61,7 @@ def _real_folder(path: Path, removed: list[str] | None) -> None:
         st = None
     if st is not None and not stat.S_ISDIR(st.st_mode):
         what = "a link" if stat.S_ISLNK(st.st_mode) else "not a folder"
-        _remove(path)
+        remove(path)
         if removed is not None:
             removed.append(f"{path} was {what}")
         st = None
@@ -94,14 +95,14 @@ def open_state(path: Path, flags: int, mode: int = 0o644) -> int:
         except OSError as exc:
             if exc.errno not in _NOT_A_FILE or attempt:
                 raise
-            _remove(path)
+            remove(path)
             continue
         if stat.S_ISREG(os.fstat(fd).st_mode):
             return fd
         os.close(fd)  # a folder opened for reading, a FIFO
         if attempt:
             break
-        _remove(path)
+        remove(path)
     raise OSError(errno.EINVAL, "not a regular file", str(path))
 
 

@@ -59,8 +59,6 @@ def test_a_link_planted_in_the_state_folder_is_replaced_not_followed(
     assert hook.returncode == 0
     assert victim.read_text() == VICTIM_TEXT
     assert not (clone / ".memcli" / name).is_symlink()
-    if not name.startswith("index.db-"):  # SQLite removes its side files on closing
-        assert (clone / ".memcli" / name).is_file()
     if name.startswith("index.db"):  # the lock's link goes silently, before the index opens
         assert f".memcli/{name} was a link: removed it" in run.json()["warnings"][0]
 
@@ -157,3 +155,45 @@ def test_the_git_hook_never_logs_through_a_link(tmp_path: Path, victim: Path) ->
     subprocess.run(["git", "commit", "-qam", "c"], cwd=clone, env=env, check=True)
     subprocess.run(["git", "checkout", "-q", "HEAD~1"], cwd=clone, env=env, check=True)
     assert victim.read_text() == VICTIM_TEXT
+
+
+def test_committed_state_files_are_taken_away_once(tmp_path: Path) -> None:
+    """A repository that committed ``.memcli/`` (a crafted index, a lock, session records)
+    gets the folder emptied and rebuilt, with one warning that says how to untrack it."""
+    clone = hostile_clone(
+        tmp_path,
+        {
+            ".memcli/index.db": "not a database\n",
+            ".memcli/agent/sessions/s1.json": '{"turns": ["forged"]}',
+        },
+    )
+    run = memcli(clone, "search", "Valkey", "--json")
+    assert run.code == 0, run.err
+    [warning] = [w for w in run.json()["warnings"] if "committed" in w]
+    assert "(agent/sessions/s1.json, index.db)" in warning
+    assert "git rm -r --cached .memcli/" in warning
+    assert not (clone / ".memcli" / "agent").exists()
+    again = memcli(clone, "search", "Valkey", "--json")
+    assert again.json()["warnings"] == []  # checked once, not on every call
+
+
+@pytest.mark.parametrize("init", [["--object-format=sha256"], []])
+@pytest.mark.parametrize("version", ["2", "3", "4"])
+def test_tracked_paths_are_read_from_every_index_format(
+    tmp_path: Path, version: str, init: list[str]
+) -> None:
+    from memcli.notes.gitindex import index_file, tracked_under
+
+    repo = tmp_path / "r"
+    deep = "/".join(["d" * 200] * 4) + "/x.md"  # a long path
+    names = ["a.md", "sub/.memcli/index.db", "sub/.memcli/lock", "sub/memory/x.md", deep]
+    subprocess.run(["git", "init", "-q", *init, str(repo)], check=True)
+    for name in names:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(name)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "update-index", "--index-version", version], cwd=repo, check=True)
+    index = index_file(repo)
+    assert index is not None
+    assert tracked_under(index, "sub/.memcli/") == ["sub/.memcli/index.db", "sub/.memcli/lock"]
+    assert tracked_under(index, "") == sorted(names)

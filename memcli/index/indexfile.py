@@ -11,7 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memcli import statedir
 from memcli.config import Settings
 from memcli.errors import IndexProblem, MemcliError, WriteFailed, os_cause
 from memcli.index import db
@@ -38,7 +37,7 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
     """
     path = ws.index_path
     try:
-        found = statedir.check(ws.root)  # links planted for the folder or the index's files
+        found = ws.check_state()  # what a repository planted in .memcli/
     except OSError as exc:
         raise WriteFailed(
             f"cannot create {ws.state_dir}: {os_cause(exc)}", hint="free space or fix permissions"

@@ -43,6 +43,48 @@ class Workspace(NamedTuple):
         """The index's writer lock (``.memcli`` made a real folder first)."""
         return self.state_file("lock")
 
+    def check_state(self) -> list[str]:
+        """Make ``.memcli`` safe to write (:func:`memcli.statedir.check`) and, when git tracks
+        files in it (a repository that committed it), empty it: it holds derived data only.
+        One warning for each thing done. The git index is read again only when it or the
+        folder changed since the last check (a stamp in the folder says which)."""
+        from memcli import statedir
+
+        warnings = statedir.check(self.root)
+        top = find_git_root(self.root)
+        if top is None:
+            return warnings
+        from memcli.notes.gitindex import index_file, tracked_under
+
+        index = index_file(top)
+        try:
+            seen = os.stat(index) if index is not None else None
+        except OSError:
+            seen = None
+        folder = os.lstat(self.state_dir)
+        stamp = f"{folder.st_dev}:{folder.st_ino} "
+        stamp += f"{seen.st_mtime_ns}:{seen.st_size}\n" if seen else "-\n"
+        stamp_path = self.state_dir / "checked"
+        try:
+            if statedir.read_text(stamp_path, 256) == stamp:
+                return warnings
+        except OSError:
+            pass
+        prefix = f"{self.state_dir.relative_to(top).as_posix()}/"
+        tracked = tracked_under(index, prefix) if index is not None and seen else None
+        if tracked:
+            for entry in sorted(self.state_dir.iterdir()):
+                statedir.remove(entry)
+            shown = ", ".join(t.removeprefix(prefix) for t in tracked[:3])
+            more = f" and {len(tracked) - 3} more" if len(tracked) > 3 else ""
+            warnings.append(
+                f"{STATE_DIR}/ held files committed to the repository ({shown}{more}):"
+                f" emptied it ({STATE_DIR}/ holds memcli's derived data only);"
+                f" 'git rm -r --cached {prefix}' takes them out of the repository"
+            )
+        statedir.write_text(stamp_path, stamp)
+        return warnings
+
     def state_file(self, *parts: str) -> Path:
         """A path under ``.memcli`` whose folders are real folders (see
         :mod:`memcli.statedir`); open it with :func:`memcli.statedir.open_state`."""
