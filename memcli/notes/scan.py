@@ -14,10 +14,14 @@ from pathlib import Path
 from typing import NamedTuple, cast
 
 from memcli.errors import ConfigError
-from memcli.notes.workspace import Workspace
+from memcli.notes.workspace import MEMORY_DIR, Workspace
 from memcli.statedir import STATE_DIR
 
 SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
+#: Never indexed, whatever ``index.include`` says: git's and memcli's own folders, and
+#: ``.env`` files (secrets, not memory), wherever they are.
+NEVER_DIRS = (".git", STATE_DIR)
+NEVER_NAME_PREFIX = ".env"
 #: Folders are listed through a file descriptor where the platform can (see iter_files()).
 _LIST_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
@@ -42,6 +46,24 @@ class ScanResult(NamedTuple):
     files: dict[str, FoundFile]
     warnings: list[str]
     folders: tuple[str, ...] = ()
+
+
+def never_indexed(rel: str) -> bool:
+    """Whether a workspace-relative path is one memcli never indexes or shows (see
+    :data:`NEVER_DIRS`)."""
+    if rel.rpartition("/")[2].startswith(NEVER_NAME_PREFIX):
+        return True
+    wrapped = f"/{rel}/"
+    return any(f"/{folder}/" in wrapped for folder in NEVER_DIRS)
+
+
+def link_allowed(rel: str, target_rel: str) -> bool:
+    """Whether a link at ``rel`` may be followed to ``target_rel`` (both inside the
+    workspace): never to a path never indexed, and from ``memory/`` only within it."""
+    if never_indexed(target_rel):
+        return False
+    memory = f"{MEMORY_DIR}/"
+    return not rel.startswith(memory) or f"{target_rel}/".startswith(memory)
 
 
 def glob_to_regex(pattern: str) -> re.Pattern[str]:
@@ -100,7 +122,8 @@ class Matcher:
         # "folder/**/*.ext" (the default include) needs no regex: a prefix and a suffix
         simple = [_SIMPLE_GLOB.match(p.lstrip("/")) for p in include]
         self._simple = [(m.group(1), m.group(2)) for m in simple if m] if all(simple) else None
-        self.roots = sorted({_static_prefix(p.lstrip("/")) for p in include})
+        roots = {_static_prefix(p.lstrip("/")) for p in include}
+        self.roots = sorted(r for r in roots if not r or not never_indexed(r))
         self._ignore = None
         ignore_file = ws.root / ".memignore"
         if ignore_file.is_file():
@@ -110,6 +133,8 @@ class Matcher:
             self._ignore = pathspec.PathSpec.from_lines("gitwildmatch", lines)
 
     def matches(self, rel: str) -> bool:
+        if never_indexed(rel):
+            return False
         if self._simple is not None and "\n" not in rel:
             for head, tail in self._simple:
                 if rel.startswith(head) and rel.endswith(tail):
@@ -128,15 +153,18 @@ class Matcher:
         """A test of file names in the folder ``head`` (empty or ending in '/'), equal to
         ``matches(head + name)``; it is made once per folder, so most files cost one
         ``str.endswith``."""
-        if self._simple is None:
+        if self._simple is None or never_indexed(head):
             return lambda name: self.matches(head + name)
         # "head/**/*tail": a file in this folder matches when the folder lies under
         # head (a file name has no '/', so it cannot make up the rest) and it ends in tail.
         tails = tuple(tail for prefix, tail in self._simple if head.startswith(prefix))
+        never = NEVER_NAME_PREFIX
         if self._ignore is None:
-            return lambda name: name.endswith(tails)
+            return lambda name: name.endswith(tails) and not name.startswith(never)
         ignored = self._ignore.match_file
-        return lambda name: name.endswith(tails) and not ignored(head + name)
+        return lambda name: (
+            name.endswith(tails) and not name.startswith(never) and not ignored(head + name)
+        )
 
 
 @contextmanager
@@ -237,6 +265,9 @@ def iter_files(
                     target = Path(os.path.realpath(base + name))
                     if target != root and root not in target.parents:
                         skip(rel, "symlink leaves the workspace", folder=entry.is_dir())
+                        continue
+                    if not link_allowed(rel, target.relative_to(root).as_posix()):
+                        skip(rel, "symlink leads out of memory/ or to a file never indexed")
                         continue
                     if not os.path.exists(base + name):
                         skip(rel, "broken link or link loop")
