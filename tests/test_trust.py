@@ -22,10 +22,12 @@ HOSTILE = (
 
 def test_the_registry_declares_which_settings_need_trust() -> None:
     assert sorted(k for k, s in REGISTRY.items() if s.needs_trust) == [
+        "cache.max_mb",
         "embedding.api_base",
         "embedding.api_key_env",
         "embedding.model",
         "embedding.model_path",
+        "engine.autostart",
         "llm.api_base",
         "llm.api_key_env",
         "llm.model",

@@ -242,6 +242,8 @@ def _trust_report(out: Any, ts: Any, action: str) -> None:
             "no-file": "does not exist",
         }
         out.line(f"{ts.file}: {words[ts.state]}")
+    if len(ts.covers) > 1:  # the files its settings name are trusted with it
+        out.line(f"  trust covers {', '.join(ts.covers)}")
     for key, value in ts.sets.items():
         out.line(f"  {key} = {_show(value)}")
     if action == "trust" and not ts.sets:

@@ -39,7 +39,7 @@ class State(NamedTuple):
         if lenient:
             self.out.warnings(mem.warnings)
             mem.warnings.clear()
-        if warn_untrusted and mem.settings.ignored:
+        if warn_untrusted and (mem.settings.ignored or mem.settings.clamped):
             from memcli.config.layers import untrusted_warning  # loaded with the settings
 
             warning = untrusted_warning(mem.settings)

@@ -41,7 +41,7 @@ class Settings:
     """Resolved settings with the origin of every value; ``ignored`` holds what an untrusted
     workspace memcli.toml set and was not taken (key -> its value there)."""
 
-    __slots__ = ("values", "origins", "files", "ignored", "trust")
+    __slots__ = ("values", "origins", "files", "ignored", "clamped", "trust")
 
     def __init__(
         self,
@@ -53,6 +53,9 @@ class Settings:
         self.origins: dict[str, str] = origins if origins is not None else {}
         self.files: dict[str, Path] = files if files is not None else {}
         self.ignored: dict[str, Any] = {}
+        #: what an untrusted workspace memcli.toml set outside a setting's safe range (key ->
+        #: its value there); the value in effect is the nearest safe bound
+        self.clamped: dict[str, Any] = {}
         #: set when the workspace file sets a setting that needs trust
         self.trust: TrustCheck | None = None
 
@@ -129,12 +132,26 @@ def read_toml(path: Path) -> dict[str, Any]:
     return parse_toml(read_bytes(path), path)
 
 
-def read_bytes(path: Path) -> bytes | None:
-    """A config file's content; None when there is none."""
+#: The largest config (or prompt) file memcli reads: a real one is a few KiB.
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_bytes(path: Path, limit: int = MAX_CONFIG_BYTES) -> bytes | None:
+    """A config file's content; None when there is none. A file that is not a regular file
+    (a link to ``/dev/zero``, a FIFO) or is larger than ``limit`` is a ConfigError: never
+    read until memory runs out, never waited on."""
+    from memcli.capped import NotRegular, TooLarge, read_capped
+
     try:
-        return path.read_bytes()
+        return read_capped(path, limit)
     except FileNotFoundError:
         return None
+    except NotRegular:
+        raise ConfigError(f"{path}: not a regular file", hint="make it a plain file") from None
+    except TooLarge:
+        raise ConfigError(
+            f"{path}: larger than {limit // 1024} KiB", hint="is it the right file?"
+        ) from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
 
@@ -172,31 +189,71 @@ def apply_table(
             if key not in REGISTRY:
                 _fail(ConfigError(f"{path}: unknown setting {key}"), problems)
                 continue
+            setting = REGISTRY[key]
             try:
-                if trusted or not REGISTRY[key].needs_trust:
+                if trusted or not (setting.needs_trust or setting.safe):
                     settings.set(key, value, origin, str(path))
-                else:
+                elif setting.needs_trust:
                     settings.ignored[key] = coerce(key, value, str(path))
+                else:
+                    given = coerce(key, value, str(path))
+                    settings.set(key, setting.clamp(given), origin, str(path))
+                    if settings.values[key] != given:
+                        settings.clamped[key] = given
             except ConfigError as exc:
                 _fail(exc, problems)
 
 
-def needs_trust(data: dict[str, Any]) -> bool:
-    """Whether a parsed config file sets a setting that needs trust."""
+def trust_settings(data: dict[str, Any]) -> dict[str, Any]:
+    """What a parsed workspace file sets that is taken only once the file is trusted:
+    settings needing trust, and values outside a setting's safe range (key -> value)."""
+    found: dict[str, Any] = {}
     for section, table in data.items():
         if isinstance(table, dict):
-            for name in table:
+            for name, value in table.items():
                 setting = REGISTRY.get(f"{section}.{name}")
-                if setting is not None and setting.needs_trust:
-                    return True
-    return False
+                if setting is None:
+                    continue
+                if setting.needs_trust:
+                    found[setting.key] = value
+                elif setting.safe is not None:
+                    try:
+                        given = coerce(setting.key, value)
+                    except ConfigError:
+                        continue  # reported when the file is applied
+                    if setting.clamp(given) != given:
+                        found[setting.key] = value
+    return found
 
 
-def digest(data: bytes) -> str:
-    """How a trusted file's content is recorded: ``sha256:<hex>``."""
+def trusted_paths(data: dict[str, Any], root: Path) -> list[tuple[str, Path]]:
+    """The files a workspace file's settings name (``llm.prompt_file``): trusting the file
+    trusts their content too. (setting, path) pairs."""
+    out = []
+    for section, table in data.items():
+        if isinstance(table, dict):
+            for name, value in table.items():
+                setting = REGISTRY.get(f"{section}.{name}")
+                if setting is not None and setting.path == "file" and value:
+                    out.append((setting.key, root / Path(str(value)).expanduser()))
+    return out
+
+
+def digest(data: bytes, parsed: dict[str, Any] | None = None, root: Path | None = None) -> str:
+    """How a trusted file's content is recorded: ``sha256:<hex>`` of its bytes and, with
+    ``parsed`` and ``root``, of the name and content of every file its settings name (a
+    changed prompt file needs trusting again, as a changed memcli.toml does)."""
     import hashlib  # only for a workspace file that sets a setting needing trust (start-up)
 
-    return "sha256:" + hashlib.sha256(data).hexdigest()
+    h = hashlib.sha256(data)
+    for key, path in trusted_paths(parsed or {}, root) if root is not None else ():
+        try:
+            content = read_bytes(path)
+        except ConfigError:
+            content = None
+        h.update(f"\0{key}={path}\0".encode("utf-8", "surrogateescape"))
+        h.update(b"-" if content is None else b"+" + content)
+    return "sha256:" + h.hexdigest()
 
 
 def trust_key(path: Path) -> str:
@@ -253,8 +310,8 @@ def load_settings(
             _fail(exc, problems)
             continue
         ok = True
-        if origin == "workspace" and raw is not None and needs_trust(data):
-            check = TrustCheck(path, digest(raw), trusted.get(trust_key(path)))
+        if origin == "workspace" and raw is not None and trust_settings(data):
+            check = TrustCheck(path, digest(raw, data, path.parent), trusted.get(trust_key(path)))
             settings.trust, ok = check, check.ok
         apply_table(settings, data, origin, path, problems, trusted=ok)
     for s in SETTINGS:
@@ -272,8 +329,12 @@ def load_settings(
 def untrusted_warning(settings: Settings) -> str | None:
     """The one-line warning for settings a workspace file set and that are ignored."""
     check = settings.trust
-    if check is None or check.ok or not settings.ignored:
+    if check is None or check.ok or not (settings.ignored or settings.clamped):
         return None
-    keys = ", ".join(sorted(settings.ignored))
+    what = []
+    if settings.ignored:
+        what.append(f"ignoring {', '.join(sorted(settings.ignored))}")
+    if settings.clamped:
+        what.append(f"keeping {', '.join(sorted(settings.clamped))} within safe bounds")
     why = "changed since you trusted it" if check.trusted else "is not trusted"
-    return f"{check.file} {why}: ignoring {keys} (review it, then run 'memcli trust')"
+    return f"{check.file} {why}: {'; '.join(what)} (review it, then run 'memcli trust')"

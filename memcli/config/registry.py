@@ -35,6 +35,20 @@ class Setting(NamedTuple):
     #: Its value names paths in the workspace: ``"file"`` (one file) or ``"globs"``; they
     #: must stay inside it.
     path: str = ""
+    #: It spends money, holds a process or waits: from a workspace memcli.toml that is not
+    #: trusted, a value is kept within ``(low, high)`` (None: no bound on that side).
+    safe: tuple[float | None, float | None] | None = None
+
+    def clamp(self, value: Any) -> Any:
+        """``value`` kept within :attr:`safe` (the nearest bound when outside it)."""
+        if self.safe is None or isinstance(value, bool) or not isinstance(value, int | float):
+            return value
+        low, high = self.safe
+        if low is not None and value < low:
+            value = low
+        if high is not None and value > high:
+            value = high
+        return int(value) if isinstance(self.default, int) else float(value)
 
     @property
     def section(self) -> str:
@@ -134,14 +148,29 @@ SETTINGS: tuple[Setting, ...] = (
         low=0,
         high=65536,
     ),
-    _s("embedding.batch_size", 64, "Texts per embedding request.", low=1, high=4096),
-    _s("embedding.timeout", 30.0, "Seconds per embedding request.", above=0, high=3600),
+    _s(
+        "embedding.batch_size",
+        64,
+        "Texts per embedding request.",
+        low=1,
+        high=4096,
+        safe=(16, None),
+    ),
+    _s(
+        "embedding.timeout",
+        30.0,
+        "Seconds per embedding request.",
+        above=0,
+        high=3600,
+        safe=(None, 120),
+    ),
     _s(
         "embedding.max_retries",
         3,
         "Retries after a failed request (429, 5xx, timeout).",
         low=0,
         high=20,
+        safe=(None, 3),
     ),
     _s(
         "llm.model",
@@ -161,8 +190,10 @@ SETTINGS: tuple[Setting, ...] = (
         "Name of the environment variable holding the API key.",
         needs_trust=True,
     ),
-    _s("llm.timeout", 60.0, "Seconds per chat request.", above=0, high=3600),
-    _s("llm.max_retries", 2, "Retries after a failed chat request.", low=0, high=20),
+    _s("llm.timeout", 60.0, "Seconds per chat request.", above=0, high=3600, safe=(None, 300)),
+    _s(
+        "llm.max_retries", 2, "Retries after a failed chat request.", low=0, high=20, safe=(None, 3)
+    ),
     _s(
         "llm.prompt_file",
         "",
@@ -176,6 +207,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Conversation characters sent per chat request (longer ones are split).",
         low=100,
         high=10_000_000,
+        safe=(8000, None),
     ),
     _s(
         "llm.max_requests",
@@ -183,6 +215,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Most LLM requests one flush may send (a longer conversation is refused first).",
         low=1,
         high=10_000,
+        safe=(None, 32),
     ),
     _s("search.limit", 8, "Number of results (search -n).", low=1, high=1000),
     _s(
@@ -348,6 +381,7 @@ SETTINGS: tuple[Setting, ...] = (
         "A larger file is indexed up to this size (its first lines), with a warning.",
         above=0,
         high=10240,
+        safe=(None, 20),
     ),
     _s(
         "index.sync_on_search",
@@ -380,13 +414,21 @@ SETTINGS: tuple[Setting, ...] = (
         low=0,
         high=86400,
     ),
-    _s("index.chunk_chars", 320, "Target size of a chunk in characters.", low=50, high=100_000),
+    _s(
+        "index.chunk_chars",
+        320,
+        "Target size of a chunk in characters.",
+        low=50,
+        high=100_000,
+        safe=(200, 4000),
+    ),
     _s(
         "index.lock_timeout",
         60.0,
         "Seconds a writer waits for another one.",
         low=0,
         high=86400,
+        safe=(None, 120),
     ),
     _s(
         "add.max_kb",
@@ -401,6 +443,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Size bound of the embedding cache (least recently used evicted).",
         low=0,
         high=1_048_576,
+        needs_trust=True,
     ),
     _s(
         "watch.debounce_ms",
@@ -422,6 +465,7 @@ SETTINGS: tuple[Setting, ...] = (
         " same time (jittered, growing pauses; 0: one attempt).",
         low=0,
         high=3600,
+        safe=(None, 120),
     ),
     _s(
         "engine.idle_timeout",
@@ -429,6 +473,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Minutes without a request after which memcli serve stops (0: never).",
         low=0,
         high=10080,
+        safe=(1, 60),
     ),
     _s(
         "engine.prune_from",
@@ -442,6 +487,7 @@ SETTINGS: tuple[Setting, ...] = (
         "engine.autostart",
         False,
         "A search with no engine running starts one in the background for the next ones.",
+        needs_trust=True,
     ),
     _s(
         "agent.briefing_tokens",
@@ -449,6 +495,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Token budget of the briefing an agent's session starts with (memcli agent hook).",
         low=50,
         high=100_000,
+        safe=(None, 4000),
     ),
     _s(
         "agent.briefing_types",
@@ -461,6 +508,7 @@ SETTINGS: tuple[Setting, ...] = (
         "Latest entries in the briefing, after the standing ones (0: none).",
         low=0,
         high=1000,
+        safe=(None, 50),
     ),
     _s(
         "agent.recall_tokens",
@@ -468,8 +516,16 @@ SETTINGS: tuple[Setting, ...] = (
         "Token budget of the memories recalled for a prompt (0: recall nothing).",
         low=0,
         high=100_000,
+        safe=(None, 2000),
     ),
-    _s("agent.recall_limit", 3, "Memories recalled for a prompt, at most.", low=1, high=50),
+    _s(
+        "agent.recall_limit",
+        3,
+        "Memories recalled for a prompt, at most.",
+        low=1,
+        high=50,
+        safe=(None, 10),
+    ),
     _s(
         "agent.recall_min_score",
         0.45,  # LoCoMo dev: keeps 93% of questions' hits, 1 of 40 unrelated coding prompts

@@ -2,9 +2,12 @@
 
 A memcli.toml comes with a clone, so it is someone else's word. Settings that reach outside the
 workspace or spend a credential (``Setting.needs_trust``: the providers' models, hosts and key
-variables, the flush prompt file) are honoured from it only after the user has trusted its
-content, like git's ``safe.directory`` or direnv's ``allow``. The user config.toml records each
-trusted file by path with the sha256 of its content, so a changed file needs trusting again::
+variables, the flush prompt file, the shared cache's size, starting an engine) are honoured
+from it only after the user has trusted its content, like git's ``safe.directory`` or direnv's
+``allow``; until then settings that spend money or hold a process stay within a safe range
+(``Setting.safe``). The user config.toml records each trusted file by path with the sha256 of
+its content and of the files its settings name (the prompt file), so a change to any of them
+needs trusting again::
 
     [trust]
     "/home/ada/notes/memcli.toml" = "sha256:9f2c..."
@@ -26,11 +29,12 @@ from memcli.config.layers import (
     read_bytes,
     read_toml,
     trust_key,
+    trust_settings,
     trusted_files,
+    trusted_paths,
     user_config_path,
     workspace_config_path,
 )
-from memcli.config.registry import REGISTRY
 from memcli.errors import BadInput, ConfigError
 
 #: What a workspace memcli.toml's trust can be.
@@ -48,6 +52,8 @@ class TrustState:
     trusted_sha256: str | None
     sets: dict[str, Any] = field(default_factory=dict)
     changed: bool = False  # the user config was written (trust, revoke)
+    #: the files the trust covers: memcli.toml and every file its settings name
+    covers: list[str] = field(default_factory=list)
 
     @property
     def state(self) -> str:
@@ -70,6 +76,7 @@ class TrustState:
             "sets": self.sets,
             "ignored": self.ignored,
             "changed": self.changed,
+            "covers": self.covers,
         }
 
 
@@ -92,14 +99,16 @@ def trust_state(root: Path) -> TrustState:
     records = _records()
     if raw is None:
         return TrustState(path, False, None, records.get(trust_key(path)))
-    sets: dict[str, Any] = {}
-    for section, table in parse_toml(raw, path).items():
-        if isinstance(table, dict):
-            for name, value in table.items():
-                setting = REGISTRY.get(f"{section}.{name}")
-                if setting is not None and setting.needs_trust:
-                    sets[setting.key] = value
-    return TrustState(path, True, digest(raw), records.get(trust_key(path)), sets)
+    data = parse_toml(raw, path)
+    covers = [str(path), *(str(p) for _, p in trusted_paths(data, root))]
+    return TrustState(
+        path,
+        True,
+        digest(raw, data, root),
+        records.get(trust_key(path)),
+        trust_settings(data),
+        covers=covers,
+    )
 
 
 def trust(root: Path) -> TrustState:
@@ -128,11 +137,13 @@ def list_trusted() -> list[TrustedFile]:
     """Every trusted file recorded in the user config, with whether it still holds."""
     out = []
     for name, recorded in sorted(_records().items()):
+        path = Path(name)
         try:
-            raw = read_bytes(Path(name))
+            raw = read_bytes(path)
+            now = None if raw is None else digest(raw, parse_toml(raw, path), path.parent)
         except ConfigError:
-            raw = None
-        state = "missing" if raw is None else TRUSTED if digest(raw) == recorded else CHANGED
+            now = None
+        state = "missing" if now is None else TRUSTED if now == recorded else CHANGED
         out.append(TrustedFile(name, recorded, state))
     return out
 

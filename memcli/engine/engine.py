@@ -127,7 +127,7 @@ class Engine:
         """The warning an untrusted memcli.toml gives in process, to print the same."""
         from memcli.config.layers import untrusted_warning
 
-        warning = untrusted_warning(mem.settings) if mem.settings.ignored else None
+        warning = untrusted_warning(mem.settings)
         return [warning] if warning else []
 
     def _add(self, args: dict[str, Any]) -> dict[str, Any]:

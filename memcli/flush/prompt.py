@@ -10,6 +10,7 @@ import json
 import secrets
 from pathlib import Path
 
+from memcli.config.layers import read_bytes
 from memcli.errors import ConfigError
 from memcli.flush.conversation import Message
 
@@ -45,11 +46,12 @@ def load_prompt(path: str | Path | None, base: Path) -> str:
     p = Path(path).expanduser()
     if not p.is_absolute():
         p = base / p
+    data = read_bytes(p)  # a regular file of at most 1 MiB
+    if data is None:
+        raise ConfigError(f"prompt file not found: {path}")
     try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise ConfigError(f"prompt file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
         raise ConfigError(f"cannot read prompt file {path}: {exc}") from None
     if not text.strip():
         raise ConfigError(f"prompt file {path} is empty")

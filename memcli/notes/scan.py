@@ -13,6 +13,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple, cast
 
+from memcli.capped import read_capped
 from memcli.errors import ConfigError
 from memcli.notes.workspace import MEMORY_DIR, Workspace
 from memcli.statedir import STATE_DIR
@@ -22,6 +23,8 @@ SKIP_DIRS = {STATE_DIR, ".git", ".hg", ".svn", "node_modules", "__pycache__"}
 #: ``.env`` files (secrets, not memory), wherever they are.
 NEVER_DIRS = (".git", STATE_DIR)
 NEVER_NAME_PREFIX = ".env"
+#: The largest ``.memignore`` read (a real one is a few lines).
+MAX_MEMIGNORE_BYTES = 1 << 20
 #: Folders are listed through a file descriptor where the platform can (see iter_files()).
 _LIST_BY_FD = os.scandir in os.supports_fd and hasattr(os, "O_DIRECTORY")
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
@@ -126,10 +129,14 @@ class Matcher:
         self.roots = sorted(r for r in roots if not r or not never_indexed(r))
         self._ignore = None
         ignore_file = ws.root / ".memignore"
-        if ignore_file.is_file():
+        if ignore_file.exists():  # read (and refused) when not a regular file
             import pathspec  # only imported when a .memignore exists
 
-            lines = ignore_file.read_text(encoding="utf-8", errors="replace").splitlines()
+            try:
+                data = read_capped(ignore_file, MAX_MEMIGNORE_BYTES)
+            except OSError as exc:
+                raise ConfigError(f"{ignore_file}: cannot read: {exc}") from None
+            lines = data.decode("utf-8", "replace").splitlines()
             self._ignore = pathspec.PathSpec.from_lines("gitwildmatch", lines)
 
     def matches(self, rel: str) -> bool:
