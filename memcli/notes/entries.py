@@ -16,6 +16,7 @@ from memcli.notes.controls import strip_controls
 from memcli.notes.entryparse import _TAG
 from memcli.notes.entryparse import entry_fields as entry_fields  # re-exported
 from memcli.notes.entryparse import fact_key as fact_key  # re-exported
+from memcli.notes.lifecycle import STATUS_LINE
 
 _TYPE = re.compile(r"^[\w][\w\-]*$")
 
@@ -70,8 +71,16 @@ def format_entry(
     tag_text = " ".join(f"#{clean_tag(t)}" for t in tags)
     if tag_text:
         lines[-1] = f"{lines[-1]} {tag_text}"
-    first, rest = lines[0], lines[1:]
-    return "\n".join([head + first.lstrip(), *("  " + ln.strip() for ln in rest)]) + "\n"
+    first, rest = lines[0], [_continued(ln) for ln in lines[1:]]
+    return "\n".join([head + first.lstrip(), *rest]) + "\n"
+
+
+def _continued(line: str) -> str:
+    """A continuation line of a fact's text, indented under it. One that would read as a
+    status line (``- confirmed 2026-11-25 by alice``) has its list marker escaped: status
+    lines are written only by the lifecycle commands (:mod:`memcli.notes.annotate`)."""
+    out = "  " + line.strip()
+    return f"  \\{line.strip()}" if STATUS_LINE.match(out) else out
 
 
 def parse_entries(text: str) -> list[Entry]:

@@ -106,9 +106,22 @@ _RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     ),
     # talking to the agent that reads the note
     (
-        ("dear", "attention", "note to", "hey"),
-        r"\b(?:dear|attention|note\s+to|hey)\s+(?:ai|assistant|agent|llm|language\s+model"
-        r"|chatgpt|claude|gpt|copilot)s?\b",
+        ("dear", "attention", "note to", "hey", "message to", "memo to"),
+        r"\b(?:dear|attention|(?:note|message|memo)\s+(?:to|for)|hey)\s+(?:(?:the|any|all|every"
+        r"|you)\s+)?(?:ai|assistant|agent|llm|language\s+model|chatgpt|claude|gpt|copilot"
+        r"|codex)s?\b",
+    ),
+    (
+        ("read this", "see this", "process this", "reads this"),
+        r"\b(?:(?:when|once|if|as\s+soon\s+as)\s+you\s+(?:read|see|process)|whoever\s+reads)"
+        r"\s+this\s*[,:]",
+    ),
+    (
+        ("email", "send", "upload", "post", "forward", "copy", "curl", "paste", "exfiltrate"),
+        r"\b(?:e-?mail|send|upload|post|forward|copy|curl|paste|exfiltrate)\s+(?:(?:the|your"
+        r"|all|of|my|our|this\s+(?:repo|machine)'?s?)\s+)*(?:\.env\b|~?/?\.ssh\b"
+        r"|id_(?:rsa|ed25519)|\.aws/credentials|\.netrc|\.pgpass|/etc/(?:passwd|shadow)"
+        r"|private\s+keys?)",
     ),
     (
         ("if you are a",),
@@ -123,8 +136,30 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source, re.IGNORECASE)
 
 
+#: Letters of other scripts that look like Latin ones (Cyrillic and Greek): "Іgnore" with a
+#: Cyrillic І reads as "Ignore" to a model.
+_CONFUSABLES = str.maketrans(
+    "аеорсухіјѕԁһӏɡАВЕКМНОРСТХІЈЅԌαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcyxijsdhlgABEKMHOPCTXIJSGabeiknoptuxABEZHIKMNOPTYX",
+)
+
+
+def normalised(text: str) -> str:
+    """``text`` as a reader sees it: compatibility forms folded (NFKC), invisible format
+    characters (zero-width space, soft hyphen) and combining marks dropped, look-alike letters
+    of other scripts made Latin. Only ever used to look for phrases, never shown or stored."""
+    if text.isascii():
+        return text
+    import unicodedata  # only for text that is not plain ASCII
+
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) not in ("Cf", "Mn"))
+    return unicodedata.normalize("NFKC", kept).translate(_CONFUSABLES)
+
+
 def detect(text: str) -> str | None:
     """The first phrase of ``text`` that reads as an instruction to an agent, or None."""
+    text = normalised(text)
     low = " ".join(text.lower().split())
     for words, source in _RULES:
         if any(w in low for w in words):
