@@ -49,3 +49,13 @@ def wait_for_log(root: Path, needle: str, timeout: float = 60.0) -> str:
             return text
         time.sleep(0.05)
     raise AssertionError(f"{needle!r} never logged; log: {log.read_text() if log.exists() else ''}")
+
+
+def claude_transcript(name: str) -> Path:
+    """A path for a session file where Claude Code keeps them (``~/.claude/projects/<project>/``,
+    in the test's home): the only place, besides the workspace, a hook reads a transcript."""
+    import os
+
+    folder = Path(os.environ["HOME"]) / ".claude" / "projects" / "-work-project"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name

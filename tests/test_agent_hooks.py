@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_helpers import MEMCLI, context_of, run_hook, wait_for_log
+from tests.agent_helpers import MEMCLI, claude_transcript, context_of, run_hook, wait_for_log
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
@@ -133,7 +133,7 @@ def test_pre_compact_returns_before_the_flush_and_a_provider_down_is_logged(
     monkeypatch.setenv("MEMCLI_LLM_API_BASE", f"http://127.0.0.1:{_closed_port()}/v1")
     monkeypatch.setenv("MEMCLI_LLM_MAX_RETRIES", "0")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    transcript = tmp_path / "session.jsonl"
+    transcript = claude_transcript("session.jsonl")  # where Claude Code keeps them
     shutil.copy(FIXTURES / "claude_session.jsonl", transcript)
     payload = {
         "session_id": "s-down",
@@ -158,7 +158,7 @@ def test_pre_compact_does_not_wait_for_the_llm(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     openai_stub.hang_seconds = 3.0
     openai_stub.chat_replies = [json.dumps({"facts": [{"text": "Staging needs VALKEY_URL."}]})]
-    transcript = tmp_path / "session.jsonl"
+    transcript = claude_transcript("session.jsonl")  # where Claude Code keeps them
     shutil.copy(FIXTURES / "claude_session.jsonl", transcript)
     payload = {"session_id": "s-slow", "transcript_path": str(transcript), "cwd": str(facts)}
     proc = run_hook([*MEMCLI, "agent", "hook", "pre-compact"], payload, facts)

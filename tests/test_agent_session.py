@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_helpers import context_of, run_hook, wait_for_log
+from tests.agent_helpers import claude_transcript, context_of, run_hook, wait_for_log
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
@@ -52,7 +52,7 @@ def test_a_whole_session(
     hooks = installed_commands(project)
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"}
 
-    transcript = project.parent / "transcript.jsonl"
+    transcript = claude_transcript("transcript.jsonl")  # where Claude Code keeps them
     lines = (FIXTURES / "claude_session.jsonl").read_text().splitlines(keepends=True)
     transcript.write_text("".join(lines[:8]))  # the session so far: the first two turns
     base = {"session_id": SESSION, "transcript_path": str(transcript), "cwd": str(project)}

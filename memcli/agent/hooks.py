@@ -139,6 +139,11 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any]) -> None:
         raise ValueError(f"the hook payload's session_id is not an id: {shown(session)}")
     if not isinstance(transcript, str) or not transcript.strip():
         raise ValueError("the hook payload has no transcript_path")
+    from memcli.flush.source import agent_file  # a path check: no flush code loads
+
+    # only a file of the workspace or of the agents' transcript folders, checked before
+    # anything is started: a refused path is logged and nothing is read
+    transcript = str(agent_file(transcript, root, "transcript_path"))
     from memcli.statedir import open_state
 
     fd = open_state(_log_path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT)

@@ -262,12 +262,28 @@ def build_server(engine: Engine) -> MCPServer[Any]:
     async def flush(
         # plain str, not str | None: the SDK would decode a JSON conversation given as text
         transcript: Annotated[str, Field(description="The conversation's text.")] = "",
-        path: Annotated[str, Field(description="A conversation file.")] = "",
+        path: Annotated[
+            str,
+            Field(
+                description="A conversation file in the workspace, or an agent's session file"
+                " (~/.claude/projects, ~/.codex/sessions)."
+            ),
+        ] = "",
     ) -> CallToolResult:
         from memcli.service.options import FlushOptions
 
-        opts = FlushOptions(text=transcript or None, path=path or None)
-        data = await engine.flush(lambda m: m.flush(opts).as_dict())
+        def run(mem: Any) -> dict[str, Any]:
+            opts = FlushOptions(text=transcript or None, path=path or None)
+            if path and not transcript:
+                # a path an agent names: only a conversation file of the workspace or of
+                # the agents' transcript folders (memcli.flush.source.agent_file)
+                from memcli.flush.source import read_agent_file
+
+                opts = FlushOptions(text=read_agent_file(path, mem.ws.root, "path"))
+            result: dict[str, Any] = mem.flush(opts).as_dict()
+            return result
+
+        data = await engine.flush(run)
         written = len(data["written"])
         return _result(data, data.get("message") or f"{written} new fact(s) remembered")
 

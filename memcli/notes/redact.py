@@ -2,8 +2,9 @@
 
 Each secret is replaced by ``[REDACTED:<kind>]``. Patterns run in priority order (private key
 blocks, then specific token formats, then URL credentials and generic ``key = value``
-assignments); a later pattern never matches over text an earlier one already claimed, so
-``token: ghp_...`` yields a single ``github-token`` replacement. Markers already present in the
+assignments, then the password of a ``.netrc`` entry or of a ``.pgpass`` line); a later
+pattern never matches over text an earlier one already claimed, so ``token: ghp_...`` yields
+a single ``github-token`` replacement. Markers already present in the
 input are left alone, which makes ``redact`` idempotent.
 
 Known limits: secrets in prose without a separator ("the password is hunter2") are not found,
@@ -57,6 +58,15 @@ _NOT_A_VALUE = r"""\$\{?[A-Z_][A-Z0-9_]*\}?        # $ENV_VAR, ${ENV_VAR}
 def _is_value(value: str) -> bool:
     """Whether an assigned value looks like a real secret value (not a placeholder)."""
     return any(c.isalnum() for c in value) and not _not_a_value().fullmatch(value)
+
+
+def _looks_secret(value: str) -> bool:
+    """Whether a lone word after "password" looks like a secret, not prose: it holds a
+    digit, or a symbol other than punctuation at its ends (``p@ss``, ``S3cret``)."""
+    core = value.strip(".,;:!?()[]{}\"'")
+    if any(c.isdigit() for c in core):
+        return True
+    return any(c.isalnum() for c in core) and any(not c.isalnum() and c not in "_-" for c in core)
 
 
 @functools.cache
@@ -194,6 +204,39 @@ def _rules() -> tuple[_Rule, ...]:
             "(?i:" + _KEYWORD + ")" + _SEP + _VALUE,
             _is_value,
         ),
+        (
+            "netrc-password",
+            # ~/.netrc: "machine HOST login USER password SECRET" on a line of its own
+            # (tokens in any order after "machine HOST" or "default login USER"), or inside a
+            # line in full.
+            (
+                r"(?m)(?:(?:^|(?<=\\n))[ \t]*(?:machine[ \t]+[^\s\0]+|default(?=[ \t]+login))"
+                r"(?:[ \t]+(?:login|account|port)[ \t]+[^\s\0]+)*"
+                r"|(?<![A-Za-z0-9_])machine[ \t]+[^\s\0]+[ \t]+login[ \t]+[^\s\0]+)"
+                r"[ \t]+passw(?:or)?d[ \t]+(?P<v>[^\s\0]+?)(?=\s|$|\\n)"
+            ),
+            None,
+        ),
+        (
+            "netrc-password",
+            # ~/.netrc spread over lines: "password SECRET" (after "login USER" or not) on a
+            # line of its own, when SECRET looks like one ("password reset" is prose).
+            (
+                r"(?im)(?:^|(?<=\\n))[ \t]*(?:(?:login|account)[ \t]+[^\s\0]+[ \t]+)?"
+                r"passw(?:or)?d[ \t]+(?P<v>[^\s\0]+?)[ \t]*(?=$|\\n|\r)"
+            ),
+            _looks_secret,
+        ),
+        (
+            "pgpass-password",
+            # ~/.pgpass: a line "hostname:port:database:username:password" (the port a number
+            # or *); the password runs to the end of the line.
+            (
+                r"(?m)(?:^|(?<=\\n))[ \t]*[^\s:\0]+:(?:[0-9]{1,5}|\*):[^\s:\0]+:[^\s:\0]+:"
+                r"(?P<v>[^\s\0]+?)[ \t]*(?=$|\\n|\r)"
+            ),
+            None,
+        ),
     )
 
 
@@ -222,7 +265,8 @@ def _value_span(match: re.Match[str]) -> tuple[int, int]:
 
 
 #: The words each rule of :func:`_rules` needs, in lower case and in the same order: a rule
-#: runs only on text holding one of its words, and text holding none of them all is returned
+#: runs only on text holding one of its words (the .pgpass rule, with no words: on text
+#: holding four colons), and text holding none of them all is returned
 #: as it is, the common case (a few substring tests, nothing compiled). Masking a claimed span
 #: only removes text, so a rule left out at the start could not match later either.
 _RULE_TRIGGERS: tuple[tuple[str, ...], ...] = (
@@ -244,6 +288,9 @@ _RULE_TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("bearer",),
     ("pwd",),
     ("passw", "secret", "token", "apikey", "api_key", "api-key", "private_key", "private-key"),
+    ("passw",),
+    ("passw",),
+    (),  # a .pgpass line: four colons (see _claims)
 )
 _TRIGGERS = tuple(dict.fromkeys(word for words in _RULE_TRIGGERS for word in words))
 
@@ -262,12 +309,13 @@ def redact_lines(text: str) -> Redaction:
 def _claims(text: str) -> list[tuple[int, int, str | None]]:
     """The spans of ``text`` to replace, with their kind (None: a marker already there)."""
     low = text.lower()
-    if not any(word in low for word in _TRIGGERS):
+    colons = low.count(":") >= 4  # what a .pgpass line needs, the rule with no words
+    if not colons and not any(word in low for word in _TRIGGERS):
         return []
     rules = [
         rule
         for rule, words in zip(_rules(), _RULE_TRIGGERS, strict=True)
-        if any(word in low for word in words)
+        if (any(word in low for word in words) if words else colons)
     ]
     masked = list(text)
     # Existing markers are claimed first (kind None) so they are never redacted again.
