@@ -5,11 +5,14 @@ status line. Run end to end with the real ``memcli`` on a real clone.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
 from memcli.notes.entries import parse_entries
+from memcli.notes.lifecycle import entry_id
+from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
 EVASIONS = [
@@ -49,3 +52,32 @@ def test_an_added_fact_cannot_forge_a_status_line(tmp_path: Path) -> None:
     [fact] = [e for e in entries if "staging database" in e.text]
     assert fact.status == ()
     assert "confirmed 2026-11-20 by alice" in fact.text and "superseded by 0000aaaa" in fact.text
+
+
+def test_a_purged_fact_leaves_no_bytes_in_the_index_or_the_cache(
+    tmp_path: Path, openai_stub: StubOpenAI
+) -> None:
+    env = {
+        "MEMCLI_EMBEDDING_MODEL": "openai/stub-embed",
+        "MEMCLI_EMBEDDING_API_BASE": openai_stub.base_url,
+        "OPENAI_API_KEY": "sk-user",
+    }
+    clone = hostile_clone(tmp_path, {})
+    secret = "purgemarker-Zq81Lm0Xc4 the old root password"
+    for text in (secret, "The release train leaves on Thursdays", "Backups run nightly"):
+        assert memcli(clone, "add", "--to", "memory/MEMORY.md", text, **env).code == 0
+    assert memcli(clone, "search", "old root password", **env).code == 0
+    entries = parse_entries((clone / "memory" / "MEMORY.md").read_text())
+    [fid] = [entry_id(e.text) for e in entries if "purgemarker" in e.text]
+    run = memcli(clone, "forget", fid, "--reason", "leaked", "--purge", **env)
+    assert run.code == 0, run.err
+    state = clone / ".memcli"
+    cache = Path(os.environ["MEMCLI_CACHE_DIR"])
+    files = [*state.glob("index.db*"), *cache.rglob("*")]
+    assert any(f.name == "index.db" for f in files)
+    for path in files:
+        if path.is_file():
+            data = path.read_bytes().lower()  # FTS5 keeps terms lower-cased and stemmed
+            found = [w for w in (b"purgemark", b"zq81lm0xc4") if w in data]
+            assert found == [], path
+    assert memcli(clone, "search", "Thursdays", **env).code == 0  # the rest is intact

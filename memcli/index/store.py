@@ -421,6 +421,17 @@ class Store:
         self.conn.execute("DELETE FROM files")
         self.conn.execute("DELETE FROM skipped")
 
+    def scrub(self) -> bool:
+        """Leave no trace of deleted text in the file (``forget --purge``): FTS5's segments
+        merged into one, which drops the terms of deleted rows, then the file rebuilt without
+        free pages or slack (VACUUM) and the WAL emptied. Seconds on a large index. False when
+        another process's read kept the WAL from being emptied (the old pages then leave at a
+        later checkpoint)."""
+        self.conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')")
+        self.conn.execute("VACUUM")
+        busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        return not busy
+
     # -- reads ---------------------------------------------------------
     def has_files(self, n: int) -> bool:
         """Whether ``n`` files or more are known (indexed or skipped); counts no further."""

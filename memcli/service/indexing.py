@@ -66,6 +66,12 @@ class IndexService(MemoryCore):
         self.warnings.clear()
         return report
 
+    def scrub(self, lock_timeout: float | None = None) -> bool:
+        """Wipe deleted text from the index file (:meth:`memcli.index.store.Store.scrub`),
+        under the writer lock; False when a reader kept the old pages for now."""
+        with writer_lock(self.ws).acquire(self._lock_timeout(lock_timeout)):
+            return self.store.scrub()
+
     def sync_before_search(self) -> tuple[bool | None, list[str]]:
         """Re-index changed files; returns (stale, warnings).
 

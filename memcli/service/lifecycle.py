@@ -272,6 +272,19 @@ class LifecycleService(NotesService):
             self.index([str(path)])
         except Exception as exc:  # written; the index catches up on its next sync
             self.warnings.append(f"{fact.path} not indexed yet: {getattr(exc, 'message', exc)}")
+            return
+        if purge:  # no trace of the old text left in index.db either
+            try:
+                wiped = self.scrub()
+            except Exception as exc:
+                wiped, why = False, f"{getattr(exc, 'message', exc)}"
+            else:
+                why = "another process (an engine, a watcher) is reading it"
+            if not wiped:
+                self.warnings.append(
+                    f"{self.ws.index_path} may still hold the purged text: {why}; it leaves"
+                    " the file at the first write after that process stops"
+                )
 
     def _commit_change(self, paths: list[str], message: str, commit: bool) -> str | None:
         if not commit:
