@@ -92,6 +92,10 @@ def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any]
             f"an engine already serves {root} (pid {running['pid']}, socket {running['socket']})",
             hint="memcli serve --status, or --stop",
         )
+    from memcli.engine.paths import engine_files
+    from memcli.engine.server import check_runtime_folder
+
+    check_runtime_folder(engine_files(root)[0].parent)  # its refusal, said here, not in a log
     from memcli.statedir import open_state, state_path
 
     flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT

@@ -1,6 +1,8 @@
 """Commands answered by the engine: search and add printed exactly as in process prints them;
 get, files and status as data the commands print themselves (:func:`engine_answer`); and, for
-an agent's hooks, recall and briefing (:func:`engine_result`)."""
+an agent's hooks, recall and briefing (:func:`engine_result`). A context block from an engine
+(``--format context``, recall, briefing) is used only when it is framed as in process
+(:func:`framed`); otherwise the caller answers in process."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from typing import Any
 
 from memcli.errors import ExitCode, MemcliError
 
-__all__ = ["add_via_engine", "engine_answer", "engine_result", "search_via_engine"]
+__all__ = ["add_via_engine", "engine_answer", "engine_result", "framed", "search_via_engine"]
 
 #: Seconds during which, after a caller gave up on the workspace's engine (it did not answer
 #: in time), the next callers answer in process without asking it, unless a new one started.
@@ -56,7 +58,37 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
         err = answer.get("error") or {}
         raise EngineError(str(err.get("message")), err.get("hint"), int(err.get("code", 3)))
     result: dict[str, Any] = answer["result"]
+    if op in _FRAMED_OPS and not (isinstance(result, dict) and framed(result.get("text"))):
+        return None  # not the block memcli frames: the hook answers in process
     return result
+
+
+#: Ops whose answer is a context block for an agent (``{"text": block}``).
+_FRAMED_OPS = ("recall", "briefing")
+
+
+def framed(text: Any) -> bool:
+    """Whether ``text`` is "" or one context block as :func:`memcli.search.context.render`
+    frames it: a ``<<<BEGIN MEMORY m>>>`` line, a body under a ``## `` title, an
+    ``<<<END MEMORY m>>>`` line, ``m`` the first 12 hex digits of the body's SHA-256. What an
+    engine answers for a prompt goes to the agent only when it is (the same framing as in
+    process, whoever answered)."""
+    if text == "":
+        return True
+    if not isinstance(text, str):
+        return False
+    import re  # only a framed answer needs it
+
+    found = re.fullmatch(
+        r"<<<BEGIN MEMORY ([0-9a-f]{12})>>>\n(## [^\n]*\n.*)<<<END MEMORY \1>>>\n",
+        text,
+        re.DOTALL,
+    )
+    if found is None:
+        return False
+    import hashlib
+
+    return hashlib.sha256(found.group(2).encode()).hexdigest()[:12] == found.group(1)
 
 
 def _given_up_lately(root: Path) -> bool:
@@ -117,7 +149,12 @@ def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) ->
         "max_tokens": args.max_tokens,
     }
     got = _ask(st, "search", payload)
-    return None if got is None else _print(st, got, fmt, args)
+    if got is None:
+        return None
+    ctx = got.get("context")
+    if fmt == "context" and not (isinstance(ctx, dict) and framed(ctx.get("text"))):
+        return None  # not the block memcli frames: the caller searches in process
+    return _print(st, got, fmt, args)
 
 
 def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:

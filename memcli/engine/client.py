@@ -1,6 +1,8 @@
 """Asking a workspace's engine (``memcli serve``), if one answers, instead of working in
-process. Any failure (no socket, a stale one, an engine of another version, one that does
-not answer within the timeout) returns None: the caller answers in process."""
+process. Any failure (no socket, a stale one, one in a folder or with a mode that lets another
+local user stand in for it (:func:`memcli.engine.paths.engine_problem`), an engine of another
+version, one that does not answer within the timeout) returns None: the caller answers in
+process."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import socket
 from pathlib import Path
 from typing import Any
 
-from memcli.engine.paths import engine_files, failure_marker
+from memcli.engine.paths import engine_files, engine_problem, failure_marker
 
 __all__ = ["PROTOCOL", "ask"]
 
@@ -44,10 +46,9 @@ def ask(
 ) -> dict[str, Any] | None:
     """The engine's answer to ``op`` (``{"ok": ..., ...}``), or None when none answered."""
     sock_path, _ = engine_files(root)
-    try:
-        if not sock_path.exists():
-            return None
-    except OSError:
+    if engine_problem(sock_path) is not None:
+        # no socket, or one that another local user could have put there (a folder or a
+        # socket that is not only ours): answer in process, never ask it
         return None
     from memcli import __version__
 

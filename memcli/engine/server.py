@@ -12,7 +12,8 @@ only clients of its own memcli version and with the same ``MEMCLI_*`` settings i
 environment (and the same home, config and cache folders and time zone); others answer in
 process. It stops on ``memcli serve --stop``, on SIGINT/SIGTERM, or after
 ``engine.idle_timeout`` minutes without a request; one runs per workspace (a lock beside the
-socket), and a stale socket left by a killed engine is replaced.
+socket), and a stale socket left by a killed engine is replaced. It listens only in a runtime
+folder of its user's that no one else can enter (:func:`check_runtime_folder`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ from typing import Any
 
 from memcli.engine.client import MAX_REQUEST
 from memcli.engine.engine import Engine
-from memcli.engine.paths import engine_files
-from memcli.errors import AlreadyRunning
+from memcli.engine.paths import engine_files, folder_problem
+from memcli.errors import AlreadyRunning, MemcliError
 from memcli.locks import ProcessLock
 
 __all__ = ["Engine", "serve"]
@@ -68,7 +69,7 @@ def serve(
     (``memcli watch``) runs in the same process and stops with it; its events go to
     ``on_event``, by default its errors and warnings to ``.memcli/engine.log``."""
     sock_path, lock_path = engine_files(root)
-    sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    check_runtime_folder(sock_path.parent)
     lock = ProcessLock(lock_path, what=f"the engine of {root}")
     if not lock.try_acquire():
         pid = lock.holder_pid()
@@ -110,6 +111,25 @@ def serve(
         return engine.info()
     finally:
         lock.release()
+
+
+def check_runtime_folder(folder: Path) -> None:
+    """Make the engine's runtime ``folder`` (mode 0700) if it is missing, and refuse to
+    listen there (MemcliError) unless it is safe (:func:`memcli.engine.paths.folder_problem`):
+    another local user must not be able to put a socket of theirs in place of ours."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError as exc:
+        raise MemcliError(
+            f"cannot make the engine's runtime folder {folder}: {exc.strerror}"
+        ) from None
+    problem = folder_problem(folder)
+    if problem is not None:
+        raise MemcliError(
+            f"the engine's runtime folder is not safe: {problem}",
+            hint="use a folder of yours with mode 0700: set XDG_RUNTIME_DIR or"
+            " MEMCLI_RUNTIME_DIR (searches answer in process meanwhile)",
+        )
 
 
 def _start_watcher(
