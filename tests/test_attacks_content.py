@@ -62,11 +62,10 @@ def test_a_purged_fact_leaves_no_bytes_in_the_index_or_the_cache(
         "MEMCLI_EMBEDDING_API_BASE": openai_stub.base_url,
         "OPENAI_API_KEY": "sk-user",
     }
-    clone = hostile_clone(tmp_path, {})
     secret = "purgemarker-Zq81Lm0Xc4 the old root password"
-    for text in (secret, "The release train leaves on Thursdays", "Backups run nightly"):
-        assert memcli(clone, "add", "--to", "memory/MEMORY.md", text, **env).code == 0
-    assert memcli(clone, "search", "old root password", **env).code == 0
+    facts = "".join(f"- {t}\n" for t in (secret, "Releases leave on Thursdays", "Backups run"))
+    clone = hostile_clone(tmp_path, {"memory/MEMORY.md": f"# Memory\n\n{facts}"})
+    assert memcli(clone, "index", **env).code == 0  # chunks, vectors and the cache
     entries = parse_entries((clone / "memory" / "MEMORY.md").read_text())
     [fid] = [entry_id(e.text) for e in entries if "purgemarker" in e.text]
     run = memcli(clone, "forget", fid, "--reason", "leaked", "--purge", **env)
