@@ -137,7 +137,7 @@ def test_git_runs_in_the_workspace_repo_even_with_hook_variables_set(
 
 def test_open_repo_refuses_bare_and_missing(tmp_path: Path) -> None:
     bare = make_repo(tmp_path / "bare.git", bare=True)
-    with pytest.raises(GitError, match="bare git repository"):
+    with pytest.raises(GitError, match="is not in a git repository"):  # no .git: never taken
         open_repo(bare)
     with pytest.raises(GitError, match="is not in a git repository"):
         open_repo(tmp_path / "nowhere")

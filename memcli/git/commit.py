@@ -72,7 +72,7 @@ def _restore_index(repo: Repo, rels: list[str], staged: str) -> None:
     """Put back the index entries ``rels`` had (``git ls-files --stage -z`` output)."""
     run_git(repo, "update-index", "--force-remove", "--", *rels, check=False)
     if staged:
-        git_process(repo.top, ["update-index", "-z", "--index-info"], input=staged.encode())
+        git_process(repo, ["update-index", "-z", "--index-info"], input=staged.encode())
 
 
 def check_committable(root: Path) -> list[str]:

@@ -6,6 +6,12 @@ to git, so a library wrapping those calls added nothing but its import time (a t
 second on every git command) and a second way to fail; ``status`` already had to bypass it
 to stay fast. Failures become :class:`~memcli.errors.GitError` with git's last line as the
 one-line message and a hint where one helps.
+
+A workspace may come from someone else's repository, so git never looks for the repository
+itself: memcli finds it (the nearest ``.git`` above the workspace, :func:`find_repo`) and
+names it on every call (``--git-dir``, ``--work-tree``), with ``safe.bareRepository=explicit``
+and ``core.fsmonitor=false``. A committed folder shaped like a git folder, with a ``config``
+that sets ``core.fsmonitor``, ``core.hooksPath`` or ``core.worktree``, is then never used.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memcli.errors import GitError
+from memcli.notes.gitindex import git_dir_of
 from memcli.notes.workspace import find_git_root
 
 NOT_A_REPO_HINT = "run 'git init' there (or 'memcli init --git'), or use -w to pick a workspace"
@@ -50,14 +57,33 @@ def git_env() -> dict[str, str]:
     return env
 
 
+#: Set on every git call memcli makes: no repository is taken that git would find by itself
+#: (a committed folder shaped like a git folder), and no fsmonitor command runs.
+SAFE_CONFIG = ("-c", "safe.bareRepository=explicit", "-c", "core.fsmonitor=false")
+
+
+def repo_args(repo: Repo) -> list[str]:
+    """The options that pin a git call to ``repo``: its git folder and work tree, named."""
+    return [f"--git-dir={repo.git_dir}", f"--work-tree={repo.top}", *SAFE_CONFIG]
+
+
 def git_process(
-    cwd: Path, args: list[str], *, input: bytes | None = None, timeout: float | None = None
+    repo: Repo | None,
+    args: list[str],
+    *,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    timeout: float | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git args`` in ``cwd`` and capture its bytes; GitError when git cannot start."""
+    """Run ``git args`` on ``repo`` (None: ``git init`` and the like, in ``cwd``) and capture
+    its bytes; runs in ``cwd`` (default: the work tree's top). GitError when git cannot
+    start."""
+    where = cwd if cwd is not None else repo.top if repo is not None else Path.cwd()
+    pinned = repo_args(repo) if repo is not None else list(SAFE_CONFIG)
     try:
         return subprocess.run(
-            ["git", *args],
-            cwd=cwd,
+            ["git", *pinned, *args],
+            cwd=where,
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True,
@@ -74,7 +100,7 @@ def _text(data: bytes) -> str:
 
 def run_git(repo: Repo, *args: str, check: bool = True) -> tuple[int, str, str]:
     """Run ``git args`` in the work tree; (status, stdout, stderr). Raises GitError if check."""
-    proc = git_process(repo.top, list(args))
+    proc = git_process(repo, list(args))
     status, out, err = proc.returncode, _text(proc.stdout), _text(proc.stderr).rstrip("\n")
     if check and status != 0:
         raise GitError(f"git {args[0]} failed: {last_line(err or out)}", hint=hint_for(err))
@@ -108,30 +134,33 @@ def require_repo(root: Path) -> Path:
     return top
 
 
+def find_repo(root: Path) -> Repo | None:
+    """The repository holding ``root`` as memcli finds it, without running git: the nearest
+    folder at or above it with a ``.git`` (folder, or file naming the git folder). Never a
+    folder that only looks like a git folder (``HEAD``, ``objects/``, ``refs/`` and a
+    ``config`` a clone committed), which git's own discovery would take."""
+    top = find_git_root(root)
+    if top is None:
+        return None
+    git_dir = git_dir_of(top)
+    return Repo(top.resolve(), git_dir.resolve()) if git_dir is not None else None
+
+
 def open_repo(root: Path) -> Repo:
-    """The repository holding ``root`` (the workspace may be a subfolder of it)."""
+    """The repository holding ``root`` (the workspace may be a subfolder of it); GitError when
+    there is none (:func:`find_repo`)."""
     root = Path(root)
-    if not root.is_dir():
+    repo = find_repo(root) if root.is_dir() else None
+    if repo is None:
         raise GitError(f"{root} is not in a git repository", hint=NOT_A_REPO_HINT)
-    proc = git_process(
-        root, ["rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--absolute-git-dir"]
-    )
-    if proc.returncode != 0:
-        raise GitError(f"{root} is not in a git repository", hint=NOT_A_REPO_HINT)
-    bare, inside, git_dir = (_text(proc.stdout).splitlines() + ["", "", ""])[:3]
-    top = ""
-    if bare != "true" and inside == "true":  # --show-toplevel fails outright in a bare one
-        top = _text(git_process(root, ["rev-parse", "--show-toplevel"]).stdout).strip()
-    if not top:
-        raise GitError(f"{root} is in a bare git repository (no work tree)", hint=NOT_A_REPO_HINT)
-    return Repo(Path(top).resolve(), Path(git_dir))
+    return repo
 
 
 def git_init(root: Path) -> Path:
     """``git init`` in ``root``; returns the repository's top folder."""
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
-    proc = git_process(root, ["init", "--quiet"])
+    proc = git_process(None, ["init", "--quiet"], cwd=root)
     if proc.returncode != 0:
         raise GitError(f"git init failed: {last_line(_text(proc.stderr))}")
     return root.resolve()

@@ -79,7 +79,7 @@ class Scope:
         if not wanted:
             return {}
         proc = git_process(
-            self.top, ["cat-file", "--batch"], input=("\n".join(wanted) + "\n").encode("ascii")
+            self.repo, ["cat-file", "--batch"], input=("\n".join(wanted) + "\n").encode("ascii")
         )
         if proc.returncode != 0:
             err = proc.stderr.decode("utf-8", "replace")

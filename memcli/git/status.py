@@ -7,8 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from memcli.errors import GitError
-from memcli.git.repo import git_process, prefix_of
-from memcli.notes.workspace import find_git_root
+from memcli.git.repo import find_repo, git_process, prefix_of
 
 
 def quick_status(root: Path, memory_dir: str = "memory") -> dict[str, Any] | None:
@@ -18,8 +17,8 @@ def quick_status(root: Path, memory_dir: str = "memory") -> dict[str, Any] | Non
     failure (no git, a broken repository, a timeout) is None: status never fails on git.
     """
     root = Path(root).resolve()
-    top = find_git_root(root)
-    if top is None:
+    repo = find_repo(root)
+    if repo is None:
         return None
     args = [
         "--no-optional-locks",
@@ -34,12 +33,12 @@ def quick_status(root: Path, memory_dir: str = "memory") -> dict[str, Any] | Non
         memory_dir,
     ]
     try:
-        proc = git_process(root, args, timeout=20)
+        proc = git_process(repo, args, cwd=root, timeout=20)
     except (GitError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0:
         return None
-    return parse_status_v2(proc.stdout.decode("utf-8", "replace"), prefix_of(top, root))
+    return parse_status_v2(proc.stdout.decode("utf-8", "replace"), prefix_of(repo.top, root))
 
 
 def parse_status_v2(out: str, prefix: str) -> dict[str, Any]:

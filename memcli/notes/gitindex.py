@@ -1,7 +1,9 @@
-"""Which paths git tracks under a folder, read from the repository's index file itself.
+"""A repository's own files, read without running git: its git folder, and which paths its
+index tracks under a folder.
 
-memcli asks this of ``.memcli/`` (derived data that no repository should commit) on a fresh
-clone; reading the index file spares the notes room a ``git`` process. Formats 2, 3 and 4
+memcli runs git only against the git folder found here (:mod:`memcli.git.repo`), and asks
+the index which files of ``.memcli/`` (derived data no repository should commit) a clone
+tracks; reading the index file spares the notes room a ``git`` process. Formats 2, 3 and 4
 of the index (https://git-scm.com/docs/index-format) with SHA-1 or SHA-256 object names.
 """
 
@@ -10,19 +12,21 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-__all__ = ["index_file", "tracked_under"]
+__all__ = ["git_dir_of", "index_file", "tracked_under"]
 
 _HEADER = struct.Struct(">4sLL")
 _FLAGS = struct.Struct(">H")
 _STAT = 40  # ctime, mtime, dev, ino, mode, uid, gid, size: ten 32-bit fields
 
 
-def index_file(top: Path) -> Path | None:
-    """The index file of the repository whose work tree is ``top`` (``.git`` a folder, or a
-    file naming the git folder, as in a linked worktree); None when there is none."""
+def git_dir_of(top: Path) -> Path | None:
+    """The git folder of the work tree ``top``: its ``.git`` folder, or the folder a ``.git``
+    file names (a linked worktree, a submodule); None when there is neither. A ``.git`` is
+    never part of a repository's content (git refuses to check one out), so what this finds
+    is the user's own repository, whatever folders a clone holds."""
     dot_git = top / ".git"
     if dot_git.is_dir():
-        return dot_git / "index"
+        return dot_git
     try:
         text = dot_git.read_text(encoding="utf-8", errors="replace")[:4096]
     except OSError:
@@ -30,7 +34,15 @@ def index_file(top: Path) -> Path | None:
     if not text.startswith("gitdir:"):
         return None
     git_dir = Path(text[len("gitdir:") :].strip())
-    return (git_dir if git_dir.is_absolute() else top / git_dir) / "index"
+    git_dir = git_dir if git_dir.is_absolute() else top / git_dir
+    return git_dir if git_dir.is_dir() else None
+
+
+def index_file(top: Path) -> Path | None:
+    """The index file of the repository whose work tree is ``top``; None when there is
+    none."""
+    git_dir = git_dir_of(top)
+    return git_dir / "index" if git_dir is not None else None
 
 
 def tracked_under(index: Path, prefix: str) -> list[str] | None:
