@@ -142,14 +142,44 @@ def plan(
 ) -> list[Change]:
     """The file changes that install (or, with ``remove``, uninstall) ``agent``."""
     prog = prog or program()
+    where = project or ws_root
+    if agent not in ("claude-code", "codex"):
+        raise BadInput(
+            f"cannot install into {agent!r}",
+            hint="one of claude-code, codex (or 'generic' to print the settings)",
+        )
+    for path in _files_of(agent, scope, where):
+        _refuse_links(path, where)  # before anything is read
     if agent == "claude-code":
-        return _plan_claude(ws_root, scope, project or ws_root, remove, prog)
-    if agent == "codex":
-        return _plan_codex(ws_root, project or ws_root, remove, prog)
-    raise BadInput(
-        f"cannot install into {agent!r}",
-        hint="one of claude-code, codex (or 'generic' to print the settings)",
-    )
+        return _plan_claude(ws_root, scope, where, remove, prog)
+    return _plan_codex(ws_root, where, remove, prog)
+
+
+def _files_of(agent: str, scope: str, project: Path) -> tuple[Path, ...]:
+    """Every file installing ``agent`` reads and writes."""
+    if agent == "claude-code":
+        return _claude_files(scope, project)
+    return codex_home() / "config.toml", project / "AGENTS.md"
+
+
+def _refuse_links(path: Path, project: Path) -> None:
+    """A file of the project that is a link, or lies in a folder that is one, is refused: a
+    repository may have committed it pointing at the user's files (``.claude/settings.json``
+    to a credentials file, ``CLAUDE.md`` to a shell profile), which install would read into
+    a tracked file. A file outside the project (user scope) is the user's own to link."""
+    try:
+        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(project))
+    except ValueError:
+        return
+    current = Path(os.path.abspath(project))
+    for part in rel.parts:
+        current = current / part
+        if current.is_symlink():
+            raise BadInput(
+                f"{current} is a link: memcli reads and writes no file of the project through"
+                " a link (a repository may point one at your files)",
+                hint="replace the link with a plain file, or remove it, and run this again",
+            )
 
 
 def claude_dir() -> Path:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from memcli.errors import BadInput
 from memcli.notes.lifecycle import ID_CHARS, Status, status_line, status_of
+from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.notes import NotesService
 
 __all__ = ["FactRef", "LifecycleResult", "LifecycleService"]
@@ -101,6 +102,12 @@ class LifecycleService(NotesService):
         from memcli.notes.entries import fact_key, parse_entries  # lifecycle commands only
 
         path = self.ws.root / rel
+        if self.ws.memory_dir.resolve() not in path.resolve().parents:
+            raise BadInput(
+                f"{rel} is not a memory file: lifecycle commands change only files under"
+                f" {MEMORY_DIR}/",
+                hint="give the id or PATH:LINE of a fact in memory/",
+            )
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:

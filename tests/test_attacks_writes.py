@@ -1,0 +1,117 @@
+"""A cloned repository steering memcli's writes at files that are not memory: lifecycle
+commands aimed at ``CLAUDE.md`` or ``README.md``, and ``agent install`` aimed through
+committed links at the user's credentials and shell profile. Each test clones the repository
+for real and runs the real ``memcli`` (and the real MCP server for the MCP tools).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_attacks import hostile_clone, memcli
+
+DOC = "# Project\n\n- Run the tests before pushing.\n- Deploys go out on Tuesdays.\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["forget", "CLAUDE.md:3", "--reason", "wrong"],
+        ["forget", "README.md:3", "--reason", "wrong", "--purge"],
+        ["supersede", "CLAUDE.md:4", "Deploys go out on Wednesdays."],
+        ["confirm", "README.md:4"],
+    ],
+    ids=["forget", "forget --purge", "supersede", "confirm"],
+)
+def test_lifecycle_commands_change_only_memory_files(tmp_path: Path, args: list[str]) -> None:
+    clone = hostile_clone(
+        tmp_path,
+        {
+            "CLAUDE.md": DOC,
+            "README.md": DOC,
+            "memcli.toml": '[index]\ninclude = ["memory/**/*.md", "*.md"]\n',
+        },
+    )
+    run = memcli(clone, *args)
+    assert run.code == 2, run.out + run.err
+    assert "is not a memory file" in run.err and len(run.err.strip().splitlines()) <= 2
+    assert (clone / "CLAUDE.md").read_text() == DOC
+    assert (clone / "README.md").read_text() == DOC
+
+
+def test_a_fact_found_by_id_outside_memory_is_refused(tmp_path: Path) -> None:
+    """An id names a fact in any indexed file: one outside memory/ is refused the same."""
+    from memcli.notes.lifecycle import entry_id
+
+    clone = hostile_clone(
+        tmp_path,
+        {"CLAUDE.md": DOC, "memcli.toml": '[index]\ninclude = ["memory/**/*.md", "*.md"]\n'},
+    )
+    fid = entry_id("Deploys go out on Tuesdays.")
+    assert memcli(clone, "search", "Tuesdays").code == 0  # indexed
+    run = memcli(clone, "forget", fid, "--reason", "wrong", "--purge")
+    assert run.code == 2 and "is not a memory file" in run.err
+    assert (clone / "CLAUDE.md").read_text() == DOC
+
+
+def test_the_mcp_forget_tool_changes_only_memory_files(tmp_path: Path) -> None:
+    pytest.importorskip("mcp")
+    from tests.test_mcp import session, text_of
+
+    clone = hostile_clone(tmp_path, {"CLAUDE.md": DOC})
+
+    async def body(s: Any) -> Any:
+        return await s.call_tool("forget", {"fact": "CLAUDE.md:3", "reason": "wrong"})
+
+    result = session(clone, body)
+    assert result.is_error and "is not a memory file" in text_of(result)
+    assert (clone / "CLAUDE.md").read_text() == DOC
+
+
+SECRET = '{"auths": {"registry.example": {"auth": "c2VjcmV0bWFya2Vy"}}}\n'
+PROFILE = "export AWS_SECRET_ACCESS_KEY=profilemarker\n"
+
+
+@pytest.mark.parametrize(
+    ("agent", "links"),
+    [
+        ("claude-code", {".claude/settings.json": "docker.json"}),
+        ("claude-code", {"CLAUDE.md": "profile"}),
+        ("claude-code", {".mcp.json": "docker.json"}),
+        ("claude-code", {".claude": "home-claude"}),
+        ("codex", {"AGENTS.md": "profile"}),
+    ],
+    ids=["settings.json", "CLAUDE.md", ".mcp.json", ".claude folder", "AGENTS.md"],
+)
+@pytest.mark.parametrize("action", ["install", "uninstall"])
+def test_agent_install_never_goes_through_a_committed_link(
+    tmp_path: Path, agent: str, links: dict[str, str], action: str
+) -> None:
+    private = tmp_path / "private"
+    private.mkdir()
+    (private / "docker.json").write_text(SECRET)
+    (private / "profile").write_text(PROFILE)
+    (private / "home-claude").mkdir()
+    (private / "home-claude" / "settings.json").write_text(SECRET)
+    before = {p: p.read_bytes() for p in private.rglob("*") if p.is_file()}
+    clone = hostile_clone(
+        tmp_path, {}, links={rel: str(private / target) for rel, target in links.items()}
+    )
+    run = memcli(clone, "agent", action, agent)
+    assert run.code == 2, run.out + run.err
+    assert "is a link" in run.err
+    assert {p: p.read_bytes() for p in private.rglob("*") if p.is_file()} == before
+    plain = [
+        p
+        for p in clone.rglob("*")
+        if p.is_file()
+        and ".git" not in p.parts
+        and not p.is_symlink()
+        and not any(q.is_symlink() for q in p.relative_to(clone).parents if q != Path("."))
+    ]
+    for path in plain:
+        data = path.read_bytes()
+        assert b"c2VjcmV0bWFya2Vy" not in data and b"profilemarker" not in data, path
