@@ -28,7 +28,7 @@ INIT = {"workspace", "created"}
 INIT_WITH_HOOKS = INIT | {"hooks"}
 HOOK = {"name", "path", "state", "chained", "workspaces", "python", "python_exists", "action"}
 HOOKS = {"hooks_dir", "workspace", "log", "hooks"}
-ADD = {"path", "line", "entry", "added", "duplicate_of", "redactions"}
+ADD = {"id", "path", "line", "entry", "added", "duplicate_of", "redactions"}
 ADD_COMMIT = ADD | {"commit"}
 INDEX = {
     "added",
@@ -202,6 +202,11 @@ def test_add(cli: Cli, workspace: Path) -> None:
     assert r.exit_code == 0 and keys(r.json()) == ADD and r.json()["added"] is True
     again = cli("add", "--json", "--tag", "x", "A fact worth keeping.")
     assert keys(again.json()) == ADD and again.json()["added"] is False
+    # the id is the fact's, as search shows it and lifecycle commands take it
+    fid = r.json()["id"]
+    assert again.json()["id"] == fid
+    assert cli("search", "fact worth keeping", "--json").json()["results"][0]["ids"] == [fid]
+    assert cli("supersede", fid, "A fact worth keeping, revised.").exit_code == 0
     git(workspace, "init", "-q")
     r = cli("add", "--json", "--commit", "Another fact.")
     assert r.exit_code == 0 and keys(r.json()) == ADD_COMMIT

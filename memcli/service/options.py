@@ -162,8 +162,18 @@ class AddResult:
     committed: bool = False  # a commit was asked for (``commit`` is then its sha, or None)
     commit: str | None = None
 
+    @property
+    def id(self) -> str:
+        """The fact's id (the one lifecycle commands take): the same for a duplicate."""
+        from memcli.notes.entryparse import entry_fields, fact_key  # ids of the entry
+        from memcli.notes.lifecycle import ID_CHARS
+
+        body = next(iter(entry_fields(self.entry)), None)
+        return fact_key(body[0] if body else self.entry)[:ID_CHARS]
+
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
+            "id": self.id,
             "path": self.path,
             "line": self.line,
             "entry": self.entry.rstrip("\n"),
