@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -60,12 +61,47 @@ def test_tools_are_listed_with_descriptions_for_a_model(facts: Path) -> None:
     for tool in tools.values():
         assert tool.description and len(tool.description) > 40
     props = tools["search"].input_schema["properties"]
-    assert {"query", "limit", "type", "tag", "namespace", "since", "mode"} <= set(props)
+    assert {"query", "limit", "type", "tag", "tags", "namespace", "since", "mode"} <= set(props)
+    assert {"tag", "tags"} <= set(tools["add"].input_schema["properties"])
 
 
-def test_every_tool_answers_with_the_clis_json(
+def test_every_tool_says_what_it_does_to_the_workspace(facts: Path) -> None:
+    """tools/list carries MCP annotations: clients approve read-only tools without asking
+    (Codex refuses an unannotated tool under approval policy never)."""
+
+    async def body(s: ClientSession) -> Any:
+        return (await s.list_tools()).tools
+
+    hints = {
+        t.name: t.annotations.model_dump(by_alias=True, exclude_none=True)
+        for t in session(facts, body)
+        if t.annotations is not None
+    }
+    assert set(hints) == TOOLS
+    for name in ("search", "context", "get", "status"):
+        assert hints[name]["readOnlyHint"] is True, name
+    for name in ("add", "flush", "supersede", "forget", "confirm"):
+        assert hints[name]["readOnlyHint"] is False, name
+    for name in ("add", "flush", "confirm"):
+        assert hints[name]["destructiveHint"] is False, name
+    for name in ("supersede", "forget"):
+        assert hints[name]["destructiveHint"] is True, name
+    assert hints["confirm"]["idempotentHint"] is True
+    assert hints["flush"]["openWorldHint"] is True  # it sends the conversation to the LLM
+    assert hints["search"]["openWorldHint"] is False
+
+
+def fact_ids(text: str) -> list[str]:
+    """The fact ids a search, context or get answer lists after its block."""
+    line = next(ln for ln in text.splitlines() if ln.startswith("Fact ids"))
+    return re.findall(r"\b[0-9a-f]{8}\b", line.split(":", 1)[1])
+
+
+def test_every_tool_answers_text_for_a_model(
     facts: Path, cli: Cli, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Clients hand a model a result's structured content when it has one: the tools answer
+    text only, and search and context the framed block `search --format context` prints."""
     monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
     monkeypatch.setenv("MEMCLI_LLM_API_BASE", openai_stub.base_url)
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
@@ -73,22 +109,18 @@ def test_every_tool_answers_with_the_clis_json(
         json.dumps({"facts": [{"text": "Deploys freeze on Fridays.", "type": "constraint"}]})
     ]
     convo = json.dumps([{"role": "user", "content": "Remember: no deploys on Fridays."}])
-    cli_json: dict[str, Any] = {}
+    from_cli: dict[str, Any] = {}
 
     async def body(s: ClientSession) -> dict[str, Any]:
         out = {}
         out["search"] = await s.call_tool("search", {"query": "session cache"})
-        cli_json.update(cli("search", "session cache", "--json").json())  # same index state
+        from_cli["block"] = cli("search", "session cache", "--format", "context").stdout
+        from_cli["json"] = cli("search", "session cache", "--json").json()  # same index state
         out["context"] = await s.call_tool("context", {"query": "session cache", "max_tokens": 200})
         out["add"] = await s.call_tool("add", {"text": "The CDN is Fastly.", "tags": ["infra"]})
-        out["get"] = await s.call_tool(
-            "get",
-            {
-                "citation": out["add"].structured_content["path"]
-                + ":"
-                + str(out["add"].structured_content["line"])
-            },
-        )
+        where = re.search(r" at (\S+:\d+)$", text_of(out["add"]))
+        assert where, text_of(out["add"])
+        out["get"] = await s.call_tool("get", {"citation": where.group(1)})
         out["flush"] = await s.call_tool("flush", {"transcript": convo})
         out["status"] = await s.call_tool("status", {})
         out["again"] = await s.call_tool("search", {"query": "Fridays deploys"})
@@ -97,17 +129,78 @@ def test_every_tool_answers_with_the_clis_json(
     res = session(facts, body)
     for name, r in res.items():
         assert not r.is_error, (name, text_of(r))
-    assert res["search"].structured_content["results"] == cli_json["results"]
-    assert "Use Valkey for the session cache." in text_of(res["search"])
-    assert res["context"].structured_content["text"].startswith("<<<BEGIN MEMORY ")
-    assert res["add"].structured_content["added"] is True
-    assert "remembered at memory/" in text_of(res["add"])
-    assert "The CDN is Fastly. #infra" in res["get"].structured_content["text"]
-    assert [f["text"] for f in res["flush"].structured_content["written"]] == [
-        "Deploys freeze on Fridays."
-    ]
-    assert res["status"].structured_content["files"] >= 1
+        assert r.structured_content is None, name
+    search = text_of(res["search"])
+    assert search.startswith(from_cli["block"])  # the CLI's block, byte for byte
+    assert search.startswith("<<<BEGIN MEMORY ") and "<<<END MEMORY " in search
+    assert "Use Valkey for the session cache." in search
+    assert fact_ids(search) == from_cli["json"]["results"][0]["ids"]
+    assert "score" not in search and "bm25" not in search
+    assert text_of(res["context"]).startswith("<<<BEGIN MEMORY ")
+    added = text_of(res["add"])
+    assert re.fullmatch(r"remembered as fact [0-9a-f]{8} at memory/\S+\.md:\d+", added)
+    got = text_of(res["get"])
+    assert got.startswith("<<<BEGIN MEMORY ") and "The CDN is Fastly. #infra" in got
+    assert fact_ids(got) == [added.split()[3]]
+    assert "Deploys freeze on Fridays." in text_of(res["flush"])
+    assert re.search(r"^files: [1-9]", text_of(res["status"]), re.M)
     assert "Deploys freeze on Fridays." in text_of(res["again"])
+
+
+def test_a_two_hit_search_is_small(workspace: Path, cli: Cli) -> None:
+    """What a model reads of a two-hit search: the block and the ids, no score internals
+    (the whole result was 1056 bytes with the --json object as structured content)."""
+    (workspace / "memory" / "cache.md").write_text(
+        "# Cache\n\n- [decision] Use Valkey for the session cache. #infra\n"
+    )
+    (workspace / "memory" / "ttl.md").write_text(
+        "# TTL\n\n- The session cache TTL is 30 minutes.\n"
+    )
+    assert cli("index").exit_code == 0
+
+    async def body(s: ClientSession) -> Any:
+        return await s.call_tool("search", {"query": "session cache"})
+
+    r = session(workspace, body)
+    text = text_of(r)
+    assert re.findall(r"^`(memory/\S+):", text, re.M) == ["memory/cache.md", "memory/ttl.md"]
+    whole = json.dumps(r.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    assert "structuredContent" not in whole and "score" not in whole
+    assert len(whole) < 600, len(whole)
+
+
+def test_add_names_the_fact_so_it_can_be_superseded(facts: Path) -> None:
+    async def body(s: ClientSession) -> tuple[str, str, str]:
+        added = text_of(await s.call_tool("add", {"text": "The queue is RabbitMQ."}))
+        again = text_of(await s.call_tool("add", {"text": "the queue is RabbitMQ"}))
+        fid = added.split()[3]
+        new = await s.call_tool("supersede", {"fact": fid, "text": "The queue is NATS."})
+        return added, again, text_of(new)
+
+    added, again, superseded = session(facts, body)
+    fid = added.split()[3]
+    assert re.fullmatch(r"[0-9a-f]{8}", fid), added
+    assert again.startswith(f"already known as fact {fid} (memory/")
+    assert superseded.startswith(f"superseded {fid} by ")
+
+
+def test_tag_and_tags_are_both_accepted_by_search_and_add(facts: Path) -> None:
+    async def body(s: ClientSession) -> list[Any]:
+        return [
+            await s.call_tool("add", {"text": "Postgres runs on port 5433.", "tag": "db"}),
+            await s.call_tool("add", {"text": "Redis runs on port 6380.", "tags": ["db", "x"]}),
+            await s.call_tool("search", {"query": "port", "tags": "db"}),
+            await s.call_tool("search", {"query": "port", "tag": ["db"]}),
+            await s.call_tool("search", {"query": "port", "tag": "nosuchtag"}),
+        ]
+
+    results = session(facts, body)
+    assert not any(r.is_error for r in results), [text_of(r) for r in results]
+    text = "".join(p.read_text() for p in (facts / "memory").rglob("*.md"))
+    assert "Postgres runs on port 5433. #db\n" in text and "6380. #db #x\n" in text
+    for r in results[2:4]:
+        assert "5433" in text_of(r) and "6380" in text_of(r)
+    assert text_of(results[4]).startswith("No memories match")  # the filter applies
 
 
 def test_edits_by_other_processes_are_seen_by_the_warm_server(facts: Path, cli: Cli) -> None:
@@ -139,6 +232,79 @@ def test_errors_are_one_line_tool_errors(facts: Path) -> None:
     assert "no such file: memory/nope.md" in text_of(results[0])
     assert "outside the workspace" in text_of(results[1])
     assert "\n" not in text_of(results[2])
+
+
+def test_errors_name_the_tools_parameters_in_one_line(facts: Path) -> None:
+    """Not the CLI's flags (-n/--limit, --strategy), not pydantic's report or its links."""
+
+    async def body(s: ClientSession) -> list[str]:
+        calls = [
+            ("search", {"query": "x", "limit": 0}),
+            ("search", {"query": "x", "limit": 5000}),
+            ("search", {"query": "x", "limit": "many"}),
+            ("search", {"query": "x", "mode": "fuzzy"}),
+            ("search", {"query": "x", "mode": "vector"}),  # no embedding model
+            ("search", {"query": "x", "since": "yesterday-ish"}),
+            ("search", {}),
+            ("context", {"query": "x", "max_tokens": 0}),
+        ]
+        out = []
+        for name, args in calls:
+            r = await s.call_tool(name, args)
+            assert r.is_error, (name, args)
+            out.append(text_of(r))
+        return out
+
+    said = session(facts, body)
+    for text in said:
+        assert "\n" not in text, text
+        assert "http" not in text and "validation error" not in text and "type=" not in text
+        assert not re.search(r"(?<![\w-])--?[a-z]", text), text  # no command-line flag
+    assert said[0].endswith("limit must be between 1 and 1000")
+    assert said[1].endswith("limit must be between 1 and 1000")
+    assert said[2].endswith("limit must be a whole number")
+    assert said[3].endswith("mode must be one of 'auto', 'keyword', 'vector' or 'hybrid'")
+    assert "mode vector needs an embedding model" in said[4] and "mode keyword" in said[4]
+    assert "since expects a date YYYY-MM-DD" in said[5]
+    assert said[6].endswith("query is required")
+    assert said[7].endswith("max_tokens must be at least 1")
+
+
+def test_sigint_ends_the_server_at_once(facts: Path) -> None:
+    """A client stops its server with SIGINT (then SIGTERM after a few seconds)."""
+    import signal
+    import subprocess
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(facts), "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        hello = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"},
+            },
+        }
+        assert proc.stdin and proc.stdout
+        proc.stdin.write((json.dumps(hello) + "\n").encode())
+        proc.stdin.flush()
+        assert b'"result"' in proc.stdout.readline()  # serving, stdin still open
+        started = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=4) == 130
+        assert time.monotonic() - started < 2
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_a_missing_workspace_is_a_tool_error_not_a_crash(tmp_path: Path) -> None:
@@ -272,8 +438,8 @@ def test_lifecycle_tools(facts: Path, cli: Cli) -> None:
         out["inactive"] = await s.call_tool(
             "search", {"query": "session cache", "include_inactive": True}
         )
-        alice = (await s.call_tool("search", {"query": "Alice billing"})).structured_content
-        aid = alice["results"][0]["ids"][-1]
+        alice = text_of(await s.call_tool("search", {"query": "Alice billing"}))
+        aid = fact_ids(alice)[-1]
         out["confirm"] = await s.call_tool("confirm", {"fact": aid})
         out["forget"] = await s.call_tool("forget", {"fact": aid, "reason": "she moved teams"})
         out["bad"] = await s.call_tool("forget", {"fact": "0000", "reason": "x"})
@@ -282,10 +448,9 @@ def test_lifecycle_tools(facts: Path, cli: Cli) -> None:
     res = session(facts, body)
     for name in ("supersede", "search", "inactive", "confirm", "forget"):
         assert not res[name].is_error, (name, text_of(res[name]))
-    assert res["supersede"].structured_content["fact"]["id"] == old
+    assert text_of(res["supersede"]).startswith(f"superseded {old} by ")
     assert "Valkey 8" in text_of(res["search"]) and "Use Valkey for" not in text_of(res["search"])
-    flagged = [h for h in res["inactive"].structured_content["results"] if h["flags"]]
-    assert flagged and "superseded" in flagged[0]["flags"]
+    assert f"{old} (superseded)" in text_of(res["inactive"])
     assert res["bad"].is_error and "no fact has the id '0000'" in text_of(res["bad"])
 
 
