@@ -6,6 +6,7 @@ lock file goes through :meth:`ProcessLock.wait`.
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -39,6 +40,67 @@ def lock_file(fd: int) -> None:
     """
     if fcntl is not None:
         fcntl.flock(fd, fcntl.LOCK_EX)
+
+
+def _lock_fd(path: Path) -> int | None:
+    """A descriptor of the lock file to ``flock`` (made when missing; read-only when it
+    cannot be written); None when it can be neither made nor opened (a read-only folder)."""
+    try:
+        return open_state(path, os.O_RDWR | os.O_CREAT)
+    except PermissionError:
+        pass
+    except OSError as exc:
+        if exc.errno != errno.EROFS:
+            raise
+    try:
+        return open_state(path, os.O_RDONLY)
+    except OSError:
+        return None
+
+
+@contextmanager
+def shared(path: Path) -> Iterator[None]:
+    """Hold a shared lock on the lock file ``path`` for the block: any number of holders at
+    once, none while :func:`exclusive` holds it (a blocking ``flock``: the kernel wakes the
+    waiter). Every write to a memory file holds it (:mod:`memcli.notes.entries`)."""
+    fd = _lock_fd(path)
+    if fd is None:  # a read-only .memcli: nobody can take it exclusive either
+        yield
+        return
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+@contextmanager
+def exclusive(path: Path, timeout: float, what: str = "the memory files") -> Iterator[None]:
+    """Hold ``path`` exclusively for the block, once every :func:`shared` holder is done
+    (waiting with back-off, LockTimeout after ``timeout`` seconds): while git rewrites
+    memory files, no memcli process writes one."""
+    fd = _lock_fd(path)
+    if fd is None:
+        yield
+        return
+    try:
+        started, delay = time.monotonic(), _POLL_FIRST_S
+        while fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError:
+                if time.monotonic() - started >= timeout:
+                    raise LockTimeout(
+                        f"timed out after {timeout:g}s waiting for writes to {what} to finish",
+                        hint="another memcli process is writing; try again",
+                    ) from None
+                time.sleep(delay)
+                delay = min(delay * 2, _POLL_MAX_S)
+        yield
+    finally:
+        os.close(fd)
 
 
 class ProcessLock:

@@ -71,14 +71,18 @@ class Engine:
             return self._embedder
 
     def _memory(self, lenient: bool = False) -> Any:
-        """This worker's Memory, opened anew when a config file changed; ``lenient``: a bad
-        setting is a warning (as an agent's hooks open theirs in process), not an error."""
+        """This worker's Memory, opened anew when a config file changed or the workspace was
+        replaced (deleted and made again at the same path: another folder, another index
+        file); ``lenient``: a bad setting is a warning (as an agent's hooks open theirs in
+        process), not an error."""
         from memcli.memory import Memory
 
-        stamp = _config_stamp(self.root)
+        stamp = _stamp(self.root)
         slot = "lenient" if lenient else "strict"
         held = getattr(self._local, slot, None)
         if held is None or held[1] != stamp:
+            if held is not None:  # a config changed, or the workspace was made anew
+                held[0].close()
             opened = Memory.open(self.root, embedder_factory=self._shared_embedder, lenient=lenient)
             held = (opened, stamp)
             setattr(self._local, slot, held)
@@ -255,7 +259,9 @@ class Engine:
                 self._embedder.close()
 
 
-def _config_stamp(root: Path) -> tuple[float, float]:
+def _stamp(root: Path) -> tuple[Any, ...]:
+    """What a worker's Memory was opened for: the config files' times, and the identity
+    (device, inode) of the workspace folder, its memory folder and its index file."""
     from memcli.config.layers import user_config_path, workspace_config_path
 
     def mtime(p: Path) -> float:
@@ -264,4 +270,17 @@ def _config_stamp(root: Path) -> tuple[float, float]:
         except OSError:
             return 0.0
 
-    return mtime(workspace_config_path(root)), mtime(user_config_path())
+    def identity(p: Path) -> tuple[int, int]:
+        try:
+            st = p.stat()
+        except OSError:
+            return (0, 0)
+        return (st.st_dev, st.st_ino)
+
+    return (
+        mtime(workspace_config_path(root)),
+        mtime(user_config_path()),
+        identity(root),
+        identity(root / "memory"),
+        identity(root / ".memcli" / "index.db"),
+    )

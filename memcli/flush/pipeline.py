@@ -244,7 +244,8 @@ def _mark(mem: GitService, fact_id: str, mark: str, *, once: bool = False) -> li
         return []
     path = mem.ws.root / found[0][1]
     try:
-        return [path] if annotate(path, fact_id, [mark], once=once) else []
+        marked = annotate(path, fact_id, [mark], once=once, writers=mem.ws.writers_lock)
+        return [path] if marked else []
     except (BadInput, OSError) as exc:
         mem.warnings.append(f"could not mark {fact_id}: {getattr(exc, 'message', exc)}")
         return []

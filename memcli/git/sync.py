@@ -13,8 +13,13 @@ from memcli.git.commit import commit_paths, facts_message
 from memcli.git.diff import DiffResult, diff_states
 from memcli.git.repo import Repo, hint_for, last_line, operation_in_progress, run_git
 from memcli.git.scope import WORKTREE, Scope
+from memcli.locks import exclusive
+from memcli.notes.workspace import Workspace
 
 SYNC_STRATEGIES = ("rebase", "merge")
+#: Seconds sync waits for writes to memory files under way (each a single short append or
+#: edit) before it integrates.
+ROUND_LOCK_TIMEOUT = 30.0
 #: The first pause between two fetch-integrate-push rounds, doubled each time up to the cap
 #: (each pause jittered so clones that collided do not collide again in step).
 FIRST_PAUSE = 0.05
@@ -114,11 +119,12 @@ def sync(
         message = sync_message(diff_states(scope, scope.head(), WORKTREE))
         result.committed = commit_paths(root, [scope.top / p for p in dirty], message) or None
     result.before = scope.head()
+    writers = Workspace(Path(root).resolve()).writers_lock
     started = time.monotonic()
     deadline = started + max(0.0, time_limit)
     pause = FIRST_PAUSE
     while True:
-        error = _round(scope, result, remote, merge_ref, upstream, push=push)
+        error = _round(scope, result, remote, merge_ref, upstream, push=push, writers=writers)
         if error is None:
             break
         waited = time.monotonic() - started
@@ -147,9 +153,19 @@ def sync(
 
 
 def _round(
-    scope: Scope, result: SyncResult, remote: str, merge_ref: str, upstream: str, *, push: bool
+    scope: Scope,
+    result: SyncResult,
+    remote: str,
+    merge_ref: str,
+    upstream: str,
+    *,
+    push: bool,
+    writers: Path,
 ) -> str | None:
-    """One fetch, integrate, push; git's error output when a step failed, else None."""
+    """One fetch, integrate, push; git's error output when a step failed, else None. While
+    git integrates (rewriting memory files), the workspace's ``writers`` lock is held
+    exclusive: no memcli process appends to or edits a memory file meanwhile, so no fact
+    lands in a file git is replacing."""
     repo = scope.repo
     if remote != ".":
         status, _, err = run_git(repo, "fetch", "--quiet", remote, check=False)
@@ -157,13 +173,14 @@ def _round(
             return f"fetch: {err}"
     ahead, behind = _ahead_behind(repo)
     if behind:
-        _integrate(
-            scope,
-            strategy=result.strategy,
-            fast_forward=ahead == 0,
-            upstream=upstream,
-            committed=result.committed,
-        )
+        with exclusive(writers, timeout=ROUND_LOCK_TIMEOUT):
+            _integrate(
+                scope,
+                strategy=result.strategy,
+                fast_forward=ahead == 0,
+                upstream=upstream,
+                committed=result.committed,
+            )
         result.pulled += behind
     ahead, _ = _ahead_behind(repo)
     if not push or not ahead:

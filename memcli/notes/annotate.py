@@ -13,13 +13,20 @@ _STAMP = re.compile(r"^([-*+] (?:\d{1,2}:\d{2} )?(?:\[[\w\-]+\] )?)")
 
 
 def annotate(
-    path: Path, fact_id: str, marks: list[str], *, purge: bool = False, once: bool = False
+    path: Path,
+    fact_id: str,
+    marks: list[str],
+    *,
+    purge: bool = False,
+    once: bool = False,
+    writers: Path | None = None,
 ) -> bool:
     """Write ``marks`` (status lines) under the fact ``fact_id`` in ``path``, found again
     under the lock; ``purge``: its text becomes ``(forgotten)`` first; ``once``: a mark the
     fact already has is not written again. BadInput when the fact is no longer there.
-    Returns whether anything was written."""
-    with editing(path) as file:
+    Returns whether anything was written. ``writers``: the workspace's writers lock
+    (:func:`memcli.notes.entries.locked_append`)."""
+    with editing(path, writers) as file:
         entry = next(
             (e for e in parse_entries(file.text) if fact_key(e.text)[:ID_CHARS] == fact_id), None
         )

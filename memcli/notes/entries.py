@@ -5,13 +5,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
 from memcli.errors import BadInput, WriteFailed, os_cause
-from memcli.locks import lock_file
+from memcli.locks import lock_file, shared
 from memcli.notes.controls import strip_controls
 from memcli.notes.entryparse import _TAG
 from memcli.notes.entryparse import entry_fields as entry_fields  # re-exported
@@ -91,29 +91,60 @@ def parse_entries(text: str) -> list[Entry]:
     ]
 
 
+#: Times a writer opens a memory file again when it was replaced while it waited for it.
+_REOPEN_TRIES = 20
+
+
+def _lock_current(path: Path, flags: int) -> int:
+    """Open ``path`` and lock it (:func:`memcli.locks.lock_file`), making sure the file
+    locked is the one at the path once the lock is held: a file replaced while this writer
+    waited (git rebasing or merging it writes a new file) is opened and locked again, so no
+    write lands in a file that is no longer there."""
+    for _ in range(_REOPEN_TRIES):
+        fd = os.open(path, flags, 0o644)
+        try:
+            lock_file(fd)
+            held, now = os.fstat(fd), os.stat(path)
+        except FileNotFoundError:  # removed meanwhile: open (and with O_CREAT, make) it anew
+            os.close(fd)
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
+            return fd
+        os.close(fd)
+    raise WriteFailed(f"cannot write {path}: it keeps being replaced; nothing was written")
+
+
 @contextmanager
-def locked_append(path: Path) -> Iterator[int]:
+def locked_append(path: Path, writers: Path | None = None) -> Iterator[int]:
     """Open ``path`` for appending under an exclusive lock; yield the fd.
 
     The lock is an advisory, blocking ``flock`` on the file itself
     (:func:`memcli.locks.lock_file`), so every memcli process appending to the same file is
     serialised. It does not go through :class:`~memcli.locks.ProcessLock`'s polling wait: the
     kernel wakes a blocked appender as soon as the holder's short check-and-append is done,
-    and a lock on the memory file cannot hold the pid a timeout message would name.
+    and a lock on the memory file cannot hold the pid a timeout message would name. The file
+    locked is the one at the path when the lock is held (:func:`_lock_current`).
+    ``writers``: the workspace's writers lock, held shared meanwhile (``sync`` holds it
+    exclusive while git rewrites memory files).
     """
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
-        # A file where a folder is needed (``MEMORY.md/x.md``) or a folder named like the file.
-        raise BadInput(f"cannot append to {path}: {exc.strerror}") from None
-    except OSError as exc:  # a read-only folder or file system, a full disk
-        raise WriteFailed(f"cannot write {path}: {os_cause(exc)}; nothing was written") from None
-    try:
-        lock_file(fd)
-        yield fd
-    finally:
-        os.close(fd)  # closing releases the lock
+    with shared(writers) if writers is not None else nullcontext():
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = _lock_current(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+        except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
+            # A file where a folder is needed (``MEMORY.md/x.md``) or a folder named like it.
+            raise BadInput(f"cannot append to {path}: {exc.strerror}") from None
+        except OSError as exc:  # a read-only folder or file system, a full disk
+            raise WriteFailed(
+                f"cannot write {path}: {os_cause(exc)}; nothing was written"
+            ) from None
+        try:
+            yield fd
+        finally:
+            os.close(fd)  # closing releases the lock
 
 
 def append_text(fd: int, path: Path, block: str) -> None:
@@ -125,11 +156,8 @@ def append_text(fd: int, path: Path, block: str) -> None:
     cause, so the file never keeps part of an entry.
     """
     size = os.fstat(fd).st_size
-    if size:
-        with path.open("rb") as fh:
-            fh.seek(size - 1)
-            if fh.read(1) != b"\n":
-                block = "\n" + block
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        block = "\n" + block
     data = memoryview(block.encode("utf-8"))
     try:
         while data:
@@ -191,34 +219,46 @@ class Appender:
 
 
 @contextmanager
-def appending(path: Path) -> Iterator[Appender]:
+def appending(path: Path, writers: Path | None = None) -> Iterator[Appender]:
     """Lock ``path`` for appending and read it: the one way memcli adds to a memory file.
 
     The caller checks the current text (a duplicate, a heading a racing writer added) and
     appends, all under the same lock, so checks and write cannot interleave with another
-    memcli process writing the same file.
+    memcli process writing the same file. ``writers``: see :func:`locked_append`.
     """
-    with locked_append(path) as fd:
-        yield Appender(path, fd, path.read_text(encoding="utf-8", errors="replace"))
+    with locked_append(path, writers) as fd:
+        yield Appender(path, fd, _read_fd(fd))
 
 
 @contextmanager
-def editing(path: Path) -> Iterator[Editor]:
+def editing(path: Path, writers: Path | None = None) -> Iterator[Editor]:
     """Lock ``path`` (the lock appends take) and read it, to change lines in place.
 
     The file keeps its inode (appenders hold it open): the changed tail is written back over
     the old one with one ``pwrite`` from the first changed byte, then the file is cut to its
-    new length and synced.
+    new length and synced. ``writers``: see :func:`locked_append`.
     """
-    try:
-        fd = os.open(path, os.O_RDWR)
-    except FileNotFoundError:
-        raise BadInput(f"no such file: {path}") from None
-    try:
-        lock_file(fd)
-        yield Editor(path, fd, path.read_bytes().decode("utf-8", errors="replace"))
-    finally:
-        os.close(fd)
+    with shared(writers) if writers is not None else nullcontext():
+        try:
+            fd = _lock_current(path, os.O_RDWR)
+        except FileNotFoundError:
+            raise BadInput(f"no such file: {path}") from None
+        try:
+            yield Editor(path, fd, _read_fd(fd))
+        finally:
+            os.close(fd)
+
+
+def _read_fd(fd: int) -> str:
+    """The whole text of the locked file (read through its descriptor: the file locked)."""
+    chunks, offset = [], 0
+    while True:
+        piece = os.pread(fd, 1 << 20, offset)
+        if not piece:
+            break
+        chunks.append(piece)
+        offset += len(piece)
+    return b"".join(chunks).decode("utf-8", errors="replace")
 
 
 @dataclass

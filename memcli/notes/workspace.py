@@ -85,6 +85,15 @@ class Workspace(NamedTuple):
         statedir.write_text(stamp_path, stamp)
         return warnings
 
+    @property
+    def writers_lock(self) -> Path:
+        """The lock every write to a memory file holds shared, and ``sync`` exclusive while
+        git rewrites memory files (:func:`memcli.locks.shared`, :func:`memcli.locks.exclusive`)."""
+        try:
+            return self.state_file("writers.lock")
+        except OSError:  # .memcli cannot be made: the lock cannot be taken (see locks)
+            return self.state_dir / "writers.lock"
+
     def state_file(self, *parts: str) -> Path:
         """A path under ``.memcli`` whose folders are real folders (see
         :mod:`memcli.statedir`); open it with :func:`memcli.statedir.open_state`."""

@@ -7,13 +7,17 @@ indexed, and with ``commit`` committed with a message that tells the story.
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memcli.errors import BadInput
-from memcli.notes.lifecycle import ID_CHARS, Status, status_line, status_of
+from memcli.locks import ProcessLock
+from memcli.notes.lifecycle import ID_CHARS, Status, entry_id, status_line, status_of
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.notes import NotesService
 
@@ -75,6 +79,22 @@ class LifecycleResult(NamedTuple):
         if self.commit is not None:
             out["commit"] = self.commit
         return out
+
+
+#: The lock one change of a fact's state holds, and the folder of changes under way.
+LIFECYCLE_LOCK = "lifecycle.lock"
+PENDING_DIR = "pending"
+
+
+class PendingSupersede(NamedTuple):
+    """A supersede under way: what its two writes need, recorded before them."""
+
+    old_id: str
+    old_path: str
+    text: str
+    type: str | None
+    tags: tuple[str, ...]
+    when: str  # ISO time of the change
 
 
 class LifecycleService(NotesService):
@@ -139,33 +159,105 @@ class LifecycleService(NotesService):
         from memcli.notes.entryparse import fact_key
 
         now = now or datetime.now()
-        old = self.find_fact(ref)
-        if old.status.state == "superseded":
-            raise BadInput(
-                f"fact {old.id} was already superseded (by {old.status.successor or '?'})",
-                hint="supersede the newer fact instead",
+        with self._changing():
+            old = self.find_fact(ref)
+            if old.status.state in ("superseded", "retracted"):
+                after = old.status.successor or "?"
+                raise BadInput(
+                    f"fact {old.id} was already superseded (by {after})"
+                    if old.status.state == "superseded"
+                    else f"fact {old.id} is retracted ({old.status.reason or 'forgotten'})",
+                    hint="supersede the newer fact instead"
+                    if old.status.state == "superseded"
+                    else "add the new fact instead",
+                )
+            new_id = fact_key(text.strip())[:ID_CHARS]
+            if new_id == old.id:
+                raise BadInput("the new text is the same fact", hint="give the changed fact")
+            mark = status_line("superseded", f"by {new_id}", now.date())
+            if dry_run:
+                return LifecycleResult("superseded", old, [mark], {"id": new_id}, dry_run=True)
+            if commit:
+                self.require_repo()
+            change = PendingSupersede(
+                old.id,
+                old.path,
+                text,
+                type if type is not None else old.type,
+                tuple(tags) if tags is not None else old.tags,
+                now.isoformat(),
             )
-        new_id = fact_key(text.strip())[:ID_CHARS]
-        if new_id == old.id:
-            raise BadInput("the new text is the same fact", hint="give the changed fact")
-        mark = status_line("superseded", f"by {new_id}", now.date())
-        if dry_run:
-            return LifecycleResult("superseded", old, [mark], {"id": new_id}, dry_run=True)
-        if commit:
-            self.require_repo()
-        added = self.add(
-            text,
-            type=type if type is not None else old.type,
-            tags=tuple(tags) if tags is not None else old.tags,
-            now=now,
-            status=(status_line("supersedes", old.id),),
-        )
-        self._annotate(old, mark)
+            with self._pending(change):  # both writes, or the next command finishes them
+                added = self._write_supersede(change, old)
         sha = self._commit_change(
             [old.path, added.path], f"memcli: superseded {old.id} by {new_id}", commit
         )
         successor = {**added.as_dict(), "id": new_id}
         return LifecycleResult("superseded", old, [mark], successor, commit=sha)
+
+    def _write_supersede(self, change: PendingSupersede, old: FactRef) -> Any:
+        """The successor (skipped when there already), then the mark under the old fact
+        (not written twice)."""
+        now = datetime.fromisoformat(change.when)
+        added = self.add(
+            change.text,
+            type=change.type,
+            tags=change.tags,
+            now=now,
+            status=(status_line("supersedes", old.id),),
+        )
+        new_id = entry_id(change.text.strip())
+        self._annotate(old, status_line("superseded", f"by {new_id}", now.date()), once=True)
+        return added
+
+    # -- one change at a time, whole ---------------------------------------------------------
+    @contextmanager
+    def _changing(self) -> Iterator[None]:
+        """Hold the workspace's lifecycle lock (one change of a fact's state at a time: of two
+        changes of one fact, the second sees the first), having finished any change a killed
+        process left half done."""
+        lock = ProcessLock(self.ws.state_file(LIFECYCLE_LOCK), "lifecycle changes")
+        with lock.acquire(self._lock_timeout()):
+            self._finish_pending()
+            yield
+
+    @contextmanager
+    def _pending(self, change: PendingSupersede) -> Iterator[None]:
+        """Record ``change`` before its writes and remove the record after them: a process
+        killed in between leaves the record, and the next lifecycle command or review
+        finishes the change (:meth:`_finish_pending`)."""
+        from memcli.statedir import write_text
+
+        path = self.ws.state_file(PENDING_DIR, f"supersede-{change.old_id}.json")
+        write_text(path, json.dumps(change._asdict()))
+        yield
+        path.unlink(missing_ok=True)
+
+    def _finish_pending(self) -> list[str]:
+        """Finish the changes a killed process left half done; the fact ids finished."""
+        from memcli.statedir import read_text
+
+        folder = self.ws.state_dir / PENDING_DIR
+        try:
+            names = sorted(p for p in folder.iterdir() if p.name.startswith("supersede-"))
+        except OSError:
+            return []
+        done = []
+        for path in names:
+            try:
+                data = json.loads(read_text(path, 1 << 20))
+                change = PendingSupersede(**{**data, "tags": tuple(data.get("tags") or ())})
+                old = self.find_fact(change.old_id)
+            except (OSError, ValueError, TypeError, BadInput) as exc:
+                self.warnings.append(
+                    f"{path.name}: cannot finish it ({getattr(exc, 'message', exc)})"
+                )
+                continue
+            if old.status.state != "retracted":
+                self._write_supersede(change, old)
+            path.unlink(missing_ok=True)
+            done.append(change.old_id)
+        return done
 
     def forget(
         self,
@@ -185,6 +277,12 @@ class LifecycleService(NotesService):
         if not reason:
             raise BadInput("forget needs a reason", hint='--reason "why it is wrong"')
         now = now or datetime.now()
+        with self._changing():
+            return self._forget(ref, reason, purge, dry_run, commit, now)
+
+    def _forget(
+        self, ref: str, reason: str, purge: bool, dry_run: bool, commit: bool, now: datetime
+    ) -> LifecycleResult:
         fact = self.find_fact(ref)
         purged = f" (purged {fact.id})" if purge else ""
         mark = status_line("retracted", f"{purged}: {reason}", now.date())
@@ -216,6 +314,12 @@ class LifecycleService(NotesService):
     ) -> LifecycleResult:
         """A person vouches for ``ref``: it ranks higher, and a review of it is closed."""
         now = now or datetime.now()
+        with self._changing():
+            return self._confirm(ref, by, dry_run, commit, now)
+
+    def _confirm(
+        self, ref: str, by: str | None, dry_run: bool, commit: bool, now: datetime
+    ) -> LifecycleResult:
         fact = self.find_fact(ref)
         if fact.status.state in ("superseded", "retracted"):
             raise BadInput(
@@ -241,6 +345,9 @@ class LifecycleService(NotesService):
         and expired ones, each with the commands that settle it."""
         from memcli.notes.entryparse import entry_fields
 
+        if (self.ws.state_dir / PENDING_DIR).is_dir():  # a change a killed process left
+            with self._changing():
+                pass
         self.sync_before_search()
         day = (today or date.today()).isoformat()
         out: list[dict[str, Any]] = []
@@ -268,13 +375,15 @@ class LifecycleService(NotesService):
         return out
 
     # -- writing ---------------------------------------------------------------------------
-    def _annotate(self, fact: FactRef, mark: str, *, purge: bool = False) -> None:
+    def _annotate(
+        self, fact: FactRef, mark: str, *, purge: bool = False, once: bool = False
+    ) -> None:
         """Write ``mark`` under ``fact`` (see :func:`memcli.notes.annotate.annotate`), then
         index the file."""
         from memcli.notes.annotate import annotate
 
         path = self.ws.root / fact.path
-        annotate(path, fact.id, [mark], purge=purge)
+        annotate(path, fact.id, [mark], purge=purge, once=once, writers=self.ws.writers_lock)
         try:
             self.index([str(path)])
         except Exception as exc:  # written; the index catches up on its next sync

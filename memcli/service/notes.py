@@ -132,7 +132,7 @@ class NotesService(GitService):
             block, redactions = red.text, [*redactions, *red.kinds]
         key = entries.fact_key(entries.parse_entries(block)[0].text)
         rel = self.ws.rel(target)
-        with entries.appending(target) as file:
+        with entries.appending(target, self.ws.writers_lock) as file:
             for e in entries.parse_entries(file.text):
                 if entries.fact_key(e.text) == key:
                     return AddResult(rel, e.line, block, False, f"{rel}:{e.line}", redactions)
