@@ -24,6 +24,15 @@ OTHER_HOOK = {
 }
 
 
+#: Claude Code's permission rules for memcli's read-only MCP tools
+READ_ONLY_RULES = [
+    "mcp__memcli__search",
+    "mcp__memcli__context",
+    "mcp__memcli__get",
+    "mcp__memcli__status",
+]
+
+
 def read_json(path: Path) -> dict:
     return json.loads(path.read_text("utf-8"))
 
@@ -42,7 +51,9 @@ def test_install_claude_code_project_merges_and_keeps_other_hooks(
     assert {f["action"] for f in r.json()["files"]} == {"update"}
 
     data = read_json(settings)
-    assert data["permissions"] == OTHER_HOOK["permissions"]
+    # the user's rules first, then memcli's read-only MCP tools; the project's server enabled
+    assert data["permissions"] == {"allow": ["Bash(make test)", *READ_ONLY_RULES]}
+    assert data["enabledMcpjsonServers"] == ["memcli"]
     assert data["hooks"]["PreToolUse"] == OTHER_HOOK["hooks"]["PreToolUse"]
     start = data["hooks"]["SessionStart"]
     assert start[0] == OTHER_HOOK["hooks"]["SessionStart"][0]  # the user's hook stays first
@@ -83,6 +94,46 @@ def test_install_is_idempotent_and_uninstall_restores_every_byte(cli: Cli, works
     assert json.loads(settings.read_text()) == OTHER_HOOK
     assert (workspace / "CLAUDE.md").read_text() == "# Shop\n"
     assert not (workspace / ".mcp.json").exists()  # install made it for memcli alone
+
+
+def test_install_allows_only_the_read_only_tools_and_uninstall_takes_back_only_those(
+    cli: Cli, workspace: Path
+) -> None:
+    """A headless `claude -p` may call search, context, get and status: the project's server
+    is enabled and those four are allowed; add, flush, supersede, forget and confirm still ask.
+    Uninstall takes out memcli's rules and server name, and nothing of the user's."""
+    settings = workspace / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    mine = {
+        "permissions": {"allow": ["Bash(make test)"], "deny": ["Read(.env)"]},
+        "enabledMcpjsonServers": ["db"],
+    }
+    settings.write_text(json.dumps(mine, indent=2) + "\n")
+
+    assert cli("agent", "install", "claude-code").exit_code == 0
+    data = read_json(settings)
+    assert data["permissions"]["allow"] == ["Bash(make test)", *READ_ONLY_RULES]
+    assert data["permissions"]["deny"] == ["Read(.env)"]
+    assert data["enabledMcpjsonServers"] == ["db", "memcli"]
+    assert not any(
+        r.endswith(("__add", "__flush", "__forget")) for r in data["permissions"]["allow"]
+    )
+    assert cli("agent", "install", "claude-code").exit_code == 0  # again: nothing added twice
+    assert read_json(settings) == data
+
+    assert cli("agent", "uninstall", "claude-code").exit_code == 0
+    assert read_json(settings) == mine
+
+
+def test_user_scope_allows_the_read_only_tools_without_a_project_server(
+    cli: Cli, workspace: Path, isolated_env: Path
+) -> None:
+    assert cli("agent", "install", "claude-code", "--scope", "user").exit_code == 0
+    data = read_json(isolated_env / ".claude" / "settings.json")
+    assert data["permissions"] == {"allow": READ_ONLY_RULES}
+    assert "enabledMcpjsonServers" not in data  # the user's own server needs no enabling
+    assert cli("agent", "uninstall", "claude-code", "--scope", "user").exit_code == 0
+    assert not (isolated_env / ".claude" / "settings.json").exists()
 
 
 def test_dry_run_shows_a_diff_and_writes_nothing(cli: Cli, workspace: Path) -> None:
@@ -130,6 +181,12 @@ def test_codex_install_keeps_the_users_toml(
     conf = tomllib.loads(text)
     assert conf["mcp_servers"]["db"] == {"command": "pgmcp"}
     assert conf["mcp_servers"]["memcli"]["args"][-3:] == ["-w", str(workspace), "mcp"]
+    # Codex's per-tool approval (config.toml mcp_servers.<id>.tools.<tool>.approval_mode):
+    # the read-only tools run in `codex exec` without asking, the others keep Codex's default
+    tools = conf["mcp_servers"]["memcli"]["tools"]
+    assert tools == {
+        t: {"approval_mode": "approve"} for t in ("search", "context", "get", "status")
+    }
     assert "<!-- memcli:begin" in (workspace / "AGENTS.md").read_text()
 
     assert cli("agent", "uninstall", "codex").exit_code == 0

@@ -3,9 +3,13 @@
 Claude Code (project scope: ``.claude/settings.json``, ``.mcp.json`` and ``CLAUDE.md`` in the
 project; user scope: ``settings.json``, ``.claude.json`` and ``CLAUDE.md`` in
 ``$CLAUDE_CONFIG_DIR``, default ``~/.claude``, with ``.claude.json`` in the home folder):
-the four hooks, the MCP server and a memory policy between markers. Codex: the MCP server in
-``$CODEX_HOME/config.toml`` (default ``~/.codex``) and the policy in the project's
-``AGENTS.md``. Existing settings are merged into, never replaced: every hook that is not
+the four hooks, the MCP server and a memory policy between markers; the settings also allow
+memcli's read-only MCP tools (``permissions.allow``: ``mcp__memcli__search``...) and, in
+project scope, enable the project's server (``enabledMcpjsonServers``), so that a headless
+``claude -p`` may call them without asking. Codex: the MCP server in
+``$CODEX_HOME/config.toml`` (default ``~/.codex``), its read-only tools approved
+(``[mcp_servers.memcli.tools.<tool>] approval_mode = "approve"``), and the policy in the
+project's ``AGENTS.md``. Existing settings are merged into, never replaced: every hook that is not
 memcli's stays, reinstalling replaces memcli's entries instead of adding more, and uninstall
 removes exactly memcli's entries (a file memcli's entries alone made is removed).
 
@@ -36,6 +40,11 @@ BEGIN = "<!-- memcli:begin (written by 'memcli agent install'; edit outside thes
 END = "<!-- memcli:end -->"
 _BLOCK = re.compile(re.escape(BEGIN.split(" (")[0]) + r".*?" + re.escape(END) + r"\n?", re.S)
 _OUR_HOOK = re.compile(r"\bagent hook (" + "|".join(EVENTS) + r")\b")
+#: The MCP tools that only read (their readOnlyHint, memcli.agent.mcp_server): allowed without
+#: asking. Not imported from the server: that would import the MCP SDK.
+READ_ONLY_TOOLS = ("search", "context", "get", "status")
+#: Claude Code's permission rules for them: mcp__<server>__<tool>
+CLAUDE_ALLOW = tuple(f"mcp__{SERVER_NAME}__{tool}" for tool in READ_ONLY_TOOLS)
 #: Claude Code: event -> (matcher or None for every occasion, timeout in seconds)
 CLAUDE_HOOKS = {
     "session-start": ("startup|resume|clear|compact", 20),
@@ -229,6 +238,19 @@ def _plan_claude(
             data["hooks"] = table
         else:
             data.pop("hooks", None)
+        permissions = data.get("permissions")
+        if permissions is not None and not isinstance(permissions, dict):
+            raise BadInput(
+                f'{settings_path}: "permissions" is not an object', hint="fix it by hand"
+            )
+        permissions = dict(permissions or {})
+        _set_members(settings_path, permissions, "allow", CLAUDE_ALLOW, remove)
+        if permissions:
+            data["permissions"] = permissions
+        else:
+            data.pop("permissions", None)
+        if scope == "project":  # a server of .mcp.json runs only once the user enabled it
+            _set_members(settings_path, data, "enabledMcpjsonServers", (SERVER_NAME,), remove)
 
     def servers(data: dict[str, Any]) -> None:
         _set_server(data, "mcpServers", None if remove else server_entry(ws_root, here, prog))
@@ -262,6 +284,13 @@ def _plan_codex(ws_root: Path, project: Path, remove: bool, prog: list[str]) -> 
         entry = tomlkit.table()
         for key, value in server_entry(ws_root, None, prog).items():
             entry[key] = value
+        # the read-only tools run without asking, `codex exec` (approval policy never) too
+        tools = tomlkit.table(is_super_table=True)
+        for tool in READ_ONLY_TOOLS:
+            approval = tomlkit.table()
+            approval["approval_mode"] = "approve"
+            tools[tool] = approval
+        entry["tools"] = tools
         servers[SERVER_NAME] = entry
     after: str | None = tomlkit.dumps(doc)
     if remove and after is not None:  # no trailing blank lines where the table was
@@ -317,6 +346,27 @@ def _drop_our_hooks(table: dict[str, Any]) -> dict[str, Any]:
 def _is_ours(hook: Any) -> bool:
     command = hook.get("command") if isinstance(hook, dict) else None
     return isinstance(command, str) and "memcli" in command and bool(_OUR_HOOK.search(command))
+
+
+def _set_members(
+    path: Path, data: dict[str, Any], key: str, members: tuple[str, ...], remove: bool
+) -> None:
+    """Add ``members`` to the list ``data[key]`` (after what it holds), or take them out
+    of it; an emptied list is removed."""
+    found = data.get(key)
+    if found is not None and not (
+        isinstance(found, list) and all(isinstance(x, str) for x in found)
+    ):
+        raise BadInput(f'{path}: "{key}" is not a list of strings', hint="fix it by hand")
+    have = list(found or [])
+    if remove:
+        kept = [x for x in have if x not in members]
+    else:  # after what is there; those already there stay where they are
+        kept = have + [m for m in members if m not in have]
+    if kept:
+        data[key] = kept
+    else:
+        data.pop(key, None)
 
 
 def _set_server(data: dict[str, Any], key: str, entry: dict[str, Any] | None) -> None:
