@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable, Iterator
 
 #: The flag search results and context sections carry.
 INSTRUCTION_LIKE = "instruction-like"
@@ -173,3 +174,22 @@ def detect(text: str) -> str | None:
 def flags(text: str) -> list[str]:
     """The flags of a piece of memory text: ``["instruction-like"]`` or none."""
     return [INSTRUCTION_LIKE] if detect(text) else []
+
+
+def unsettled(texts: Iterable[tuple[str, str]]) -> Iterator[tuple[str, int, str, str, str]]:
+    """``(path, line, text, id, phrase)`` of the entries in ``texts`` (path and Markdown of
+    each file) that read as instructions and that nobody settled yet: active, never
+    confirmed, not already under review (a review status line lists it already). What
+    ``memcli review`` shows beside the facts a flush marked, for an entry that ``add``,
+    an agent's ``add`` tool or a person wrote."""
+    from memcli.notes.entryparse import entry_fields, fact_key
+    from memcli.notes.lifecycle import ACTIVE, ID_CHARS, status_of
+
+    for path, markdown in texts:
+        for body, _, _, _, line, _, status in entry_fields(markdown):
+            st = status_of(status)
+            if st.state != ACTIVE or st.confirmed:
+                continue
+            phrase = detect(body)
+            if phrase is not None:
+                yield path, line, body, fact_key(body)[:ID_CHARS], phrase

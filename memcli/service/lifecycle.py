@@ -372,7 +372,38 @@ class LifecycleService(NotesService):
                     ],
                 }
             )
-        return out
+        out += self._instruction_like({(item["path"], item["line"]) for item in out})
+        return sorted(out, key=lambda item: (item["path"], item["line"]))
+
+    def _instruction_like(self, listed: set[tuple[str, int]]) -> list[dict[str, Any]]:
+        """Facts of memory/ that read as instructions and were never settled, whoever
+        wrote them (a flush marks its own for review; add, the MCP add tool and a person
+        do not), except those in ``listed``."""
+        from memcli.notes.instructions import unsettled
+
+        memory = f"{MEMORY_DIR}/"
+        texts = (
+            (rel, (self.ws.root / rel).read_text(encoding="utf-8", errors="replace"))
+            for rel in sorted(self.store.file_states())
+            if rel.startswith(memory) and (self.ws.root / rel).is_file()
+        )
+        return [
+            {
+                "id": fact_id,
+                "path": rel,
+                "line": line,
+                "text": body,
+                "state": "review",
+                "why": f"reads as an instruction ({phrase})",
+                "commands": [
+                    f"memcli confirm {fact_id}",
+                    f'memcli supersede {fact_id} "..."',
+                    f'memcli forget {fact_id} --reason "..."',
+                ],
+            }
+            for rel, line, body, fact_id, phrase in unsettled(texts)
+            if (rel, line) not in listed
+        ]
 
     # -- writing ---------------------------------------------------------------------------
     def _annotate(
