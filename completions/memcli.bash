@@ -20,12 +20,13 @@ _memcli() {
         case "$cmd $w" in
             'memcli -w'|'memcli --workspace'|'memcli init --local-model'|\
             'memcli init --model-path'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
-            'memcli add --type'|'memcli add --tag'|'memcli add --expires'|'memcli search -n'|\
-            'memcli search --limit'|'memcli search --min-score'|'memcli search --source'|\
-            'memcli search --type'|'memcli search --tag'|'memcli search --since'|\
-            'memcli search --until'|'memcli search --path'|'memcli search --strategy'|\
-            'memcli search --mmr-lambda'|'memcli search --format'|'memcli search --max-tokens'|\
-            'memcli supersede -t'|'memcli supersede --type'|'memcli supersede --tag'|\
+            'memcli add --type'|'memcli add --tag'|'memcli add --tags'|'memcli add --expires'|\
+            'memcli search -n'|'memcli search --limit'|'memcli search --min-score'|\
+            'memcli search --source'|'memcli search --type'|'memcli search --tag'|\
+            'memcli search --tags'|'memcli search --since'|'memcli search --until'|\
+            'memcli search --path'|'memcli search --strategy'|'memcli search --mmr-lambda'|\
+            'memcli search --format'|'memcli search --max-tokens'|'memcli supersede -t'|\
+            'memcli supersede --type'|'memcli supersede --tag'|'memcli supersede --tags'|\
             'memcli forget --reason'|'memcli confirm --by'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli flush --prompt-file'|'memcli diff --since'|\
             'memcli log -n'|'memcli log --limit'|'memcli log --since'|'memcli sync --strategy'|\
@@ -57,12 +58,13 @@ _memcli() {
             'memcli agent flush-session --transcript') compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return ;;
             'memcli -w'|'memcli --workspace'|'memcli init --local-model'|\
             'memcli init --model-path'|'memcli add --to'|'memcli add --ns'|'memcli add -t'|\
-            'memcli add --type'|'memcli add --tag'|'memcli add --expires'|'memcli search -n'|\
-            'memcli search --limit'|'memcli search --min-score'|'memcli search --source'|\
-            'memcli search --type'|'memcli search --tag'|'memcli search --since'|\
-            'memcli search --until'|'memcli search --path'|'memcli search --strategy'|\
-            'memcli search --mmr-lambda'|'memcli search --format'|'memcli search --max-tokens'|\
-            'memcli supersede -t'|'memcli supersede --type'|'memcli supersede --tag'|\
+            'memcli add --type'|'memcli add --tag'|'memcli add --tags'|'memcli add --expires'|\
+            'memcli search -n'|'memcli search --limit'|'memcli search --min-score'|\
+            'memcli search --source'|'memcli search --type'|'memcli search --tag'|\
+            'memcli search --tags'|'memcli search --since'|'memcli search --until'|\
+            'memcli search --path'|'memcli search --strategy'|'memcli search --mmr-lambda'|\
+            'memcli search --format'|'memcli search --max-tokens'|'memcli supersede -t'|\
+            'memcli supersede --type'|'memcli supersede --tag'|'memcli supersede --tags'|\
             'memcli forget --reason'|'memcli confirm --by'|'memcli watch --debounce'|\
             'memcli flush --ns'|'memcli diff --since'|'memcli log -n'|'memcli log --limit'|\
             'memcli log --since'|'memcli sync --strategy'|'memcli serve --idle-timeout'|\
@@ -75,13 +77,13 @@ _memcli() {
     case "$cmd" in
         'memcli') opts="-w --workspace -q --quiet --no-color --debug --version -h --help"; subs="init add index search status files get supersede forget confirm review watch flush diff log sync mcp serve trust doctor hooks agent config" ;;
         'memcli init') opts="--git --hooks --local --local-model --model-path --json -h --help" ;;
-        'memcli add') opts="--to --evergreen --ns -t --type --tag --no-redact --commit --expires --json -h --help" ;;
+        'memcli add') opts="--to --evergreen --ns -t --type --tag --tags --no-redact --commit --expires --json -h --help" ;;
         'memcli index') opts="--force --no-embed --json -h --help" ;;
-        'memcli search') opts="-n --limit --min-score --source --type --tag --since --until --path --decay --no-decay --strategy --mmr --no-mmr --mmr-lambda --include-inactive --explain --format --max-tokens --json --jsonl --files --batch -h --help" ;;
+        'memcli search') opts="-n --limit --min-score --source --type --tag --tags --since --until --path --decay --no-decay --strategy --mmr --no-mmr --mmr-lambda --include-inactive --explain --format --max-tokens --json --jsonl --files --batch -h --help" ;;
         'memcli status') opts="--json -h --help" ;;
         'memcli files') opts="--json -h --help" ;;
         'memcli get') opts="--json -h --help" ;;
-        'memcli supersede') opts="-t --type --tag --dry-run --commit --json -h --help" ;;
+        'memcli supersede') opts="-t --type --tag --tags --dry-run --commit --json -h --help" ;;
         'memcli forget') opts="--reason --purge --dry-run --commit --json -h --help" ;;
         'memcli confirm') opts="--by --dry-run --commit --json -h --help" ;;
         'memcli review') opts="--json -h --help" ;;

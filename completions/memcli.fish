@@ -14,16 +14,18 @@ function __memcli_command --description 'The memcli (sub)command being typed'
         switch "$path $token"
             case 'memcli -w' 'memcli --workspace' 'memcli init --local-model' \
                  'memcli init --model-path' 'memcli add --to' 'memcli add --ns' 'memcli add -t' \
-                 'memcli add --type' 'memcli add --tag' 'memcli add --expires' 'memcli search -n' \
-                 'memcli search --limit' 'memcli search --min-score' 'memcli search --source' \
-                 'memcli search --type' 'memcli search --tag' 'memcli search --since' \
+                 'memcli add --type' 'memcli add --tag' 'memcli add --tags' \
+                 'memcli add --expires' 'memcli search -n' 'memcli search --limit' \
+                 'memcli search --min-score' 'memcli search --source' 'memcli search --type' \
+                 'memcli search --tag' 'memcli search --tags' 'memcli search --since' \
                  'memcli search --until' 'memcli search --path' 'memcli search --strategy' \
                  'memcli search --mmr-lambda' 'memcli search --format' \
                  'memcli search --max-tokens' 'memcli supersede -t' 'memcli supersede --type' \
-                 'memcli supersede --tag' 'memcli forget --reason' 'memcli confirm --by' \
-                 'memcli watch --debounce' 'memcli flush --ns' 'memcli flush --prompt-file' \
-                 'memcli diff --since' 'memcli log -n' 'memcli log --limit' 'memcli log --since' \
-                 'memcli sync --strategy' 'memcli serve --idle-timeout' 'memcli doctor --timeout' \
+                 'memcli supersede --tag' 'memcli supersede --tags' 'memcli forget --reason' \
+                 'memcli confirm --by' 'memcli watch --debounce' 'memcli flush --ns' \
+                 'memcli flush --prompt-file' 'memcli diff --since' 'memcli log -n' \
+                 'memcli log --limit' 'memcli log --since' 'memcli sync --strategy' \
+                 'memcli serve --idle-timeout' 'memcli doctor --timeout' \
                  'memcli agent install --scope' 'memcli agent install --project' \
                  'memcli agent uninstall --scope' 'memcli agent uninstall --project' \
                  'memcli agent status --project' 'memcli agent flush-session --session-id' \
@@ -96,7 +98,7 @@ complete -c memcli -n '__memcli_is memcli add' -l to -x -d 'Append to this file 
 complete -c memcli -n '__memcli_is memcli add' -l evergreen -d 'Append to memory/MEMORY.md.'
 complete -c memcli -n '__memcli_is memcli add' -l ns -x -d 'Namespace: memory/NS/YYYY-MM-DD.md.'
 complete -c memcli -n '__memcli_is memcli add' -s t -l type -x -d 'Entry type, e.g. decision.'
-complete -c memcli -n '__memcli_is memcli add' -l tag -x -d 'Tag (repeatable).'
+complete -c memcli -n '__memcli_is memcli add' -l tag -l tags -x -d 'Tag (repeatable).'
 complete -c memcli -n '__memcli_is memcli add' -l no-redact -d 'Do not redact secrets.'
 complete -c memcli -n '__memcli_is memcli add' -l commit -d 'git commit the file written (nothing else), naming the fact.'
 complete -c memcli -n '__memcli_is memcli add' -l expires -x -d 'It stops applying: 30d, 6w, 3m, 1y or a date.'
@@ -114,7 +116,7 @@ complete -c memcli -n '__memcli_is memcli search' -s n -l limit -x -d 'Number of
 complete -c memcli -n '__memcli_is memcli search' -l min-score -x -d 'Drop results whose final score (after decay) is below (0..1).'
 complete -c memcli -n '__memcli_is memcli search' -l source -x -d 'Only this namespace (repeatable).'
 complete -c memcli -n '__memcli_is memcli search' -l type -x -d 'Only entries of this type.'
-complete -c memcli -n '__memcli_is memcli search' -l tag -x -d 'Only entries with this tag.'
+complete -c memcli -n '__memcli_is memcli search' -l tag -l tags -x -d 'Only entries with this tag.'
 complete -c memcli -n '__memcli_is memcli search' -l since -x -d 'Only files dated on/after.'
 complete -c memcli -n '__memcli_is memcli search' -l until -x -d 'Only files dated on/before.'
 complete -c memcli -n '__memcli_is memcli search' -l path -x -d 'Only these paths: a shell glob (coder/*, *.md, memory/2026-11-*) or a folder prefix, from the workspace or from memory/.'
@@ -146,7 +148,7 @@ complete -c memcli -n '__memcli_is memcli get' -s h -l help -d 'Show this messag
 
 # memcli supersede
 complete -c memcli -n '__memcli_is memcli supersede' -s t -l type -x -d 'Entry type (default: the old).'
-complete -c memcli -n '__memcli_is memcli supersede' -l tag -x -d 'Tag (default: the old ones).'
+complete -c memcli -n '__memcli_is memcli supersede' -l tag -l tags -x -d 'Tag (default: the old ones).'
 complete -c memcli -n '__memcli_is memcli supersede' -l dry-run -d 'Show what would be written; write nothing.'
 complete -c memcli -n '__memcli_is memcli supersede' -l commit -d 'git commit the files changed, telling the story.'
 complete -c memcli -n '__memcli_is memcli supersede' -l json -d 'Print JSON.'

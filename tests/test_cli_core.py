@@ -152,3 +152,25 @@ def test_installed_entry_point_help() -> None:
     )
     assert out.returncode == 0
     assert "search" in out.stdout and "Exit codes" in out.stdout
+
+
+def test_tag_and_tags_are_both_accepted(cli: Cli, workspace: Path) -> None:
+    """`--tag` and `--tags` alike, on add, search and supersede (as the MCP tools take both)."""
+    r = cli("add", "--tags", "db", "--tag", "pg", "Postgres listens on port 5433.", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json()["entry"].endswith("Postgres listens on port 5433. #db #pg")
+    for flag in ("--tag", "--tags"):
+        found = cli("search", "port", flag, "pg", "--json")
+        assert found.exit_code == 0, (flag, found.stderr)
+        assert "5433" in found.json()["results"][0]["snippet"]
+        assert cli("search", "port", flag, "nosuchtag", "--json").exit_code == 1
+    r = cli("supersede", r.json()["id"], "Postgres listens on port 5434.", "--tags", "db")
+    assert r.exit_code == 0, r.stderr
+    assert (
+        "port 5434. #db\n"
+        in (workspace / "memory")
+        .joinpath(
+            r.stdout.split("new fact ")[1].split(" at ")[1].split(":")[0].removeprefix("memory/")
+        )
+        .read_text()
+    )

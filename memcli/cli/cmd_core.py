@@ -76,7 +76,7 @@ def add(
     evergreen: bool = typer.Option(False, "--evergreen", help="Append to memory/MEMORY.md."),
     ns: str | None = typer.Option(None, "--ns", help="Namespace: memory/NS/YYYY-MM-DD.md."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Entry type, e.g. decision."),
-    tag: list[str] = typer.Option([], "--tag", help="Tag (repeatable)."),
+    tag: list[str] = typer.Option([], "--tag", "--tags", help="Tag (repeatable)."),
     no_redact: bool = typer.Option(False, "--no-redact", help="Do not redact secrets."),
     commit: bool = typer.Option(
         False, "--commit", help="git commit the file written (nothing else), naming the fact."

@@ -21,7 +21,9 @@ def supersede(
     fact: str = REF,
     text: str = typer.Argument(..., help="The fact as it is now."),
     type_: str | None = typer.Option(None, "--type", "-t", help="Entry type (default: the old)."),
-    tag: list[str] | None = typer.Option(None, "--tag", help="Tag (default: the old ones)."),
+    tag: list[str] | None = typer.Option(
+        None, "--tag", "--tags", help="Tag (default: the old ones)."
+    ),
     dry_run: bool = DRY_RUN,
     commit: bool = COMMIT,
     as_json: bool = JSON,

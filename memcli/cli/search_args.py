@@ -42,7 +42,7 @@ OPTIONS: tuple[Option, ...] = (
     ),
     Option("source", "list", ("--source",), "Only this namespace (repeatable)."),
     Option("type_", "list", ("--type",), "Only entries of this type."),
-    Option("tag", "list", ("--tag",), "Only entries with this tag."),
+    Option("tag", "list", ("--tag", "--tags"), "Only entries with this tag."),
     Option("since", "str", ("--since",), "Only files dated on/after."),
     Option("until", "str", ("--until",), "Only files dated on/before."),
     Option(
