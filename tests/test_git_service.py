@@ -135,6 +135,28 @@ def test_git_runs_in_the_workspace_repo_even_with_hook_variables_set(
     assert git(other, "rev-parse", "--verify", "--quiet", "HEAD", check=False) == ""
 
 
+def test_git_is_passed_no_variable_that_points_it_elsewhere(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from memcli.git.repo import git_env
+
+    elsewhere = (
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+        "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_CONFIG",
+    )
+    for var in elsewhere:
+        monkeypatch.setenv(var, "/elsewhere")
+    env = git_env()
+    assert [var for var in elsewhere if var in env] == []
+    assert env["GIT_AUTHOR_NAME"] == "memcli tests"  # the rest is passed on
+
+
 def test_open_repo_refuses_bare_and_missing(tmp_path: Path) -> None:
     bare = make_repo(tmp_path / "bare.git", bare=True)
     with pytest.raises(GitError, match="is not in a git repository"):  # no .git: never taken

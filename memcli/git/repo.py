@@ -8,10 +8,14 @@ to stay fast. Failures become :class:`~memcli.errors.GitError` with git's last l
 one-line message and a hint where one helps.
 
 A workspace may come from someone else's repository, so git never looks for the repository
-itself: memcli finds it (the nearest ``.git`` above the workspace, :func:`find_repo`) and
-names it on every call (``--git-dir``, ``--work-tree``), with ``safe.bareRepository=explicit``
-and ``core.fsmonitor=false``. A committed folder shaped like a git folder, with a ``config``
-that sets ``core.fsmonitor``, ``core.hooksPath`` or ``core.worktree``, is then never used.
+itself: memcli finds it (the nearest ``.git`` above the workspace, :func:`locate_repo`),
+checks it (a ``.git`` file naming a folder of a work tree, or another user's repository that
+git does not trust, is refused) and names it on every call (``--git-dir``, ``--work-tree``),
+with ``safe.bareRepository=explicit`` and ``core.fsmonitor=false``, in an environment without
+the variables that point git elsewhere. A committed folder shaped like a git folder, with a
+``config`` that sets ``core.fsmonitor``, ``core.hooksPath``, ``core.sshCommand`` or
+``gpg.program``, is then never used: only the config files git reads for the user's own
+repository (system, global, its ``.git/config``) apply, and the hooks they name.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from memcli.notes.workspace import find_git_root
 NOT_A_REPO_HINT = "run 'git init' there (or 'memcli init --git'), or use -w to pick a workspace"
 IDENTITY_HINT = "set your identity: git config user.name 'Name'; git config user.email 'you@host'"
 
-#: Variables git sets for hooks; a memcli started from a hook must not inherit them.
+#: Variables that point git at another repository, index, object store or config file (git
+#: sets some for hooks): memcli names the repository itself, so none is passed on.
 GIT_LOCAL_ENV = frozenset(
     {
         "GIT_DIR",
@@ -36,7 +41,11 @@ GIT_LOCAL_ENV = frozenset(
         "GIT_WORK_TREE",
         "GIT_PREFIX",
         "GIT_OBJECT_DIRECTORY",
+        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
         "GIT_COMMON_DIR",
+        "GIT_NAMESPACE",
+        "GIT_QUARANTINE_PATH",
+        "GIT_CONFIG",
     }
 )
 
@@ -127,30 +136,100 @@ def hint_for(err: str) -> str | None:
 
 # -- discovery -----------------------------------------------------------------
 def require_repo(root: Path) -> Path:
-    """The top of the repository holding ``root``; GitError when there is none (cheap)."""
-    top = find_git_root(root)
-    if top is None:
+    """The top of the repository holding ``root``; GitError when there is none, or memcli
+    refuses it (:func:`locate_repo`: cheap, no subprocess for a repository of the user's)."""
+    repo, refused = locate_repo(root)
+    if refused is not None:
+        raise refused
+    if repo is None:
         raise GitError(f"{Path(root).resolve()} is not in a git repository", hint=NOT_A_REPO_HINT)
-    return top
+    return repo.top
 
 
 def find_repo(root: Path) -> Repo | None:
-    """The repository holding ``root`` as memcli finds it, without running git: the nearest
-    folder at or above it with a ``.git`` (folder, or file naming the git folder). Never a
-    folder that only looks like a git folder (``HEAD``, ``objects/``, ``refs/`` and a
-    ``config`` a clone committed), which git's own discovery would take."""
+    """The repository holding ``root`` as memcli finds and checks it (:func:`locate_repo`);
+    None when there is none memcli would use."""
+    return locate_repo(root)[0]
+
+
+def locate_repo(root: Path) -> tuple[Repo | None, GitError | None]:
+    """The repository holding ``root``, found without running git: the nearest folder at or
+    above it with a ``.git`` (a folder, or a file naming the git folder). Never a folder
+    that only looks like a git folder (``HEAD``, ``objects/``, ``refs/`` and a ``config`` a
+    clone committed), which git's own discovery would take. Then checked: a ``.git`` file
+    must not name a folder of a work tree (content a repository ships), and a repository of
+    another user must be one git itself accepts (``safe.directory``), since a git folder
+    named on the command line skips git's own check. (None, the error saying why) when
+    refused, (None, None) outside git."""
     top = find_git_root(root)
     if top is None:
-        return None
+        return None, None
     git_dir = git_dir_of(top)
-    return Repo(top.resolve(), git_dir.resolve()) if git_dir is not None else None
+    if git_dir is None:
+        return None, None
+    top, git_dir = top.resolve(), git_dir.resolve()
+    if (top / ".git").is_file() and _in_work_tree(git_dir):
+        return None, GitError(
+            f"{top / '.git'} names {git_dir}, a folder in a work tree, not a git folder:"
+            " memcli runs git only on a repository's own git folder",
+            hint=f"remove {top / '.git'} if you did not make it",
+        )
+    if not _owned(top, git_dir):
+        why = _refused_by_git(top, git_dir)
+        if why is not None:
+            return None, why
+    return Repo(top, git_dir), None
+
+
+def _in_work_tree(git_dir: Path) -> bool:
+    """Whether ``git_dir`` lies in the work tree of a repository (outside its ``.git``):
+    where a clone's files are, so where a committed folder shaped like a git folder is.
+    A submodule's or a linked worktree's git folder is inside a ``.git`` folder."""
+    enclosing = find_git_root(git_dir.parent)
+    if enclosing is None:
+        return False
+    return git_dir.relative_to(enclosing).parts[:1] != (".git",)
+
+
+def _owned(top: Path, git_dir: Path) -> bool:
+    """Whether the work tree, its ``.git`` and the git folder are all the user's (the check
+    git makes of a repository it discovers). No subprocess: the common case is cheap."""
+    uid = os.geteuid()
+    try:
+        return all(os.stat(p).st_uid == uid for p in (top, top / ".git", git_dir))
+    except OSError:
+        return False
+
+
+def _refused_by_git(top: Path, git_dir: Path) -> GitError | None:
+    """Why git itself refuses the repository at ``top`` (another user's, not listed in
+    ``safe.directory``), or None when it takes it. git discovers it from ``top``, whose
+    ``.git`` it finds first, and makes its ownership check (``sudo``, ``safe.directory``)."""
+    try:
+        proc = git_process(None, ["rev-parse", "--absolute-git-dir"], cwd=top)
+    except GitError as exc:
+        return exc
+    if proc.returncode != 0:
+        err = _text(proc.stderr)
+        fatal = [ln for ln in err.splitlines() if ln.startswith("fatal:")]
+        return GitError(
+            f"{top} belongs to another user and git does not trust it"
+            f" ({(fatal or [last_line(err)])[0]}): memcli runs no git in it",
+            hint=f"if you trust it: git config --global --add safe.directory {top}",
+        )
+    found = _text(proc.stdout).strip()
+    if not found or Path(found).resolve() != git_dir:
+        return GitError(f"git takes {found or 'no git folder'} for {top}, not {git_dir}")
+    return None
 
 
 def open_repo(root: Path) -> Repo:
     """The repository holding ``root`` (the workspace may be a subfolder of it); GitError when
-    there is none (:func:`find_repo`)."""
+    there is none, or it is refused (:func:`locate_repo`)."""
     root = Path(root)
-    repo = find_repo(root) if root.is_dir() else None
+    repo, refused = locate_repo(root) if root.is_dir() else (None, None)
+    if refused is not None:
+        raise refused
     if repo is None:
         raise GitError(f"{root} is not in a git repository", hint=NOT_A_REPO_HINT)
     return repo
