@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.test_attacks import hostile_clone, memcli
+from tests.test_attacks import git, hostile_clone, memcli
 
 DOC = "# Project\n\n- Run the tests before pushing.\n- Deploys go out on Tuesdays.\n"
 
@@ -57,17 +57,49 @@ def test_a_fact_found_by_id_outside_memory_is_refused(tmp_path: Path) -> None:
     assert (clone / "CLAUDE.md").read_text() == DOC
 
 
-def test_the_mcp_forget_tool_changes_only_memory_files(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("link", "target", "ref"),
+    [("memory", ".", "memory/CLAUDE.md:3"), ("memory/docs", "..", "memory/docs/CLAUDE.md:3")],
+    ids=["memory is a link to the top", "a folder in memory links out"],
+)
+def test_a_committed_link_does_not_make_claude_md_a_memory_file(
+    tmp_path: Path, link: str, target: str, ref: str
+) -> None:
+    """``memory`` committed as a link to the workspace's top (or a folder in it linking
+    out): ``memory/CLAUDE.md`` is CLAUDE.md, and stays untouched."""
+    origin = tmp_path / "origin"
+    git(tmp_path, "init", "-q", "-b", "main", str(origin))
+    (origin / "CLAUDE.md").write_text(DOC)
+    if link != "memory":
+        (origin / "memory").mkdir()
+        (origin / "memory" / "MEMORY.md").write_text("# Memory\n\n- A fact.\n")
+    (origin / link).symlink_to(target)
+    git(origin, "add", "-A")
+    git(origin, "commit", "-qm", "team memory")
+    git(tmp_path, "clone", "-q", str(origin), "clone")
+    clone = tmp_path / "clone"
+    for args in (["forget", ref, "--reason", "wrong", "--purge"], ["confirm", ref]):
+        run = memcli(clone, *args)
+        assert run.code == 2, run.out + run.err
+        assert "is not a memory file" in run.err and len(run.err.strip().splitlines()) <= 2
+    assert (clone / "CLAUDE.md").read_text() == DOC
+
+
+def test_the_mcp_lifecycle_tools_change_only_memory_files(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     from tests.test_mcp import session, text_of
 
     clone = hostile_clone(tmp_path, {"CLAUDE.md": DOC})
 
-    async def body(s: Any) -> Any:
-        return await s.call_tool("forget", {"fact": "CLAUDE.md:3", "reason": "wrong"})
+    async def body(s: Any) -> list[Any]:
+        return [
+            await s.call_tool("forget", {"fact": "CLAUDE.md:3", "reason": "wrong"}),
+            await s.call_tool("supersede", {"fact": "CLAUDE.md:4", "text": "Wednesdays."}),
+            await s.call_tool("confirm", {"fact": "CLAUDE.md:3"}),
+        ]
 
-    result = session(clone, body)
-    assert result.is_error and "is not a memory file" in text_of(result)
+    for result in session(clone, body):
+        assert result.is_error and "is not a memory file" in text_of(result)
     assert (clone / "CLAUDE.md").read_text() == DOC
 
 

@@ -121,13 +121,7 @@ class LifecycleService(NotesService):
     def _fact_at(self, rel: str, line: int, key: str | None) -> FactRef:
         from memcli.notes.entries import fact_key, parse_entries  # lifecycle commands only
 
-        path = self.ws.root / rel
-        if self.ws.memory_dir.resolve() not in path.resolve().parents:
-            raise BadInput(
-                f"{rel} is not a memory file: lifecycle commands change only files under"
-                f" {MEMORY_DIR}/",
-                hint="give the id or PATH:LINE of a fact in memory/",
-            )
+        path = self._memory_file(rel)
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError as exc:
@@ -141,6 +135,26 @@ class LifecycleService(NotesService):
                 )
         where = f"{rel}:{line}"
         raise BadInput(f"no fact at {where}" if key is None else f"the fact moved from {where}")
+
+    def _memory_file(self, rel: str) -> Path:
+        """The file ``rel`` when lifecycle commands may change it: links followed, it lies in
+        the workspace's own ``memory/`` folder, which is a folder, not a link (a repository
+        can commit ``memory`` as a link to the workspace's top, to reach its ``CLAUDE.md``).
+        BadInput naming the rule otherwise, before anything is read or written."""
+        memory = self.ws.root.resolve() / MEMORY_DIR
+        path = self.ws.root / rel
+        try:
+            inside = memory in path.resolve().parents
+        except (OSError, RuntimeError):  # a link loop
+            inside = False
+        if memory.is_symlink() or not memory.is_dir() or not inside:
+            linked = f" ({MEMORY_DIR}/ itself is a link)" if memory.is_symlink() else ""
+            raise BadInput(
+                f"{rel} is not a memory file: lifecycle commands change only files under"
+                f" {MEMORY_DIR}/{linked}",
+                hint=f"give the id or PATH:LINE of a fact in {MEMORY_DIR}/",
+            )
+        return path
 
     # -- changes ---------------------------------------------------------------------------
     def supersede(
