@@ -251,7 +251,7 @@ def test_no_command_runs_what_a_chosen_git_config_names(
         assert "memcli-hook" in (layout.real / ".git" / "hooks" / "post-commit").read_text()
 
 
-@pytest.mark.parametrize("kind", ["workspace", "gitfile", "owner"])  # parent: as workspace
+@pytest.mark.parametrize("kind", ["workspace", "gitfile"])  # parent: as workspace; owner: as status
 def test_the_mcp_status_tool_runs_nothing(tmp_path: Path, kind: str) -> None:
     pytest.importorskip("mcp")
     from tests.test_mcp import session, text_of
