@@ -149,3 +149,18 @@ def test_agent_install_never_goes_through_a_committed_link(
     for path in plain:
         data = path.read_bytes()
         assert b"c2VjcmV0bWFya2Vy" not in data and b"profilemarker" not in data, path
+
+
+def test_a_link_inside_the_project_is_kept_and_its_file_written(tmp_path: Path) -> None:
+    """``CLAUDE.md -> AGENTS.md`` (one instructions file for both agents) is a common layout:
+    install writes the policy into AGENTS.md and CLAUDE.md stays a link; uninstall takes it
+    out again, byte for byte."""
+    agents = "# Agents\n\nRun the tests before pushing.\n"
+    clone = hostile_clone(tmp_path, {"AGENTS.md": agents}, links={"CLAUDE.md": "AGENTS.md"})
+    run = memcli(clone, "agent", "install", "claude-code")
+    assert run.code == 0, run.err
+    assert (clone / "CLAUDE.md").is_symlink()
+    assert "memcli:begin" in (clone / "AGENTS.md").read_text()
+    assert memcli(clone, "agent", "uninstall", "claude-code").code == 0
+    assert (clone / "CLAUDE.md").is_symlink()
+    assert (clone / "AGENTS.md").read_text() == agents

@@ -157,11 +157,13 @@ def plan(
             f"cannot install into {agent!r}",
             hint="one of claude-code, codex (or 'generic' to print the settings)",
         )
-    for path in _files_of(agent, scope, where):
-        _refuse_links(path, where)  # before anything is read
-    if agent == "claude-code":
-        return _plan_claude(ws_root, scope, where, remove, prog)
-    return _plan_codex(ws_root, where, remove, prog)
+    real = {path: _project_file(path, where) for path in _files_of(agent, scope, where)}
+    if agent == "claude-code":  # the files are read only once checked, above
+        changes = _plan_claude(ws_root, scope, where, remove, prog)
+    else:
+        changes = _plan_codex(ws_root, where, remove, prog)
+    # a link inside the project (CLAUDE.md -> AGENTS.md) stays one: its target is written
+    return [c._replace(path=real.get(c.path, c.path)) for c in changes]
 
 
 def _files_of(agent: str, scope: str, project: Path) -> tuple[Path, ...]:
@@ -171,24 +173,35 @@ def _files_of(agent: str, scope: str, project: Path) -> tuple[Path, ...]:
     return codex_home() / "config.toml", project / "AGENTS.md"
 
 
-def _refuse_links(path: Path, project: Path) -> None:
-    """A file of the project that is a link, or lies in a folder that is one, is refused: a
-    repository may have committed it pointing at the user's files (``.claude/settings.json``
-    to a credentials file, ``CLAUDE.md`` to a shell profile), which install would read into
-    a tracked file. A file outside the project (user scope) is the user's own to link."""
+def _project_file(path: Path, project: Path) -> Path:
+    """The file install reads and writes for ``path``: itself, or, when it or a folder on
+    its way is a link, the file the link leads to, as long as that stays inside the project
+    (``CLAUDE.md -> AGENTS.md``). A link leading out of it is refused: a repository may have
+    committed one pointing at the user's files (``.claude/settings.json`` to a credentials
+    file, ``CLAUDE.md`` to a shell profile), which install would read into a tracked file. A
+    file outside the project (user scope) is the user's own to link."""
+    top = Path(os.path.abspath(project))
     try:
-        rel = Path(os.path.abspath(path)).relative_to(os.path.abspath(project))
+        rel = Path(os.path.abspath(path)).relative_to(top)
     except ValueError:
-        return
-    current = Path(os.path.abspath(project))
+        return path
+    current = top
     for part in rel.parts:
         current = current / part
         if current.is_symlink():
-            raise BadInput(
-                f"{current} is a link: memcli reads and writes no file of the project through"
-                " a link (a repository may point one at your files)",
-                hint="replace the link with a plain file, or remove it, and run this again",
-            )
+            break
+    else:
+        return path
+    target = Path(os.path.realpath(path))
+    inside = top.resolve()
+    if inside not in target.parents or ".git" in target.relative_to(inside).parts:
+        raise BadInput(
+            f"{current} is a link leading out of the project (to {os.path.realpath(current)}):"
+            " memcli reads and writes no file through it (a repository may point one at your"
+            " files)",
+            hint="replace the link with a plain file, or remove it, and run this again",
+        )
+    return target
 
 
 def claude_dir() -> Path:
