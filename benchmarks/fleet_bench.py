@@ -11,8 +11,9 @@ adds facts (``memcli add``), supersedes some of its own (``memcli supersede``) a
 until a whole round brings nothing new, and the run is checked:
 
 * every fact whose ``add`` exited 0 is in every clone exactly once;
-* every ``supersede`` that exited 0 is applied once: the old fact carries one ``superseded by``
-  line naming its successor, and the successor is there once;
+* every ``supersede`` that exited 0 is applied once: one ``superseded by`` line names its
+  successor, and it stands under the old fact (not moved under another by a merge), and the
+  successor is there once;
 * no conflict markers, the same memory files byte for byte in every clone, and no sync left
   failed after the final rounds.
 
@@ -148,6 +149,12 @@ def _id(text: str) -> str:
     return entry_id(text)
 
 
+def parse_entries(text: str) -> list[Any]:
+    from memcli.notes.entries import parse_entries as parse
+
+    return parse(text)
+
+
 # -- the checks -------------------------------------------------------------------------------
 def settle(clones: list[Path], max_rounds: int = 10) -> list[str]:
     """Sync every clone in turn until a round changes nothing; the errors of the last round."""
@@ -185,6 +192,10 @@ def check(clones: list[Path], logs: list[dict[str, Any]], errors: list[str]) -> 
     if MARKERS.search(text):
         problems.append("conflict markers in memory files")
     lines = text.splitlines()
+    statuses: dict[str, list[str]] = {}  # a fact's text -> the status lines under it
+    for data in files[0].values():
+        for entry in parse_entries(data.decode("utf-8", "replace")):
+            statuses.setdefault(entry.text, []).extend(entry.status)
     for log in logs:
         for fact in log["added"]:
             count = sum(1 for ln in lines if ln.rstrip().endswith(fact["text"]))
@@ -193,8 +204,13 @@ def check(clones: list[Path], logs: list[dict[str, Any]], errors: list[str]) -> 
         for change in log["superseded"]:
             new_id = _id(change["new"])
             marks = len(re.findall(rf"^\s+- superseded [\d-]+ by {new_id}\b", text, re.M))
-            if marks != 1:
-                problems.append(f"{change['old_id']} -> {new_id}: {marks} marks")
+            under = [
+                s for s in statuses.get(change["old"], []) if re.search(rf"\bby {new_id}\b", s)
+            ]
+            if marks != 1 or len(under) != 1:
+                problems.append(
+                    f"{change['old_id']} -> {new_id}: {marks} marks, {len(under)} under the fact"
+                )
     return problems
 
 
