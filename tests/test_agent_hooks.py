@@ -146,8 +146,9 @@ def test_pre_compact_returns_before_the_flush_and_a_provider_down_is_logged(
     assert proc.returncode == 0 and proc.stdout == ""
     log = wait_for_log(facts, "error: flush of session s-down")
     assert "Traceback" not in log
-    # nothing recorded as flushed: the next hook sends these turns again
-    assert not (facts / ".memcli" / "agent" / "sessions" / "s-down.json").exists()
+    # nothing recorded as flushed, the failure is: the next hook sends these turns again
+    record = json.loads((facts / ".memcli" / "agent" / "sessions" / "s-down.json").read_text())
+    assert record["turns"] == [] and record["failed"] and record["session"] == "s-down"
 
 
 def test_pre_compact_does_not_wait_for_the_llm(

@@ -48,7 +48,7 @@ def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
         payload = _payload(raw)
         root = _workspace_root(workspace, payload)
         if event == "session-start":
-            return _session_start(root)
+            return _session_start(root, payload)
         if event == "prompt":
             return _prompt(root, payload)
         if event in ("pre-compact", "session-end"):
@@ -105,7 +105,11 @@ def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
     return text if isinstance(text, str) else None
 
 
-def _session_start(root: Path) -> str:
+def _session_start(root: Path, payload: dict[str, Any]) -> str:
+    try:  # the sessions due (a failed flush, one that ended without its end hook)
+        _start_flush(root, "session-start", payload, own=False)
+    except Exception as exc:  # never at the cost of the briefing
+        log_event(root, "session-start", f"error: catch-up not started: {_describe(exc)}")
     text = _engine_text(root, "briefing", {})
     if text is not None:
         return _context_output("session-start", text)
@@ -129,26 +133,34 @@ def _prompt(root: Path, payload: dict[str, Any]) -> str:
         return _context_output("prompt", ctx.block.text) if ctx is not None else ""
 
 
-def _start_flush(root: Path, event: str, payload: dict[str, Any]) -> None:
-    """Start ``memcli agent flush-session`` in its own session, detached from the agent."""
+def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool = True) -> None:
+    """Start ``memcli agent flush-session`` in its own session, detached from the agent: the
+    session's new turns (``own``), then the sessions due (:meth:`sessions_due`). Nothing
+    starts when no LLM is configured (a flush could only fail; ``agent status`` says so)."""
     session = payload.get("session_id")
     transcript = payload.get("transcript_path")
-    if not isinstance(session, str) or not session.strip():
+    if own and (not isinstance(session, str) or not session.strip()):
         raise ValueError("the hook payload has no session_id")
-    if not _SESSION_ID.fullmatch(session):
+    if isinstance(session, str) and session and not _SESSION_ID.fullmatch(session):
         raise ValueError(f"the hook payload's session_id is not an id: {shown(session)}")
-    if not isinstance(transcript, str) or not transcript.strip():
+    if own and (not isinstance(transcript, str) or not transcript.strip()):
         raise ValueError("the hook payload has no transcript_path")
-    from memcli.flush.source import agent_file  # a path check: no flush code loads
+    if not llm_configured(root):
+        return
+    args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "agent", "flush-session"]
+    args += ["--event", event, "--due"]
+    if own:
+        from memcli.flush.source import agent_file  # a path check: no flush code loads
 
-    # only a file of the workspace or of the agents' transcript folders, checked before
-    # anything is started: a refused path is logged and nothing is read
-    transcript = str(agent_file(transcript, root, "transcript_path"))
+        # only a file of the workspace or of the agents' transcript folders, checked before
+        # anything is started: a refused path is logged and nothing is read
+        transcript = str(agent_file(str(transcript), root, "transcript_path"))
+        args += ["--session-id", str(session), "--transcript", transcript]
+    elif isinstance(session, str) and session:
+        args += ["--session-id", session]  # the session asking: not due, it has just begun
     from memcli.statedir import open_state
 
     fd = open_state(_log_path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
-    args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "agent", "flush-session"]
-    args += ["--session-id", session, "--transcript", transcript, "--event", event]
     with os.fdopen(fd, "ab") as err:
         subprocess.Popen(
             args,
@@ -158,6 +170,32 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any]) -> None:
             start_new_session=True,  # outlives the hook, and the agent's process group
             close_fds=True,
         )
+
+
+def llm_configured(root: Path) -> bool:
+    """Whether the workspace's settings name an LLM model (a flush can run)."""
+    from memcli.config import load_settings
+
+    try:
+        return bool(load_settings(root, problems=[]).get("llm.model"))
+    except Exception:
+        return False
+
+
+def run_due_flushes(root: Path, event: str, current: str | None = None) -> list[Any]:
+    """Flush the sessions due (:meth:`memcli.memory.Memory.sessions_due`), each logged; one
+    that fails is recorded for the next try and the others go on."""
+    from memcli.memory import Memory
+
+    with Memory.open(root, lenient=True) as mem:
+        due = mem.sessions_due(current)
+    done = []
+    for session_id, transcript in due:
+        try:
+            done.append(run_session_flush(root, session_id, transcript, f"{event} (due)"))
+        except Exception:
+            continue  # logged, and recorded as failed: tried again by a later hook
+    return done
 
 
 def run_session_flush(root: Path, session_id: str, transcript: str, event: str) -> Any:

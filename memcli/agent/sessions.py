@@ -14,11 +14,12 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 from memcli.locks import ProcessLock
 from memcli.statedir import read_text, write_text
 
-__all__ = ["SessionLog", "turn_digest"]
+__all__ = ["SessionLog", "failed_sessions", "recorded_sessions", "turn_digest"]
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]")
 
@@ -29,6 +30,11 @@ def turn_digest(role: str, text: str) -> str:
     return hashlib.sha256(canon.encode("utf-8")).hexdigest()[:16]
 
 
+#: The one lock every session flush of a workspace takes (a lock file per session was left
+#: behind for every session ever flushed).
+FLUSH_LOCK = "flush.lock"
+
+
 class SessionLog:
     """The flushed turns of one session, in ``folder``."""
 
@@ -36,21 +42,40 @@ class SessionLog:
         name = _SAFE.sub("_", session_id.strip())[:120] or "session"
         if name != session_id:  # keep distinct ids distinct after cleaning
             name += "-" + hashlib.sha256(session_id.encode()).hexdigest()[:8]
+        self.session_id = session_id
         self.path = folder / f"{name}.json"
-        self.lock = ProcessLock(folder / f"{name}.lock", what=f"session {session_id}")
+        self.lock = ProcessLock(folder / FLUSH_LOCK, what="the session flushes")
+        self._stale_lock = folder / f"{name}.lock"  # the per-session lock of older versions
 
-    def flushed(self) -> list[str]:
-        """Digests of the turns flushed so far (none when the file is missing or damaged)."""
+    def _read(self) -> dict[str, Any]:
         try:
             data = json.loads(read_text(self.path))
         except (OSError, ValueError):
-            return []
-        turns = data.get("turns") if isinstance(data, dict) else None
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def flushed(self) -> list[str]:
+        """Digests of the turns flushed so far (none when the file is missing or damaged)."""
+        turns = self._read().get("turns")
         return [t for t in turns if isinstance(t, str)] if isinstance(turns, list) else []
 
     def record(self, digests: list[str], transcript: str) -> None:
-        """Replace the record (write a temporary file, then rename it over the old one)."""
-        write_text(self.path, json.dumps({"transcript": transcript, "turns": digests}))
+        """Replace the record (write a temporary file, then rename it over the old one): the
+        flush succeeded, so no retry is due."""
+        data = {"session": self.session_id, "transcript": transcript, "turns": digests}
+        write_text(self.path, json.dumps(data))
+        self._stale_lock.unlink(missing_ok=True)
+
+    def record_failure(self, transcript: str, error: str) -> None:
+        """Remember that a flush of this session failed (the turns flushed before are kept):
+        the next hook of the workspace retries it (:func:`failed_sessions`)."""
+        data = {
+            "session": self.session_id,
+            "transcript": transcript,
+            "turns": self.flushed(),
+            "failed": error[:500],
+        }
+        write_text(self.path, json.dumps(data))
 
     @staticmethod
     def new_from(flushed: list[str], digests: list[str]) -> int:
@@ -61,3 +86,33 @@ class SessionLog:
                 break
             n += 1
         return n
+
+
+def failed_sessions(folder: Path) -> list[tuple[str, str]]:
+    """(session id, transcript) of every session whose last flush failed."""
+    return [
+        (session, str(data.get("transcript") or ""))
+        for session, data in _records(folder)
+        if data.get("failed")
+    ]
+
+
+def recorded_sessions(folder: Path) -> set[str]:
+    """The ids of the sessions with a record (flushed, or tried)."""
+    return {session for session, _ in _records(folder)}
+
+
+def _records(folder: Path) -> list[tuple[str, dict[str, Any]]]:
+    out = []
+    try:
+        paths = sorted(folder.glob("*.json"))
+    except OSError:
+        return []
+    for path in paths:
+        try:
+            data = json.loads(read_text(path))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and data.get("session"):
+            out.append((str(data["session"]), data))
+    return out

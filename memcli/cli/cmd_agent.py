@@ -9,6 +9,7 @@ import typer
 
 from memcli.cli.app import MemcliTyper, app, state
 from memcli.cli.runtime import State
+from memcli.errors import BadInput
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 AGENT = typer.Argument(..., metavar="AGENT", help="claude-code, codex or generic.")
@@ -169,21 +170,45 @@ def agent_hook(
 @agent_app.command("flush-session")
 def agent_flush_session(
     ctx: typer.Context,
-    session_id: str = typer.Option(..., "--session-id", help="The agent's session id."),
-    transcript: Path = typer.Option(..., "--transcript", help="The session's transcript file."),
+    session_id: str = typer.Option("", "--session-id", help="The agent's session id."),
+    transcript: Path | None = typer.Option(
+        None, "--transcript", help="The session's transcript file."
+    ),
     event: str = typer.Option("manual", "--event", help="What asked for it (for the log)."),
+    due: bool = typer.Option(
+        False,
+        "--due",
+        help="Then flush the sessions due: those whose flush failed, and this project's"
+        " recent Claude Code sessions never flushed.",
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Flush the turns of a session's transcript not flushed before (what the pre-compact
-    and session-end hooks start in the background)."""
-    from memcli.agent.hooks import run_session_flush
+    and session-end hooks start in the background), and with --due the sessions due."""
+    from memcli.agent.hooks import run_due_flushes, run_session_flush
 
     st = state(ctx)
+    if not due and not (session_id and transcript is not None):
+        raise BadInput(
+            "give --session-id and --transcript, or --due", hint="memcli agent flush-session --help"
+        )
     with st.memory(lenient=True) as mem:
         root = mem.ws.root
-    done = run_session_flush(root, session_id, str(transcript), event)
+    hook = event != "manual"  # started by a hook: failures are in agent.log, stamped
+    done = []
+    try:
+        if session_id and transcript is not None:
+            done.append(run_session_flush(root, session_id, str(transcript), event))
+        if due:
+            done += run_due_flushes(root, event, current=session_id or None)
+    except Exception:
+        if hook:
+            raise typer.Exit(0) from None
+        raise
     if as_json:
-        st.out.json(done.as_dict())
+        st.out.json([d.as_dict() for d in done] if due else done[0].as_dict())
         return
-    written = len(done.result.written) if done.result is not None else 0
-    st.out.line(f"{done.new_turns} new of {done.turns} turns; {written} fact(s) written")
+    for d in done:
+        written = len(d.result.written) if d.result is not None else 0
+        who = f"{d.session_id}: " if due else ""
+        st.out.line(f"{who}{d.new_turns} new of {d.turns} turns; {written} fact(s) written")

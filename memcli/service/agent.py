@@ -8,6 +8,7 @@ quoted data with citations, framed so that a later flush strips them
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -62,6 +63,24 @@ class SessionFlush(NamedTuple):
             "new_turns": self.new_turns,
             "flush": self.result.as_dict() if self.result is not None else None,
         }
+
+
+#: A session-start catches up with the sessions of the last days that were never flushed,
+#: at most this many at a time (each is an LLM request or more).
+CATCH_UP_DAYS = 3
+CATCH_UP_MAX = 5
+
+
+def claude_project_folders(root: Path) -> list[Path]:
+    """Where Claude Code keeps the transcripts of sessions started in ``root``:
+    ``$CLAUDE_CONFIG_DIR/projects/<the path, each character but a letter or digit made
+    '-'>`` (none when it has none)."""
+    import os
+    import re
+
+    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
+    folder = base / re.sub(r"[^A-Za-z0-9]", "-", str(root.resolve()))
+    return [folder] if folder.is_dir() else []
 
 
 class AgentService(SearchService, FlushService):
@@ -144,7 +163,7 @@ class AgentService(SearchService, FlushService):
         from memcli.flush.source import read_conversation
         from memcli.service.options import FlushOptions
 
-        log = SessionLog(self.ws.state_file("agent", "sessions", "-").parent, session_id)
+        log = SessionLog(self._sessions_folder(), session_id)
         with log.lock.acquire(self._lock_timeout()):
             turns = parse(read_conversation(transcript))
             digests = [turn_digest(m.role, m.content) for m in turns]
@@ -153,9 +172,47 @@ class AgentService(SearchService, FlushService):
             if not new:
                 return SessionFlush(session_id, len(turns), 0, None)
             text = json.dumps([{"role": m.role, "content": m.content} for m in new])
-            result = self.flush(FlushOptions(text=text))
+            try:
+                result = self.flush(FlushOptions(text=text))
+            except Exception as exc:  # the next hook of the workspace tries it again
+                log.record_failure(str(transcript), getattr(exc, "message", str(exc)))
+                raise
             log.record(digests, str(transcript))
             return SessionFlush(session_id, len(turns), len(new), result)
+
+    def _sessions_folder(self) -> Path:
+        return self.ws.state_file("agent", "sessions", "-").parent
+
+    def sessions_due(self, current: str | None = None) -> list[tuple[str, str]]:
+        """The sessions a flush is due for, (session id, transcript): those whose last flush
+        failed, then those of this workspace's folder that Claude Code kept a transcript of
+        (``$CLAUDE_CONFIG_DIR/projects/<folder>/<session>.jsonl``, changed within
+        :data:`CATCH_UP_DAYS` days) and memcli never flushed: a session that ended without
+        its end hook (Ctrl-C, a crash). ``current``, the session asking, is left out; at
+        most :data:`CATCH_UP_MAX`, the newest first."""
+        from memcli.agent.sessions import failed_sessions, recorded_sessions
+
+        folder = self._sessions_folder()
+        due = [(s, t) for s, t in failed_sessions(folder) if s != current and t]
+        known = recorded_sessions(folder)
+        horizon = time.time() - CATCH_UP_DAYS * 86400
+        found = []
+        for project in claude_project_folders(self.ws.root):
+            try:
+                files = list(project.glob("*.jsonl"))
+            except OSError:
+                continue
+            for path in files:
+                session = path.stem
+                try:
+                    mtime = path.stat().st_mtime
+                except OSError:
+                    continue
+                if session != current and session not in known and mtime >= horizon:
+                    found.append((mtime, session, str(path)))
+        found.sort(reverse=True)  # the newest first
+        due += [(session, path) for _, session, path in found]
+        return due[:CATCH_UP_MAX]
 
 
 def _briefing_title(kinds: tuple[str, ...]) -> str:
