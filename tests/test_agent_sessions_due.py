@@ -124,3 +124,18 @@ def test_no_lock_file_is_left_per_session(
         assert run_hook([*MEMCLI, "agent", "hook", "session-end"], end, ws).returncode == 0
         wait_for(lambda s=session: bool(record(ws, s).get("turns")))
     assert sorted(p.name for p in folder.glob("*.lock")) == ["flush.lock"]
+
+
+def test_install_and_status_say_once_that_sessions_are_not_saved_without_an_llm(
+    cli: Cli, ws: Path
+) -> None:
+    installed = cli("agent", "install", "claude-code")
+    assert installed.exit_code == 0
+    assert installed.stderr.count("no LLM model configured") == 1
+    status = cli("agent", "status", "--json").json()
+    assert status["flush"] == {
+        "on": False,
+        "model": None,
+        "why": "no LLM model configured (llm.model): sessions are not saved as facts",
+    }
+    assert cli("agent", "status").stderr.count("no LLM model configured") == 1

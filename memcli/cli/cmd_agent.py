@@ -95,6 +95,7 @@ def _install(
         report = mem.agent_install(
             agent, scope=scope, project=project, dry_run=dry_run, remove=remove
         )
+        flushing = mem.session_flushing()
     if as_json:
         st.out.json(report.as_dict())
         return
@@ -105,6 +106,8 @@ def _install(
         st.out.line(f"{change['action']:>9}  {change['path']}")
     done = "uninstalled from" if remove else "installed into"
     st.out.info(f"memcli {done} {agent} ({scope} scope)")
+    if not remove and not flushing["on"]:
+        st.out.warn(f"{flushing['why']}; set one to save them: memcli config set llm.model ...")
 
 
 def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None:
@@ -149,6 +152,11 @@ def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bo
         st.out.info(f"hooks work here: the briefing holds {check['briefing_entries']} entries")
     else:
         st.out.warn(f"hooks fail here: {check['error']}")
+    flushing = report["flush"]
+    if flushing["on"]:
+        st.out.info(f"sessions are saved at compaction and at their end ({flushing['model']})")
+    else:
+        st.out.warn(f"{flushing['why']}; set one to save them: memcli config set llm.model ...")
     for line in report["errors"][-5:]:
         st.out.warn(f"logged: {line}")
 

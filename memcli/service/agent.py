@@ -290,9 +290,19 @@ class AgentSetup(AgentService):
             "workspace": str(self.ws.root),
             "installed": install.status(self.ws.root, _resolved(project) or self.ws.root),
             "check": works,
+            "flush": self.session_flushing(),
             "errors": [line for line in log if " error: " in line],
             "log": log,
         }
+
+    def session_flushing(self) -> dict[str, Any]:
+        """Whether sessions are flushed at compaction and at their end: only with an LLM
+        model configured (``llm.model``); else the hooks start no flush, and say why here."""
+        model = str(self.settings.get("llm.model") or "")
+        if model:
+            return {"on": True, "model": model, "why": None}
+        why = "no LLM model configured (llm.model): sessions are not saved as facts"
+        return {"on": False, "model": None, "why": why}
 
 
 def _resolved(project: Path | None) -> Path | None:
