@@ -105,7 +105,7 @@ _memcli() {
         'memcli agent uninstall') opts="--scope --project --dry-run --json -h --help" ;;
         'memcli agent status') opts="--project --json -h --help" ;;
         'memcli agent hook') opts="-h --help" ;;
-        'memcli agent flush-session') opts="--session-id --transcript --event --json -h --help" ;;
+        'memcli agent flush-session') opts="--session-id --transcript --event --due --json -h --help" ;;
         'memcli config') opts="--json -h --help"; subs="get set unset path" ;;
         'memcli config get') opts="--json -h --help" ;;
         'memcli config set') opts="--user --json -h --help" ;;

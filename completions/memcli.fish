@@ -255,7 +255,7 @@ complete -c memcli -n '__memcli_is memcli agent' -a install -d 'Install into an 
 complete -c memcli -n '__memcli_is memcli agent' -a uninstall -d 'Remove exactly what install added; every other setting stays.'
 complete -c memcli -n '__memcli_is memcli agent' -a status -d 'Where memcli is installed, whether the hooks work here, and their latest errors.'
 complete -c memcli -n '__memcli_is memcli agent' -a hook -d 'Run one hook: read the agent\'s JSON payload on stdin, print the agent\'s JSON. Always exits 0; failures go to .memcli/agent.log.'
-complete -c memcli -n '__memcli_is memcli agent' -a flush-session -d 'Flush the turns of a session\'s transcript not flushed before (what the pre-compact and session-end hooks start in the background).'
+complete -c memcli -n '__memcli_is memcli agent' -a flush-session -d 'Flush the turns of a session\'s transcript not flushed before (what the pre-compact and session-end hooks start in the background), and with --due the sessions due.'
 complete -c memcli -n '__memcli_is memcli agent' -s h -l help -d 'Show this message and exit.'
 
 # memcli agent install
@@ -281,9 +281,10 @@ complete -c memcli -n '__memcli_is memcli agent status' -s h -l help -d 'Show th
 complete -c memcli -n '__memcli_is memcli agent hook' -s h -l help -d 'Show this message and exit.'
 
 # memcli agent flush-session
-complete -c memcli -n '__memcli_is memcli agent flush-session' -l session-id -x -d 'The agent\'s session id. [required]'
-complete -c memcli -n '__memcli_is memcli agent flush-session' -l transcript -r -F -d 'The session\'s transcript file. [required]'
+complete -c memcli -n '__memcli_is memcli agent flush-session' -l session-id -x -d 'The agent\'s session id.'
+complete -c memcli -n '__memcli_is memcli agent flush-session' -l transcript -r -F -d 'The session\'s transcript file.'
 complete -c memcli -n '__memcli_is memcli agent flush-session' -l event -x -d 'What asked for it (for the log). [default: manual]'
+complete -c memcli -n '__memcli_is memcli agent flush-session' -l due -d 'Then flush the sessions due: those whose flush failed, and this project\'s recent Claude Code sessions never flushed.'
 complete -c memcli -n '__memcli_is memcli agent flush-session' -l json -d 'Print JSON.'
 complete -c memcli -n '__memcli_is memcli agent flush-session' -s h -l help -d 'Show this message and exit.'
 
