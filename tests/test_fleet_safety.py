@@ -157,3 +157,29 @@ def test_an_engine_sees_its_workspace_made_anew(tmp_path: Path) -> None:
         assert status.returncode == 0  # the same engine answered
     finally:
         run(root, "serve", "--stop")
+
+
+def test_a_supersede_mark_a_merge_moved_goes_back_under_its_fact(
+    clones: tuple[Path, Path, Path],  # noqa: F811
+) -> None:
+    """A supersedes the last fact of a daily file while B appends to it: git's union merge
+    keeps both sides' lines, B's first, so A's status line lands under B's new fact. After
+    sync it stands under the fact it supersedes, in both clones."""
+    _, a, b = clones
+    assert run(a, "add", "--to", DAY, "The session cache is Redis.").returncode == 0
+    assert run(a, "sync").returncode == 0
+    assert run(b, "sync").returncode == 0
+    assert run(b, "add", "--to", DAY, "Beta learned on machine B.").returncode == 0
+    assert run(b, "sync").returncode == 0
+    old = entry_id("The session cache is Redis.")
+    new_text = "The session cache is Valkey."
+    assert run(a, "supersede", old, new_text).returncode == 0
+    for clone in (a, b, a):
+        r = run(clone, "sync")
+        assert r.returncode == 0, r.stderr
+    for clone in (a, b):
+        entries = parse_entries((clone / DAY).read_text())
+        [redis] = [e for e in entries if "Redis" in e.text]
+        [beta] = [e for e in entries if "Beta" in e.text]
+        assert any(f"by {entry_id(new_text)}" in s for s in redis.status), (clone / DAY).read_text()
+        assert beta.status == ()

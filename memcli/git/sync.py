@@ -174,6 +174,7 @@ def _round(
     ahead, behind = _ahead_behind(repo)
     if behind:
         with exclusive(writers, timeout=ROUND_LOCK_TIMEOUT):
+            head = scope.head()
             _integrate(
                 scope,
                 strategy=result.strategy,
@@ -181,6 +182,7 @@ def _round(
                 upstream=upstream,
                 committed=result.committed,
             )
+            _rehome_marks(scope, head)
         result.pulled += behind
     ahead, _ = _ahead_behind(repo)
     if not push or not ahead:
@@ -190,6 +192,31 @@ def _round(
         result.pushed = ahead
         return None
     return f"push: {err}"
+
+
+def _rehome_marks(scope: Scope, before: str | None) -> None:
+    """After a merge: a ``superseded by`` line the union merge moved under another fact goes
+    back under its own (:func:`memcli.notes.annotate.rehome_superseded`); the change is
+    committed by the next sync."""
+    from memcli.notes.annotate import rehome_superseded_in, successors
+
+    changed = [scope.top / c.path for c in scope.changes(before, "HEAD")] if before else []
+    changed = [p for p in changed if p.suffix == ".md" and p.is_file()]
+    if not changed:
+        return
+    replaced: dict[str, str] = {}  # every successor of the memory, wherever it was written
+    for path in (scope.top / scope.pathspec).rglob("*.md"):
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if "supersedes" in text:
+            replaced.update(successors(text))
+    for path in changed:
+        try:
+            rehome_superseded_in(path, replaced)
+        except (OSError, BadInput):
+            continue
 
 
 def _contention(error: str) -> bool:

@@ -48,3 +48,65 @@ def annotate(
         lines[at:at] = marks
         file.replace("".join(lines))
         return True
+
+
+_SUPERSEDED_BY = re.compile(r"^\s+[-*+] superseded\b.*\bby ([0-9a-f]{4,40})\b")
+_SUPERSEDES = re.compile(r"^\s+[-*+] supersedes:?\s+([0-9a-f]{4,40})\b")
+
+
+def successors(text: str) -> dict[str, str]:
+    """NEW id -> OLD id, for each fact of ``text`` written with a ``supersedes OLD`` line."""
+    out = {}
+    for e in parse_entries(text):
+        for line in e.status:
+            m = _SUPERSEDES.match(line)
+            if m:
+                out[fact_key(e.text)[:ID_CHARS]] = m.group(1)
+    return out
+
+
+def rehome_superseded(text: str, replaced: dict[str, str] | None = None) -> str | None:
+    """Put each ``superseded ... by NEW`` line back under the fact it belongs to, when a merge
+    moved it under another one: git's union merge of a daily file keeps both sides' lines, so
+    a status line written under the last fact of the file can land after lines another clone
+    appended meanwhile. The fact it belongs to is the one NEW's own ``supersedes OLD`` line
+    names (written with NEW, in one block; ``replaced`` adds those of other files). The new
+    text, or None when all is in place."""
+    entries = parse_entries(text)
+    by_id = {fact_key(e.text)[:ID_CHARS]: e for e in entries}
+    replaced = {**(replaced or {}), **successors(text)}  # NEW id -> the OLD id
+    lines = text.splitlines(keepends=True)
+    if lines and not lines[-1].endswith("\n"):
+        lines[-1] += "\n"
+    moved: dict[int, list[str]] = {}  # index of the line after which to insert -> lines
+    removed: set[int] = set()
+    for e in entries:
+        here = fact_key(e.text)[:ID_CHARS]
+        for i in range(e.line, e.end_line):  # the entry's lines after its first
+            m = _SUPERSEDED_BY.match(lines[i])
+            if not m:
+                continue
+            owner = next((old for new, old in replaced.items() if new.startswith(m.group(1))), "")
+            target = next((f for k, f in by_id.items() if owner and k.startswith(owner)), None)
+            if target is None or target is e or here.startswith(owner):
+                continue
+            removed.add(i)
+            moved.setdefault(target.end_line - 1, []).append(lines[i])
+    if not removed:
+        return None
+    out = []
+    for i, line in enumerate(lines):
+        if i not in removed:
+            out.append(line)
+        out.extend(moved.get(i, []))
+    return "".join(out)
+
+
+def rehome_superseded_in(path: Path, replaced: dict[str, str]) -> bool:
+    """:func:`rehome_superseded` on a file, under its lock; whether it changed."""
+    with editing(path) as file:
+        new = rehome_superseded(file.text, replaced)
+        if new is None:
+            return False
+        file.replace(new)
+        return True
