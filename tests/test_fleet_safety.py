@@ -183,3 +183,20 @@ def test_a_supersede_mark_a_merge_moved_goes_back_under_its_fact(
         [beta] = [e for e in entries if "Beta" in e.text]
         assert any(f"by {entry_id(new_text)}" in s for s in redis.status), (clone / DAY).read_text()
         assert beta.status == ()
+
+
+def test_a_mark_both_clones_put_back_is_kept_once() -> None:
+    """One clone put the mark back, the other still had it moved: the union merge keeps both
+    lines, under two facts or twice under one; the next sync keeps one, under its fact."""
+    from memcli.notes.annotate import rehome_superseded
+
+    old, new = entry_id("The cache is Redis."), entry_id("The cache is Valkey.")
+    mark = f"  - superseded 2026-11-28 by {new}\n"
+    tail = f"- The cache is Valkey.\n  - supersedes {old}\n"
+    want = f"- The cache is Redis.\n{mark}- Beta fact.\n{tail}"
+    for merged in (
+        f"- The cache is Redis.\n{mark}- Beta fact.\n{mark}{tail}",
+        f"- The cache is Redis.\n{mark}{mark}- Beta fact.\n{tail}",
+    ):
+        assert rehome_superseded(merged) == want
+    assert rehome_superseded(want) is None

@@ -80,18 +80,29 @@ def rehome_superseded(text: str, replaced: dict[str, str] | None = None) -> str 
         lines[-1] += "\n"
     moved: dict[int, list[str]] = {}  # index of the line after which to insert -> lines
     removed: set[int] = set()
+    has: dict[int, set[str]] = {}  # an entry's first line -> the marks it keeps
+    for e in entries:
+        kept = has.setdefault(e.line, set())
+        kept.update(s.strip() for s in e.status if _SUPERSEDED_BY.match(s))
+    seen: dict[int, set[str]] = {}
     for e in entries:
         here = fact_key(e.text)[:ID_CHARS]
         for i in range(e.line, e.end_line):  # the entry's lines after its first
             m = _SUPERSEDED_BY.match(lines[i])
             if not m:
                 continue
+            mark = lines[i].strip()
             owner = next((old for new, old in replaced.items() if new.startswith(m.group(1))), "")
             target = next((f for k, f in by_id.items() if owner and k.startswith(owner)), None)
             if target is None or target is e or here.startswith(owner):
+                if mark in seen.setdefault(e.line, set()):  # the same mark twice: a merge's
+                    removed.add(i)
+                seen[e.line].add(mark)
                 continue
             removed.add(i)
-            moved.setdefault(target.end_line - 1, []).append(lines[i])
+            if mark not in has[target.line]:  # else the fact has it already: only drop this
+                has[target.line].add(mark)
+                moved.setdefault(target.end_line - 1, []).append(lines[i])
     if not removed:
         return None
     out = []
