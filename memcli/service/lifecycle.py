@@ -262,10 +262,12 @@ class LifecycleService(NotesService):
                 data = json.loads(read_text(path, 1 << 20))
                 change = PendingSupersede(**{**data, "tags": tuple(data.get("tags") or ())})
                 old = self.find_fact(change.old_id)
-            except (OSError, ValueError, TypeError, BadInput) as exc:
+            except (OSError, ValueError, TypeError, BadInput) as exc:  # unreadable, or gone
                 self.warnings.append(
-                    f"{path.name}: cannot finish it ({getattr(exc, 'message', exc)})"
+                    f"a supersede left half done cannot be finished, dropped ({path.name}:"
+                    f" {getattr(exc, 'message', exc)})"
                 )
+                path.unlink(missing_ok=True)
                 continue
             if old.status.state != "retracted":
                 self._write_supersede(change, old)
