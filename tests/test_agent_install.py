@@ -147,16 +147,18 @@ def test_dry_run_shows_a_diff_and_writes_nothing(cli: Cli, workspace: Path) -> N
     assert not (workspace / "CLAUDE.md").exists()
 
 
-def test_user_scope_writes_home_settings_with_the_workspace(
+def test_user_scope_writes_home_settings_without_pinning_a_workspace(
     cli: Cli, workspace: Path, isolated_env: Path
 ) -> None:
     r = cli("agent", "install", "claude-code", "--scope", "user")
     assert r.exit_code == 0, r.stderr
     data = read_json(isolated_env / ".claude" / "settings.json")
     command = data["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert shlex.split(command)[-5:] == ["-w", str(workspace), "agent", "hook", "prompt"]
+    # every project finds its own workspace (the hook from the payload's cwd)
+    assert shlex.split(command)[-4:] == ["memcli", "agent", "hook", "prompt"]
+    assert "-w" not in shlex.split(command)
     server = read_json(isolated_env / ".claude.json")["mcpServers"]["memcli"]
-    assert server["args"][-3:] == ["-w", str(workspace), "mcp"]
+    assert server["args"][-3:] == ["-m", "memcli", "mcp"]  # the server: from its cwd
     assert (isolated_env / ".claude" / "CLAUDE.md").is_file()
     assert not (workspace / ".claude").exists()
 
@@ -172,7 +174,7 @@ def test_codex_install_keeps_the_users_toml(
     )
     (home / "config.toml").write_text(original)
 
-    r = cli("agent", "install", "codex")
+    r = cli("agent", "install", "codex", "--scope", "user")
     assert r.exit_code == 0, r.stderr
     text = (home / "config.toml").read_text()
     assert text.startswith(original)
@@ -180,18 +182,20 @@ def test_codex_install_keeps_the_users_toml(
 
     conf = tomllib.loads(text)
     assert conf["mcp_servers"]["db"] == {"command": "pgmcp"}
-    assert conf["mcp_servers"]["memcli"]["args"][-3:] == ["-w", str(workspace), "mcp"]
+    # user scope pins no workspace: the server finds the one of the folder Codex runs in
+    assert conf["mcp_servers"]["memcli"]["args"][-3:] == ["-m", "memcli", "mcp"]
     # Codex's per-tool approval (config.toml mcp_servers.<id>.tools.<tool>.approval_mode):
     # the read-only tools run in `codex exec` without asking, the others keep Codex's default
     tools = conf["mcp_servers"]["memcli"]["tools"]
     assert tools == {
         t: {"approval_mode": "approve"} for t in ("search", "context", "get", "status")
     }
-    assert "<!-- memcli:begin" in (workspace / "AGENTS.md").read_text()
+    assert "<!-- memcli:begin" in (home / "AGENTS.md").read_text()
 
-    assert cli("agent", "uninstall", "codex").exit_code == 0
+    assert cli("agent", "uninstall", "codex", "--scope", "user").exit_code == 0
     assert (home / "config.toml").read_text() == original
-    assert not (workspace / "AGENTS.md").exists()
+    assert not (home / "AGENTS.md").exists()
+    assert not (home / "hooks.json").exists()
 
 
 def test_generic_prints_the_server_and_the_policy(cli: Cli, workspace: Path) -> None:

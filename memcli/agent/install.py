@@ -6,12 +6,26 @@ project; user scope: ``settings.json``, ``.claude.json`` and ``CLAUDE.md`` in
 the four hooks, the MCP server and a memory policy between markers; the settings also allow
 memcli's read-only MCP tools (``permissions.allow``: ``mcp__memcli__search``...) and, in
 project scope, enable the project's server (``enabledMcpjsonServers``), so that a headless
-``claude -p`` may call them without asking. Codex: the MCP server in
-``$CODEX_HOME/config.toml`` (default ``~/.codex``), its read-only tools approved
-(``[mcp_servers.memcli.tools.<tool>] approval_mode = "approve"``), and the policy in the
-project's ``AGENTS.md``. Existing settings are merged into, never replaced: every hook that is not
-memcli's stays, reinstalling replaces memcli's entries instead of adding more, and uninstall
-removes exactly memcli's entries (a file memcli's entries alone made is removed).
+``claude -p`` may call them without asking. Codex (project scope: ``.codex/config.toml``,
+``.codex/hooks.json`` and ``AGENTS.md`` in the project, which Codex reads in a trusted project;
+user scope: the same files in ``$CODEX_HOME``, default ``~/.codex``): the MCP server with its
+read-only tools approved (``[mcp_servers.memcli.tools.<tool>] approval_mode = "approve"``),
+the hooks (SessionStart, UserPromptSubmit, PreCompact, and Stop for session-end) with
+``[features] codex_hooks = true``, and the policy.
+
+Every command written names the memcli that will run by its absolute path (or this Python
+with ``-m memcli``): an agent started from a desktop has no virtualenv on its PATH. In user
+scope no command names a workspace: a hook finds it from the payload's ``cwd``, the server
+from its working folder (the project), so each project gets its own memory, and a project
+without one gets nothing. Without the MCP SDK (the ``mcp`` extra) the server entry is not
+written: it could not start.
+
+Existing settings are merged into, never replaced: every hook that is not memcli's stays,
+reinstalling replaces memcli's entries instead of adding more, and uninstall removes exactly
+memcli's entries. A file keeps its indentation and its final newline (or lack of one); each
+file install wrote is recorded (:func:`record_path`) with what it held before, so that
+uninstalling a file nobody changed since gives back its very bytes (a file install made is
+removed, one that was empty is left empty).
 
 Every change is planned first as ``(path, before, after)``; ``--dry-run`` shows the plan as
 a unified diff and writes nothing.
@@ -20,19 +34,32 @@ a unified diff and writes nothing.
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import os
 import re
 import shlex
 import shutil
+import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memcli.agent.hooks import EVENTS
 from memcli.errors import BadInput
 
-__all__ = ["AGENTS", "Change", "apply", "plan", "policy_text", "server_entry", "status"]
+__all__ = [
+    "AGENTS",
+    "Change",
+    "apply",
+    "mcp_problem",
+    "plan",
+    "policy_text",
+    "scope_warnings",
+    "server_entry",
+    "status",
+]
 
 AGENTS = ("claude-code", "codex", "generic")
 SERVER_NAME = "memcli"
@@ -52,6 +79,15 @@ CLAUDE_HOOKS = {
     "pre-compact": (None, 10),
     "session-end": (None, 10),
 }
+#: Codex: event -> (Codex's event name, matcher or None, timeout in seconds). Codex has no
+#: session end (Stop ends each turn): the flush it starts takes only the turns not flushed.
+CODEX_HOOKS: dict[str, tuple[str, str | None, int]] = {
+    "session-start": ("SessionStart", None, 20),
+    "prompt": ("UserPromptSubmit", None, 10),
+    "pre-compact": ("PreCompact", None, 10),
+    "session-end": ("Stop", None, 10),
+}
+MCP_HINT = "pip install 'memcli[mcp]'"
 
 
 class Change(NamedTuple):
@@ -60,6 +96,7 @@ class Change(NamedTuple):
     path: Path
     before: str | None
     after: str | None
+    undo: bool = False  # uninstall: the file's record is dropped once written
 
     @property
     def changed(self) -> bool:
@@ -92,20 +129,21 @@ class Change(NamedTuple):
 
 
 def program() -> list[str]:
-    """How the agent should start memcli: ``memcli`` when that name on PATH is this
-    program, else this program's full path (or this Python with ``-m memcli``)."""
-    me = Path(sys.argv[0]).resolve() if sys.argv and sys.argv[0] else None
-    found = shutil.which("memcli")
-    if found and me is not None and Path(found).resolve() == me:
-        return ["memcli"]
-    if me is not None and me.name == "memcli" and me.is_file():
+    """How the agent should start memcli: this program by its absolute path, or this Python
+    by its absolute path with ``-m memcli``; never a bare ``memcli`` looked up on the
+    agent's PATH (an agent started from a desktop has ``/usr/bin:/bin``)."""
+    arg = sys.argv[0] if sys.argv else ""
+    me = Path(os.path.abspath(arg)) if arg else None
+    if me is not None and me.name == "memcli" and me.is_file() and os.access(me, os.X_OK):
         return [str(me)]
-    return [sys.executable, "-m", "memcli"]
+    return [os.path.abspath(sys.executable), "-m", "memcli"]
 
 
 def _workspace_args(ws_root: Path, project: Path | None) -> list[str]:
-    """``-w ROOT`` unless the agent's folder (``project``) is at or below the workspace."""
-    if project is not None and (project == ws_root or ws_root in project.parents):
+    """``-w ROOT`` unless the agent's folder (``project``, None for any folder: user scope,
+    where the workspace is found from the folder the agent runs in) is at or below the
+    workspace."""
+    if project is None or project == ws_root or ws_root in project.parents:
         return []
     return ["-w", str(ws_root)]
 
@@ -117,6 +155,108 @@ def server_entry(ws_root: Path, project: Path | None, prog: list[str]) -> dict[s
 
 def hook_command(ws_root: Path, project: Path | None, prog: list[str], event: str) -> str:
     return shlex.join([*prog, *_workspace_args(ws_root, project), "agent", "hook", event])
+
+
+# -- the MCP extra ------------------------------------------------------------------------
+_HAS_MCP = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('mcp') else 3)"
+
+
+def mcp_problem(prog: list[str]) -> str | None:
+    """Why ``prog`` (a command line that starts memcli) could not serve MCP: it is not
+    found, or its Python has no MCP SDK; None when it can (or when that cannot be told).
+    The SDK is looked for, never imported (that takes seconds)."""
+    return _mcp_problem(tuple(prog))
+
+
+@functools.lru_cache(maxsize=16)
+def _mcp_problem(prog: tuple[str, ...]) -> str | None:
+    if not prog:
+        return "no command"
+    command = prog[0]
+    exe = command if os.path.isabs(command) else shutil.which(command)
+    if exe is None or not os.path.isfile(exe) or not os.access(exe, os.X_OK):
+        return f"{command} is not found"
+    python = exe if prog[1:3] == ("-m", "memcli") else _script_python(exe)
+    if python is None:
+        return None  # not a Python script memcli can read: cannot tell
+    if os.path.abspath(python) == os.path.abspath(sys.executable):
+        import importlib.util
+
+        found = importlib.util.find_spec("mcp") is not None
+    else:
+        try:
+            ran = subprocess.run([python, "-c", _HAS_MCP], capture_output=True, timeout=30)
+        except (OSError, subprocess.SubprocessError):
+            return f"{python} does not run"
+        if ran.returncode not in (0, 3):
+            return f"{python} does not run"
+        found = ran.returncode == 0
+    return None if found else f"{exe} has no MCP SDK"
+
+
+def _script_python(path: str) -> str | None:
+    """The Python named by a console script's ``#!`` line (None: not one)."""
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(4096).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    if not first.startswith("#!"):
+        return None
+    words = first[2:].split()
+    if len(words) == 2 and os.path.basename(words[0]) == "env":
+        words = [shutil.which(words[1]) or words[1]]
+    if len(words) != 1 or "python" not in os.path.basename(words[0]):
+        return None
+    return words[0]
+
+
+# -- the record of what install wrote -----------------------------------------------------
+def record_path() -> Path:
+    """Where install records, per file it wrote, what the file held before and what install
+    wrote (in memcli's cache folder: losing it loses only the byte-exact undo)."""
+    from memcli.config.layers import cache_dir
+
+    return cache_dir() / "agent-install.json"
+
+
+def _load_record() -> dict[str, dict[str, str | None]]:
+    try:
+        data = json.loads(record_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _save_record(record: dict[str, dict[str, str | None]]) -> None:
+    path = record_path()
+    if not record:
+        path.unlink(missing_ok=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".agent-install.", dir=path.parent)  # mode 0600
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh, ensure_ascii=False)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _undo_exactly(changes: list[Change]) -> list[Change]:
+    """Uninstall: a file that holds what install wrote (nobody changed it since) gets back
+    what it held before, byte for byte."""
+    record = _load_record()
+    out = []
+    for change in changes:
+        entry = record.get(str(change.path))
+        if isinstance(entry, dict) and change.before is not None:
+            if entry.get("after") == change.before:
+                change = change._replace(after=entry.get("before"))
+        out.append(change)
+    return out
 
 
 def policy_text(tool_prefix: str = "") -> str:
@@ -158,19 +298,22 @@ def plan(
             hint="one of claude-code, codex (or 'generic' to print the settings)",
         )
     real = {path: _project_file(path, where) for path in _files_of(agent, scope, where)}
+    # the server is written only when it can start (the MCP extra is there)
+    server = not remove and mcp_problem(prog) is None
     if agent == "claude-code":  # the files are read only once checked, above
-        changes = _plan_claude(ws_root, scope, where, remove, prog)
+        changes = _plan_claude(ws_root, scope, where, remove, prog, server)
     else:
-        changes = _plan_codex(ws_root, where, remove, prog)
+        changes = _plan_codex(ws_root, scope, where, remove, prog, server)
     # a link inside the project (CLAUDE.md -> AGENTS.md) stays one: its target is written
-    return [c._replace(path=real.get(c.path, c.path)) for c in changes]
+    changes = [c._replace(path=real.get(c.path, c.path), undo=remove) for c in changes]
+    return _undo_exactly(changes) if remove else changes
 
 
 def _files_of(agent: str, scope: str, project: Path) -> tuple[Path, ...]:
     """Every file installing ``agent`` reads and writes."""
     if agent == "claude-code":
         return _claude_files(scope, project)
-    return codex_home() / "config.toml", project / "AGENTS.md"
+    return _codex_files(scope, project)
 
 
 def _project_file(path: Path, project: Path) -> Path:
@@ -212,6 +355,21 @@ def codex_home() -> Path:
     return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
 
 
+def _codex_files(scope: str, project: Path) -> tuple[Path, Path, Path]:
+    """(config.toml with the MCP server, hooks.json, instructions file). Codex reads a
+    project's ``.codex/`` layer (its config.toml and hooks.json) in a trusted project."""
+    if scope == "project":
+        return (
+            project / ".codex" / "config.toml",
+            project / ".codex" / "hooks.json",
+            (project / "AGENTS.md"),
+        )
+    if scope == "user":
+        home = codex_home()
+        return home / "config.toml", home / "hooks.json", home / "AGENTS.md"
+    raise BadInput(f"unknown scope {scope!r}", hint="--scope project or --scope user")
+
+
 def _claude_files(scope: str, project: Path) -> tuple[Path, Path, Path]:
     """(settings with the hooks, file with the MCP servers, instructions file)."""
     if scope == "project":
@@ -225,48 +383,57 @@ def _claude_files(scope: str, project: Path) -> tuple[Path, Path, Path]:
     raise BadInput(f"unknown scope {scope!r}", hint="--scope project or --scope user")
 
 
+def _set_hooks(
+    path: Path,
+    data: dict[str, Any],
+    events: dict[str, tuple[str, str | None, int]],
+    command: Any,
+    remove: bool,
+) -> None:
+    """memcli's hooks in a Claude Code or Codex hooks table (the same shape): ``events`` maps
+    memcli's event to (the agent's event, matcher, timeout); ``command(event)``."""
+    table = data.get("hooks")
+    if table is not None and not isinstance(table, dict):
+        raise BadInput(f'{path}: "hooks" is not an object', hint="fix it by hand")
+    table = _drop_our_hooks(table or {})
+    if not remove:
+        for event, (name, matcher, timeout) in events.items():
+            group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
+            group["hooks"] = [{"type": "command", "command": command(event), "timeout": timeout}]
+            table.setdefault(name, []).append(group)
+    if table:
+        data["hooks"] = table
+    else:
+        data.pop("hooks", None)
+
+
 def _plan_claude(
-    ws_root: Path, scope: str, project: Path, remove: bool, prog: list[str]
+    ws_root: Path, scope: str, project: Path, remove: bool, prog: list[str], server: bool
 ) -> list[Change]:
     settings_path, servers_path, policy_path = _claude_files(scope, project)
-    here = project if scope == "project" else None  # user scope: any folder, so always -w
+    here = project if scope == "project" else None  # user scope: the workspace of the cwd
+    events = {e: (EVENTS[e], matcher, t) for e, (matcher, t) in CLAUDE_HOOKS.items()}
 
     def hooks(data: dict[str, Any]) -> None:
-        table = data.get("hooks")
-        if table is not None and not isinstance(table, dict):
-            raise BadInput(f'{settings_path}: "hooks" is not an object', hint="fix it by hand")
-        table = _drop_our_hooks(table or {})
-        if not remove:
-            for event, (matcher, timeout) in CLAUDE_HOOKS.items():
-                group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
-                group["hooks"] = [
-                    {
-                        "type": "command",
-                        "command": hook_command(ws_root, here, prog, event),
-                        "timeout": timeout,
-                    }
-                ]
-                table.setdefault(EVENTS[event], []).append(group)
-        if table:
-            data["hooks"] = table
-        else:
-            data.pop("hooks", None)
+        _set_hooks(
+            settings_path, data, events, lambda e: hook_command(ws_root, here, prog, e), remove
+        )
         permissions = data.get("permissions")
         if permissions is not None and not isinstance(permissions, dict):
             raise BadInput(
                 f'{settings_path}: "permissions" is not an object', hint="fix it by hand"
             )
         permissions = dict(permissions or {})
-        _set_members(settings_path, permissions, "allow", CLAUDE_ALLOW, remove)
+        _set_members(settings_path, permissions, "allow", CLAUDE_ALLOW, not server)
         if permissions:
             data["permissions"] = permissions
         else:
             data.pop("permissions", None)
         if scope == "project":  # a server of .mcp.json runs only once the user enabled it
-            _set_members(settings_path, data, "enabledMcpjsonServers", (SERVER_NAME,), remove)
+            _set_members(settings_path, data, "enabledMcpjsonServers", (SERVER_NAME,), not server)
 
     def servers(data: dict[str, Any]) -> None:
-        _set_server(data, "mcpServers", None if remove else server_entry(ws_root, here, prog))
+        _set_server(data, "mcpServers", server_entry(ws_root, here, prog) if server else None)
 
     return [
         _json_change(settings_path, hooks),
@@ -275,17 +442,20 @@ def _plan_claude(
     ]
 
 
-def _plan_codex(ws_root: Path, project: Path, remove: bool, prog: list[str]) -> list[Change]:
+def _plan_codex(
+    ws_root: Path, scope: str, project: Path, remove: bool, prog: list[str], server: bool
+) -> list[Change]:
     import tomlkit  # a TOML writer that keeps the user's comments and layout
 
-    path = codex_home() / "config.toml"
-    before = _read(path)
+    config_path, hooks_path, policy_path = _codex_files(scope, project)
+    here = project if scope == "project" else None  # user scope: the workspace of the cwd
+    before = _read(config_path)
     try:
         doc = tomlkit.parse(before or "")
     except Exception as exc:  # tomlkit's parse errors have no common public base
-        raise BadInput(f"{path} is not valid TOML: {exc}", hint="fix it by hand") from None
+        raise BadInput(f"{config_path} is not valid TOML: {exc}", hint="fix it by hand") from None
     servers = doc.get("mcp_servers")
-    if remove:
+    if not server:
         if servers is not None and SERVER_NAME in servers:
             del servers[SERVER_NAME]
             if not servers:
@@ -295,7 +465,7 @@ def _plan_codex(ws_root: Path, project: Path, remove: bool, prog: list[str]) -> 
             servers = tomlkit.table(is_super_table=True)
             doc["mcp_servers"] = servers
         entry = tomlkit.table()
-        for key, value in server_entry(ws_root, None, prog).items():
+        for key, value in server_entry(ws_root, here, prog).items():
             entry[key] = value
         # the read-only tools run without asking, `codex exec` (approval policy never) too
         tools = tomlkit.table(is_super_table=True)
@@ -305,10 +475,28 @@ def _plan_codex(ws_root: Path, project: Path, remove: bool, prog: list[str]) -> 
             tools[tool] = approval
         entry["tools"] = tools
         servers[SERVER_NAME] = entry
+    if not remove:  # hooks run behind this feature (on by default in later Codex versions)
+        features = doc.get("features")
+        if features is None:
+            features = tomlkit.table()
+            doc["features"] = features
+        if "codex_hooks" not in features and "hooks" not in features:  # the user's choice
+            features["codex_hooks"] = True
     after: str | None = tomlkit.dumps(doc)
-    if remove and after is not None:  # no trailing blank lines where the table was
+    if after == "" and before is None:
+        after = None
+    elif remove and after != before and after is not None:  # no blank lines where it was
         after = after.rstrip("\n") + "\n" if after.strip() else None
-    return [Change(path, before, after), _policy_change(project / "AGENTS.md", remove)]
+    events = CODEX_HOOKS
+
+    def hooks(data: dict[str, Any]) -> None:
+        _set_hooks(hooks_path, data, events, lambda e: hook_command(ws_root, here, prog, e), remove)
+
+    return [
+        Change(config_path, before, after),
+        _json_change(hooks_path, hooks),
+        _policy_change(policy_path, remove),
+    ]
 
 
 def _read(path: Path) -> str | None:
@@ -331,10 +519,27 @@ def _json_change(path: Path, edit: Any) -> Change:
     edit(data)
     if not data and (before is None or not before.strip() or json.loads(before) != {}):
         return Change(path, before, None)  # only memcli's entries made it: remove it
-    after = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    if before is not None and json.loads(before) == data:
-        after = before  # same content: keep the user's formatting
-    return Change(path, before, after)
+    if before is not None and before.strip() and json.loads(before) == data:
+        return Change(path, before, before)  # same content: keep the user's formatting
+    return Change(path, before, _json_text(data, before))
+
+
+def _json_text(data: dict[str, Any], before: str | None) -> str:
+    """``data`` written as ``before`` was: its indentation (spaces or tabs; one line when it
+    was one line) and its final newline, or the lack of one (a new file: 2 spaces, newline)."""
+    indent: int | str | None = 2
+    newline = True
+    if before is not None and before.strip():
+        newline = before.endswith("\n")
+        if "\n" not in before.strip():
+            indent = None
+        else:
+            m = re.search(r"\n([ \t]+)\S", before)
+            if m:
+                ws = m.group(1)
+                indent = ws if "\t" in ws else len(ws)
+    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    return text + "\n" if newline else text
 
 
 def _drop_our_hooks(table: dict[str, Any]) -> dict[str, Any]:
@@ -407,47 +612,140 @@ def _policy_change(path: Path, remove: bool) -> Change:
 
 def apply(changes: list[Change]) -> None:
     """Write the planned files (a temporary file renamed over each, keeping its mode),
-    remove emptied ones."""
+    remove emptied ones (and a folder install made that is left empty); record, per file,
+    what it held before install and what install wrote, for a byte-exact uninstall."""
     from memcli.config.files import replace_file
 
+    record = _load_record()
     for change in changes:
+        key = str(change.path)
+        if change.undo:
+            record.pop(key, None)
+        elif change.changed:
+            entry = record.get(key)
+            if not isinstance(entry, dict) or entry.get("after") != change.before:
+                entry = {"before": change.before}  # new, or changed since: from here
+            entry["after"] = change.after
+            record[key] = entry
         if not change.changed:
             continue
         if change.after is None:
             change.path.unlink(missing_ok=True)
+            folder = change.path.parent
+            if (
+                change.undo
+                and folder.name in (".claude", ".codex")
+                and folder
+                not in (
+                    claude_dir(),
+                    codex_home(),
+                )
+            ):
+                try:
+                    folder.rmdir()  # only when empty
+                except OSError:
+                    pass
         else:
             replace_file(change.path, change.after)
+    _save_record(record)
 
 
 # -- status -------------------------------------------------------------------------------
 def status(ws_root: Path, project: Path) -> list[dict[str, Any]]:
-    """Where memcli is installed: per agent and scope, its hooks, MCP server and policy."""
+    """Where memcli is installed: per agent and scope, its hooks, MCP server (and, when it
+    could not start, why: ``mcp_problem``) and policy."""
     out: list[dict[str, Any]] = []
     for scope in ("project", "user"):
         settings_path, servers_path, policy_path = _claude_files(scope, project)
-        hooks = _installed_hooks(settings_path)
+        entry = _server_of(servers_path)
         out.append(
             {
                 "agent": "claude-code",
                 "scope": scope,
-                "hooks": hooks,
-                "mcp": _has_server(servers_path),
+                "hooks": _installed_hooks(settings_path),
+                "mcp": entry is not None,
+                "mcp_problem": _entry_problem(entry),
                 "policy": _has_policy(policy_path),
                 "files": [str(settings_path), str(servers_path), str(policy_path)],
             }
         )
-    config = codex_home() / "config.toml"
-    out.append(
-        {
-            "agent": "codex",
-            "scope": "user",
-            "hooks": [],
-            "mcp": _codex_has_server(config),
-            "policy": _has_policy(project / "AGENTS.md"),
-            "files": [str(config), str(project / "AGENTS.md")],
-        }
-    )
+    for scope in ("project", "user"):
+        config, hooks_path, policy_path = _codex_files(scope, project)
+        entry = _codex_server(config)
+        out.append(
+            {
+                "agent": "codex",
+                "scope": scope,
+                "hooks": _installed_hooks(hooks_path),
+                "mcp": entry is not None,
+                "mcp_problem": _entry_problem(entry),
+                "policy": _has_policy(policy_path),
+                "files": [str(config), str(hooks_path), str(policy_path)],
+            }
+        )
     return out
+
+
+def scope_warnings(rows: list[dict[str, Any]]) -> list[str]:
+    """One warning per agent whose hooks are installed in both scopes: in this project they
+    would run twice (two briefings, two recalls a prompt)."""
+    out = []
+    for agent in dict.fromkeys(r["agent"] for r in rows):
+        if all(r["hooks"] for r in rows if r["agent"] == agent) and (
+            sum(1 for r in rows if r["agent"] == agent) > 1
+        ):
+            out.append(
+                f"memcli's {agent} hooks are installed in both the project and the user scope:"
+                " hooks would run twice in this project (memcli agent uninstall"
+                f" {agent} --scope user, or --scope project)"
+            )
+    return out
+
+
+def server_problems(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per installed MCP server entry that cannot start."""
+    return [
+        f"the {r['agent']} MCP server ({r['scope']} scope) cannot start: {r['mcp_problem']}"
+        f" ({MCP_HINT}, then memcli agent install {r['agent']} again)"
+        for r in rows
+        if r["mcp"] and r["mcp_problem"]
+    ]
+
+
+def _entry_problem(entry: dict[str, Any] | None) -> str | None:
+    if entry is None:
+        return None
+    command, args = entry.get("command"), entry.get("args") or []
+    if not isinstance(command, str) or not isinstance(args, list):
+        return "the entry has no command"
+    if not os.path.isabs(command):
+        found = shutil.which(command)
+        problem = mcp_problem([found, *map(str, args)]) if found else f"{command} is not found"
+        bare = f"it names {command!r} without a path, which an agent may not find on its PATH"
+        return f"{bare}; {problem}" if problem else bare
+    return mcp_problem([command, *map(str, args)])
+
+
+def _server_of(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(_read(path) or "{}")
+    except (ValueError, BadInput):
+        return None
+    servers = data.get("mcpServers") if isinstance(data, dict) else None
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    return entry if isinstance(entry, dict) else None
+
+
+def _codex_server(path: Path) -> dict[str, Any] | None:
+    import tomllib
+
+    try:
+        data = tomllib.loads(_read(path) or "")
+    except (ValueError, BadInput):
+        return None
+    servers = data.get("mcp_servers")
+    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
+    return entry if isinstance(entry, dict) else None
 
 
 def _installed_hooks(path: Path) -> list[str]:
@@ -464,20 +762,6 @@ def _installed_hooks(path: Path) -> list[str]:
                 if m:
                     found.add(m.group(1))
     return [e for e in EVENTS if e in found]
-
-
-def _has_server(path: Path) -> bool:
-    try:
-        data = json.loads(_read(path) or "{}")
-    except (ValueError, BadInput):
-        return False
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    return isinstance(servers, dict) and SERVER_NAME in servers
-
-
-def _codex_has_server(path: Path) -> bool:
-    text = _read(path) if path.exists() else None
-    return bool(text) and re.search(r"^\[mcp_servers\.memcli\]", text or "", re.M) is not None
 
 
 def _has_policy(path: Path) -> bool:

@@ -87,6 +87,8 @@ def _install(
     *,
     remove: bool,
 ) -> None:
+    from memcli.agent import install  # agent set-up only
+
     st = state(ctx)
     with st.memory(lenient=True) as mem:
         if agent == "generic":
@@ -96,25 +98,57 @@ def _install(
             agent, scope=scope, project=project, dry_run=dry_run, remove=remove
         )
         flushing = mem.session_flushing()
+        root = mem.ws.root
+    warnings: list[str] = []
+    if not remove:
+        problem = install.mcp_problem(install.program())
+        if problem:  # the rest works without it: the hooks, the policy (memcli search)
+            warnings.append(
+                f"the MCP server is not installed: {problem} ({install.MCP_HINT},"
+                " then run this again)"
+            )
+        if not dry_run:
+            where = Path(project).expanduser().resolve() if project is not None else root
+            rows = install.status(root, where)
+            warnings += [w for w in install.scope_warnings(rows) if f" {agent} " in w]
     if as_json:
-        st.out.json(report.as_dict())
+        st.out.json({**report.as_dict(), "warnings": warnings})
         return
     if dry_run:
         sys.stdout.write(report.diff or "no changes\n")
+        for line in warnings:
+            st.out.warn(line)
         return
     for change in report.as_dict()["files"]:
         st.out.line(f"{change['action']:>9}  {change['path']}")
     done = "uninstalled from" if remove else "installed into"
-    st.out.info(f"memcli {done} {agent} ({scope} scope)")
+    st.out.info(f"memcli {done} {agent} ({scope} scope: {_where(agent, scope)})")
+    for line in warnings:
+        st.out.warn(line)
+    if not remove and agent == "codex":
+        st.out.info(
+            "Codex runs new hooks once you trust them (/hooks in codex)"
+            + (", and reads .codex/ in a trusted project only" if scope == "project" else "")
+        )
     if not remove and not flushing["on"]:
         st.out.warn(f"{flushing['why']}; set one to save them: memcli config set llm.model ...")
 
 
+def _where(agent: str, scope: str) -> str:
+    """Which sessions the install reaches, truthfully."""
+    if scope == "user":
+        return "every project; each finds its own workspace"
+    return "this project"
+
+
 def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None:
     """The MCP server entry and the policy text, for any other MCP client."""
-    from memcli.agent.install import policy_text, program, server_entry
+    from memcli.agent.install import policy_text, program
 
-    entry = {"mcpServers": {"memcli": server_entry(root, None, program())}}
+    prog = program()  # any client, started in any folder: this workspace, named
+    entry = {
+        "mcpServers": {"memcli": {"command": prog[0], "args": [*prog[1:], "-w", str(root), "mcp"]}}
+    }
     if as_json:
         st.out.json({**entry, "policy": policy_text()})
         return
@@ -130,23 +164,29 @@ def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None
 @agent_app.command("status")
 def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bool = JSON) -> None:
     """Where memcli is installed, whether the hooks work here, and their latest errors."""
+    from memcli.agent import install  # agent set-up only
+
     st = state(ctx)
     with st.memory(lenient=True) as mem:
         report = mem.agent_status(project)
+    installed = report["installed"]
+    warnings = install.server_problems(installed) + install.scope_warnings(installed)
     if as_json:
-        st.out.json(report)
+        st.out.json({**report, "warnings": warnings})
         return
     rows = [
         [
             r["agent"],
             r["scope"],
             ", ".join(r["hooks"]) or "-",
-            "yes" if r["mcp"] else "no",
+            ("cannot start" if r.get("mcp_problem") else "yes") if r["mcp"] else "no",
             "yes" if r["policy"] else "no",
         ]
-        for r in report["installed"]
+        for r in installed
     ]
     st.out.table(["agent", "scope", "hooks", "mcp", "policy"], rows, title=report["workspace"])
+    for line in warnings:
+        st.out.warn(line)
     check = report["check"]
     if check["ok"]:
         st.out.info(f"hooks work here: the briefing holds {check['briefing_entries']} entries")

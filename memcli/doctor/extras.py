@@ -83,6 +83,7 @@ def check_agent(ctx: dict[str, Any]) -> Check:
     """The agent hooks' log: the latest failure, if any (hooks never fail the agent, so
     this is where a broken one shows)."""
     from memcli.agent.hooks import read_log  # no imports beyond the standard library
+    from memcli.agent.install import scope_warnings, server_problems, status
 
     ws = ctx.get("ws")
     if ws is None:
@@ -90,6 +91,16 @@ def check_agent(ctx: dict[str, Any]) -> Check:
     lines = read_log(ws.root, 50)
     errors = [line for line in lines if " error: " in line]
     details = {"log": str(ws.state_dir / "agent.log"), "errors": errors[-5:]}
+    # an installed MCP server that cannot start (no MCP SDK, a memcli that is gone): the
+    # agent shows it failed, or quietly goes without memory's tools
+    installed = status(ws.root, ws.root)
+    broken = server_problems(installed)
+    twice = scope_warnings(installed)
+    if broken or twice:
+        details["installed"] = broken + twice
+    if broken:
+        more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
+        return Check("agent", PROBLEM, broken[0] + more, "memcli agent status", details)
     if not lines:
         return Check("agent", NOTE, "no agent hook has run here", "memcli agent install", details)
     if lines[-1] in errors:
