@@ -22,15 +22,14 @@ the process at once (exit 130).
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
-import os
 import re
-import signal
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Annotated, Any, Literal, TypeVar
+from pathlib import Path
+from typing import IO, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -41,7 +40,7 @@ from pydantic import Field, ValidationError
 from memcli import __version__
 from memcli.errors import MemcliError
 
-__all__ = ["Engine", "build_server", "serve"]
+__all__ = ["Engine", "build_server", "run_on", "wire"]
 
 T = TypeVar("T")
 log = logging.getLogger("memcli.mcp")
@@ -527,27 +526,75 @@ def build_server(engine: Engine) -> MCPServer[Any]:
     return server
 
 
-def serve(workspace: str | None) -> None:
-    """Serve over stdio until the client closes the connection or sends SIGINT, then exit at
-    once (a call still running does not keep the process alive)."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="memcli mcp: %(message)s")
-    engine = Engine(workspace)
-    server = build_server(engine)
+def run_on(server: MCPServer[Any], stdin: IO[str], stdout: Any) -> None:
+    """Serve ``server`` over the JSON lines of ``stdin`` and ``stdout`` (any object with
+    ``write`` and ``flush``) until ``stdin`` ends; :mod:`memcli.agent.mcp_front` feeds it."""
+    import anyio
+    from mcp.server.stdio import stdio_server
 
-    def interrupted(signum: int, frame: Any) -> None:
-        # asyncio's own handler would cancel the main task, which then waits for ever on
-        # the thread that reads stdin: leave now, as the end of the connection does
-        engine.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(130)
+    async def main() -> None:
+        async with stdio_server(anyio.wrap_file(stdin), anyio.wrap_file(stdout)) as (read, write):
+            lowlevel = server._lowlevel_server  # what MCPServer.run("stdio") runs
+            await lowlevel.run(read, write, lowlevel.create_initialization_options())
 
-    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored: leave it so
-        signal.signal(signal.SIGINT, interrupted)
+    anyio.run(main)
+
+
+class _Lines:
+    """Collects what a server writes."""
+
+    def __init__(self) -> None:
+        self.text = ""
+
+    def write(self, text: str) -> int:
+        self.text += text
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+def wire() -> dict[str, Any]:
+    """What the SDK server answers to ``initialize`` and ``tools/list``, as
+    ``mcp_wire.json`` keeps it for :mod:`memcli.agent.mcp_front` (without the protocol
+    version, which follows the client's, and memcli's version, filled in when served)."""
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    asked = {
+        "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+        "capabilities": {},
+        "clientInfo": {"name": "memcli-wire", "version": "0"},
+    }
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": asked},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+    out = _Lines()
+    engine = Engine(None)
     try:
-        server.run("stdio")
+        lines = "".join(json.dumps(m) + "\n" for m in messages)
+        run_on(build_server(engine), io.StringIO(lines), out)
     finally:
         engine.close()
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(0)  # worker threads still in a call must not outlive the client
+    answers = {a["id"]: a["result"] for a in map(json.loads, out.text.splitlines())}
+    init = answers[1]
+    del init["protocolVersion"]
+    del init["serverInfo"]["version"]
+    return {
+        "handshake_versions": list(HANDSHAKE_PROTOCOL_VERSIONS),
+        "initialize": init,
+        "tools/list": answers[2],
+    }
+
+
+WIRE_FILE = Path(__file__).with_name("mcp_wire.json")
+
+
+def wire_text() -> str:
+    """``mcp_wire.json`` as :func:`wire` makes it now."""
+    return json.dumps(wire(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+if __name__ == "__main__":  # python -m memcli.agent.mcp_server: write mcp_wire.json anew
+    WIRE_FILE.write_text(wire_text(), encoding="utf-8")

@@ -30,16 +30,9 @@ DRY_RUN = typer.Option(False, "--dry-run", help="Show the changes as a diff; wri
 def mcp(ctx: typer.Context) -> None:
     """Serve memory to an MCP client over stdio (tools: search, context, get, add, flush,
     status). Needs the extra: pip install 'memcli[mcp]'."""
-    from memcli.errors import ConfigError
+    from memcli.cli.fastpath import run_mcp
 
-    try:
-        from memcli.agent.mcp_server import serve  # the MCP SDK: this command only
-    except ImportError as exc:
-        raise ConfigError(
-            f"memcli mcp needs the MCP SDK ({exc.name or exc} is missing)",
-            hint="pip install 'memcli[mcp]'",
-        ) from None
-    serve(state(ctx).workspace)
+    raise typer.Exit(run_mcp(state(ctx).workspace))
 
 
 agent_app = MemcliTyper(

@@ -35,6 +35,9 @@ def main() -> None:
     hook = fastpath.hook(sys.argv[1:])
     if hook is not None:  # an agent's hook: no Typer, and exit 0 whatever happens
         sys.exit(fastpath.run_hook(*hook))
+    served = fastpath.mcp(sys.argv[1:])
+    if served is not None:  # an MCP client waits for initialize: no Typer either
+        sys.exit(fastpath.run_mcp(*served))
     plain = fastpath.parse(sys.argv[1:])
     with loading():
         if plain is not None:

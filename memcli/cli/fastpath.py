@@ -124,9 +124,9 @@ def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
         return exit_code_for(exc, state)
 
 
-def hook(args: list[str]) -> tuple[str | None, str] | None:
-    """(workspace, event) when ``args`` are ``[-w DIR] agent hook EVENT`` (global flags
-    allowed anywhere), which runs without Typer: an agent runs it on every prompt."""
+def _command(args: list[str]) -> tuple[str | None, list[str]] | None:
+    """(workspace, the command's words) when ``args`` are global flags (``-w DIR`` and the
+    plain switches, anywhere) and a command, else None."""
     from memcli.cli.argv import hoist_globals  # no imports of its own
 
     args = hoist_globals(args)
@@ -142,10 +142,45 @@ def hook(args: list[str]) -> tuple[str | None, str] | None:
         elif arg not in GLOBAL_FLAGS:
             return None
         i += 1
-    rest = args[i:]
+    return workspace, args[i:]
+
+
+def hook(args: list[str]) -> tuple[str | None, str] | None:
+    """(workspace, event) when ``args`` are ``[-w DIR] agent hook EVENT`` (global flags
+    allowed anywhere), which runs without Typer: an agent runs it on every prompt."""
+    parsed = _command(args)
+    if parsed is None:
+        return None
+    workspace, rest = parsed
     if len(rest) != 3 or rest[:2] != ["agent", "hook"] or rest[2].startswith("-"):
         return None
     return workspace, rest[2]
+
+
+def mcp(args: list[str]) -> tuple[str | None] | None:
+    """(workspace,) when ``args`` are ``[-w DIR] mcp``, which runs without Typer: a client
+    waits for its answer to ``initialize`` (:mod:`memcli.agent.mcp_front`)."""
+    parsed = _command(args)
+    if parsed is None or parsed[1] != ["mcp"]:
+        return None
+    return (parsed[0],)
+
+
+def run_mcp(workspace: str | None) -> int:
+    """Serve MCP over stdio (:func:`memcli.agent.mcp_front.serve`), or exit 2 when the SDK
+    is not installed."""
+    import sys
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:
+        sys.stderr.write(
+            "Error: memcli mcp needs the MCP SDK (mcp is missing)\n"
+            "Hint: pip install 'memcli[mcp]'\n"
+        )
+        return 2
+    from memcli.agent.mcp_front import serve
+
+    return serve(workspace)
 
 
 def run_hook(workspace: str | None, event: str) -> int:

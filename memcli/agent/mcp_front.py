@@ -1,0 +1,237 @@
+"""``memcli mcp``'s front: the handshake answered at once, the MCP SDK loaded behind it.
+
+Importing the SDK takes one to several seconds, and neither Claude Code nor Codex waits that
+long: a server still connecting is left out of the first model request. So the front answers
+what a client asks first, ``initialize``, ``tools/list`` and ``ping``, from
+``mcp_wire.json`` (what the SDK server answers to them, captured by
+:func:`memcli.agent.mcp_server.wire`; a test keeps the file current) while a thread imports
+the SDK and builds the real server (:mod:`memcli.agent.mcp_server`). Once it is up, every
+message goes to it: first the client's ``initialize`` again (its answer is dropped, the
+client has one) and what arrived meanwhile, then the rest as it comes. Tool calls are only
+ever answered by the SDK server.
+
+The protocol's descriptors are taken from fds 0 and 1; fd 0 then reads the null device and
+fd 1 writes to stderr, so a child process or a stray print cannot touch the wire.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import sys
+import threading
+from importlib import resources
+from typing import IO, Any
+
+__all__ = ["REPLAY_ID", "serve"]
+
+#: The id under which the client's ``initialize`` is replayed to the SDK server.
+REPLAY_ID = "memcli-front-initialize"
+#: Answered here until the SDK server is up.
+_ANSWERED = ("initialize", "tools/list", "ping")
+
+
+def load_wire() -> dict[str, Any]:
+    """The SDK server's answers to the handshake, as captured in ``mcp_wire.json``."""
+    wire: dict[str, Any] = json.loads(
+        resources.files("memcli.agent").joinpath("mcp_wire.json").read_text("utf-8")
+    )
+    return wire
+
+
+class Wire:
+    """The protocol's stdout: whole lines, one writer at a time, the SDK's answer to the
+    replayed ``initialize`` dropped."""
+
+    def __init__(self, fd: int) -> None:
+        self._out = os.fdopen(fd, "wb", buffering=0)
+        self._lock = threading.Lock()
+        self._pending = ""
+        self.replayed = False  #: the SDK server's answer to the replay was seen
+
+    def send(self, message: dict[str, Any]) -> None:
+        self.write_line(json.dumps(message, separators=(",", ":"), ensure_ascii=False))
+
+    def write_line(self, line: str) -> None:
+        with self._lock:
+            self._out.write(line.encode("utf-8") + b"\n")
+
+    # the text-file face the SDK's stdio transport writes through
+    def write(self, text: str) -> int:
+        self._pending += text
+        return len(text)
+
+    def flush(self) -> None:
+        *lines, self._pending = self._pending.split("\n")
+        for line in lines:
+            if not self.replayed and f'"{REPLAY_ID}"' in line:
+                if json.loads(line).get("id") == REPLAY_ID:
+                    self.replayed = True
+                    continue
+            self.write_line(line)
+
+
+class Front:
+    """Reads the client's messages; answers the handshake until the SDK server is up, then
+    hands every message to it."""
+
+    def __init__(self, workspace: str | None, wire: Wire) -> None:
+        self.workspace = workspace
+        self.wire = wire
+        self.answers = load_wire()
+        self._lock = threading.Lock()
+        self._held: list[bytes] = []  #: messages for the SDK server before it is up
+        self._initialize: bytes | None = None
+        self._to_sdk: queue.SimpleQueue[bytes | None] | None = None
+        self.failed: str | None = None  #: why the SDK server could not start
+        self.engine: Any = None
+        self.done = threading.Event()
+
+    # -- the client's side ------------------------------------------------------------------
+    def receive(self, line: bytes) -> None:
+        """One line from the client."""
+        with self._lock:
+            if self._to_sdk is not None:
+                self._to_sdk.put(line)
+                return
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            method = message.get("method") if isinstance(message, dict) else None
+            if method == "initialize" and "id" in message:
+                self._initialize = line
+                self.wire.send(self._initialized(message))
+            elif method in _ANSWERED and "id" in message and self._initialize is not None:
+                self.wire.send(self._answer(message))
+            elif self.failed is not None and isinstance(message, dict) and "id" in message:
+                self.wire.send(self._error(message))
+            else:
+                self._held.append(line)
+
+    def _initialized(self, message: dict[str, Any]) -> dict[str, Any]:
+        params = message.get("params") or {}
+        asked = params.get("protocolVersion") if isinstance(params, dict) else None
+        versions = self.answers["handshake_versions"]
+        result = dict(self.answers["initialize"])
+        result["protocolVersion"] = asked if asked in versions else versions[-1]
+        result["serverInfo"] = {**result["serverInfo"], "version": _version()}
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
+        result = self.answers["tools/list"] if message["method"] == "tools/list" else {}
+        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+
+    def _error(self, message: dict[str, Any]) -> dict[str, Any]:
+        error = {"code": -32603, "message": f"memcli mcp cannot serve: {self.failed}"}
+        return {"jsonrpc": "2.0", "id": message["id"], "error": error}
+
+    def end(self) -> None:
+        """The client closed its side."""
+        with self._lock:
+            if self._to_sdk is not None:
+                self._to_sdk.put(None)
+            else:
+                self.done.set()
+
+    # -- the SDK's side ---------------------------------------------------------------------
+    def start(self) -> None:
+        threading.Thread(target=self._run_sdk, name="memcli-mcp-sdk", daemon=True).start()
+
+    def _run_sdk(self) -> None:
+        import logging  # with the SDK, after the handshake
+
+        logging.basicConfig(
+            stream=sys.stderr, level=logging.WARNING, format="memcli mcp: %(message)s"
+        )
+        try:
+            from memcli.agent import mcp_server  # the SDK: seconds to import
+
+            self.engine = mcp_server.Engine(self.workspace)
+            server = mcp_server.build_server(self.engine)
+        except Exception as exc:  # an SDK that cannot load: say so to every request
+            print(f"memcli mcp: cannot start the MCP server: {exc}", file=sys.stderr)
+            with self._lock:
+                self.failed = f"{type(exc).__name__}: {exc}"
+                held, self._held = self._held, []
+                for line in held:
+                    try:
+                        message = json.loads(line)
+                    except ValueError:
+                        continue
+                    if isinstance(message, dict) and "id" in message:
+                        self.wire.send(self._error(message))
+            return
+        read, write = os.pipe()
+        feed: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        with self._lock:
+            if self._initialize is not None:
+                replay = json.loads(self._initialize)
+                replay["id"] = REPLAY_ID
+                feed.put(json.dumps(replay).encode())
+            else:
+                self.wire.replayed = True
+            for line in self._held:
+                feed.put(line)
+            self._held = []
+            ended = self.done.is_set()
+            self._to_sdk = feed
+        if ended:
+            feed.put(None)
+        threading.Thread(target=_pump, args=(feed, write), daemon=True).start()
+        with os.fdopen(read, "r", encoding="utf-8", errors="replace") as stdin:
+            mcp_server.run_on(server, stdin, self.wire)
+        self.done.set()
+
+
+def _pump(feed: queue.SimpleQueue[bytes | None], fd: int) -> None:
+    """Lines from ``feed`` into the SDK server's stdin, until None."""
+    with os.fdopen(fd, "wb", buffering=0) as pipe:
+        while (line := feed.get()) is not None:
+            pipe.write(line if line.endswith(b"\n") else line + b"\n")
+
+
+def _version() -> str:
+    from memcli import __version__
+
+    return __version__
+
+
+def _claim_stdio() -> tuple[IO[bytes], int]:
+    """The protocol's stdin and stdout descriptors; fds 0 and 1 no longer reach them."""
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return os.fdopen(proto_in, "rb"), proto_out
+
+
+def serve(workspace: str | None) -> int:
+    """Serve over stdio until the client closes its side or sends SIGINT (exit 130); a call
+    still running does not keep the process alive."""
+    stdin, out = _claim_stdio()
+    front = Front(workspace, Wire(out))
+
+    def interrupted(signum: int, frame: Any) -> None:
+        _leave(front, 130)
+
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored: leave it so
+        signal.signal(signal.SIGINT, interrupted)
+    front.start()
+    for line in iter(stdin.readline, b""):
+        if line.strip():
+            front.receive(line)
+    front.end()
+    front.done.wait()
+    _leave(front, 0)
+    return 0
+
+
+def _leave(front: Front, code: int) -> None:
+    if front.engine is not None:
+        front.engine.close()
+    sys.stderr.flush()
+    os._exit(code)  # worker threads still in a call must not outlive the client
