@@ -17,10 +17,19 @@ pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
 from memcli import __version__  # noqa: E402
 from memcli.agent import mcp_server  # noqa: E402
-from memcli.agent.mcp_front import REPLAY_ID, load_wire  # noqa: E402
+from memcli.agent.mcp_front import (  # noqa: E402
+    LISTEN_FOR,
+    LISTENING,
+    REPLAY_ID,
+    SERVER_META,
+    SUBSCRIPTION,
+    VERSION_META,
+    load_wire,
+)
 from tests.conftest import Cli  # noqa: E402
 
 GATE = Path(__file__).with_name("mcp_gate")
+CLIENT_META = "io.modelcontextprotocol/client"
 
 
 def test_the_committed_handshake_is_what_the_sdk_answers() -> None:
@@ -103,8 +112,9 @@ def test_the_handshake_is_answered_before_the_sdk_has_loaded(facts: Path, tmp_pa
     assert answer["result"]["serverInfo"] == {"name": "memcli", "version": __version__}
     assert answer["result"]["instructions"] == mcp_server.INSTRUCTIONS
     server.send("notifications/initialized")
+    tools = wire["answers"]["2025-06-18"]["tools/list"]
     server.send("tools/list", 1)
-    assert server.read() == {"jsonrpc": "2.0", "id": 1, "result": wire["tools/list"]}
+    assert server.read() == {"jsonrpc": "2.0", "id": 1, **tools}
     server.send("ping", 2)
     assert server.read() == {"jsonrpc": "2.0", "id": 2, "result": {}}
     assert not gate.exists()  # all of that while the SDK was still loading
@@ -115,10 +125,39 @@ def test_the_handshake_is_answered_before_the_sdk_has_loaded(facts: Path, tmp_pa
     text = called["result"]["content"][0]["text"]
     assert "BEGIN MEMORY" in text and "Valkey" in text
     server.send("tools/list", 4)  # now the SDK server's own answer: the same
-    assert server.read() == {"jsonrpc": "2.0", "id": 4, "result": wire["tools/list"]}
+    assert server.read() == {"jsonrpc": "2.0", "id": 4, **tools}
     code, err = server.close()
     assert code == 0, err
     assert REPLAY_ID.encode() not in server.buffer and server.buffer.strip() == b""
+
+
+def test_a_client_of_per_request_envelopes_is_answered_before_the_sdk_has_loaded(
+    facts: Path, tmp_path: Path
+) -> None:
+    """Claude Code speaks the 2026-07-28 protocol: server/discover, then lists, each request
+    carrying its version in _meta; no initialize, so nothing is replayed."""
+    gate = tmp_path / "gate"
+    server = Server(facts, MEMCLI_TEST_MCP_GATE=str(gate))
+    client = {CLIENT_META + "Info": {"name": "t", "version": "1"}, CLIENT_META + "Capabilities": {}}
+    meta = {"_meta": {VERSION_META: "2026-07-28", **client}}
+    server.send("server/discover", "probe", **meta)
+    found = server.read()["result"]
+    assert found["supportedVersions"] == ["2026-07-28"]
+    assert found["_meta"][SERVER_META] == {"name": "memcli", "version": __version__}
+    server.send("subscriptions/listen", "listen:0", notifications=LISTEN_FOR, **meta)
+    acked = server.read()  # acknowledged here; the SDK server keeps the subscription
+    assert acked["method"] == LISTENING and acked["params"]["_meta"][SUBSCRIPTION] == "listen:0"
+    server.send("tools/list", 1, **meta)
+    listed = server.read()
+    assert listed["id"] == 1 and {t["name"] for t in listed["result"]["tools"]} >= {"search"}
+    assert not gate.exists()
+    args = {"name": "search", "arguments": {"query": "session cache"}}
+    server.send("tools/call", 2, **args, **meta)
+    gate.touch()
+    called = server.read()  # and not the SDK server's acknowledgement first
+    assert "Valkey" in called["result"]["content"][0]["text"], called
+    code, err = server.close()
+    assert code == 0, err
 
 
 @pytest.mark.parametrize(("asked", "agreed"), [("2024-11-05", "2024-11-05"), ("2099-01-01", None)])
@@ -129,6 +168,9 @@ def test_the_protocol_version_is_agreed_as_the_sdk_would(
     server = Server(facts, MEMCLI_TEST_MCP_GATE=str(tmp_path / "never"))
     got = initialize(server, asked)["result"]["protocolVersion"]
     assert got == (agreed or load_wire()["handshake_versions"][-1])
+    server.send("notifications/initialized")
+    server.send("tools/list", 1)
+    assert server.read()["result"] == load_wire()["answers"][got]["tools/list"]["result"]
     server.proc.kill()
     server.proc.wait()
 

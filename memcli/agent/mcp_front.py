@@ -2,13 +2,14 @@
 
 Importing the SDK takes one to several seconds, and neither Claude Code nor Codex waits that
 long: a server still connecting is left out of the first model request. So the front answers
-what a client asks first, ``initialize``, ``tools/list`` and ``ping``, from
-``mcp_wire.json`` (what the SDK server answers to them, captured by
-:func:`memcli.agent.mcp_server.wire`; a test keeps the file current) while a thread imports
-the SDK and builds the real server (:mod:`memcli.agent.mcp_server`). Once it is up, every
-message goes to it: first the client's ``initialize`` again (its answer is dropped, the
-client has one) and what arrived meanwhile, then the rest as it comes. Tool calls are only
-ever answered by the SDK server.
+what a client asks first (``initialize`` or ``server/discover``, then the lists of tools,
+prompts and resources) from ``mcp_wire.json``: what the SDK server answers to them for each
+protocol version it speaks, captured by :func:`memcli.agent.mcp_server.wire` (a test keeps
+the file current), while a thread imports the SDK and builds the real server
+(:mod:`memcli.agent.mcp_server`). Once it is up, every message goes to it: first the
+client's ``initialize`` again, if it sent one (its answer is dropped: the client has one),
+and what arrived meanwhile, then the rest as it comes. Tool calls are only ever answered by
+the SDK server.
 
 The protocol's descriptors are taken from fds 0 and 1; fd 0 then reads the null device and
 fd 1 writes to stderr, so a child process or a stray print cannot touch the wire.
@@ -25,12 +26,19 @@ import threading
 from importlib import resources
 from typing import IO, Any
 
-__all__ = ["REPLAY_ID", "serve"]
+__all__ = ["REPLAY_ID", "VERSION_META", "serve"]
 
 #: The id under which the client's ``initialize`` is replayed to the SDK server.
 REPLAY_ID = "memcli-front-initialize"
-#: Answered here until the SDK server is up.
-_ANSWERED = ("initialize", "tools/list", "ping")
+#: The key of the protocol version in a request's ``_meta`` (the per-request envelope).
+VERSION_META = "io.modelcontextprotocol/protocolVersion"
+#: Where a result of that envelope names the server.
+SERVER_META = "io.modelcontextprotocol/serverInfo"
+#: A subscription's acknowledgement, and the subscription mcp_wire.json has it for (the
+#: list changes Claude Code listens for); its id is in the ``_meta`` under SUBSCRIPTION.
+LISTENING = "notifications/subscriptions/acknowledged"
+LISTEN_FOR = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
+SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 
 
 def load_wire() -> dict[str, Any]:
@@ -50,6 +58,8 @@ class Wire:
         self._lock = threading.Lock()
         self._pending = ""
         self.replayed = False  #: the SDK server's answer to the replay was seen
+        #: subscriptions acknowledged here (their ids as JSON): the SDK server's are dropped
+        self.acknowledged: set[str] = set()
 
     def send(self, message: dict[str, Any]) -> None:
         self.write_line(json.dumps(message, separators=(",", ":"), ensure_ascii=False))
@@ -70,6 +80,12 @@ class Wire:
                 if json.loads(line).get("id") == REPLAY_ID:
                     self.replayed = True
                     continue
+            if self.acknowledged and LISTENING in line:
+                said = json.loads(line)
+                key = json.dumps(said.get("params", {}).get("_meta", {}).get(SUBSCRIPTION))
+                if said.get("method") == LISTENING and key in self.acknowledged:
+                    self.acknowledged.discard(key)
+                    continue
             self.write_line(line)
 
 
@@ -83,7 +99,8 @@ class Front:
         self.answers = load_wire()
         self._lock = threading.Lock()
         self._held: list[bytes] = []  #: messages for the SDK server before it is up
-        self._initialize: bytes | None = None
+        self._initialize: bytes | None = None  #: the client's initialize, answered here
+        self._agreed: str | None = None  #: the protocol version it agreed
         self._to_sdk: queue.SimpleQueue[bytes | None] | None = None
         self.failed: str | None = None  #: why the SDK server could not start
         self.engine: Any = None
@@ -100,29 +117,41 @@ class Front:
                 message = json.loads(line)
             except ValueError:
                 message = None
-            method = message.get("method") if isinstance(message, dict) else None
-            if method == "initialize" and "id" in message:
-                self._initialize = line
-                self.wire.send(self._initialized(message))
-            elif method in _ANSWERED and "id" in message and self._initialize is not None:
-                self.wire.send(self._answer(message))
-            elif self.failed is not None and isinstance(message, dict) and "id" in message:
+            asks = isinstance(message, dict) and "id" in message
+            answer = self._known(message, line) if asks and self.failed is None else None
+            if answer is not None:
+                self.wire.send(answer)
+            elif self.failed is not None and asks:
                 self.wire.send(self._error(message))
             else:
                 self._held.append(line)
 
-    def _initialized(self, message: dict[str, Any]) -> dict[str, Any]:
-        params = message.get("params") or {}
-        asked = params.get("protocolVersion") if isinstance(params, dict) else None
-        versions = self.answers["handshake_versions"]
-        result = dict(self.answers["initialize"])
-        result["protocolVersion"] = asked if asked in versions else versions[-1]
-        result["serverInfo"] = {**result["serverInfo"], "version": _version()}
-        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
-
-    def _answer(self, message: dict[str, Any]) -> dict[str, Any]:
-        result = self.answers["tools/list"] if message["method"] == "tools/list" else {}
-        return {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    def _known(self, message: dict[str, Any], line: bytes) -> dict[str, Any] | None:
+        """The SDK server's answer to ``message`` as ``mcp_wire.json`` has it, or None."""
+        method = message.get("method")
+        params = message.get("params")
+        params = params if isinstance(params, dict) else {}
+        meta = params.get("_meta")
+        version = meta.get(VERSION_META) if isinstance(meta, dict) else None
+        if version is None and method == "initialize":
+            versions = self.answers["handshake_versions"]
+            asked = params.get("protocolVersion")
+            version = self._agreed = asked if asked in versions else versions[-1]
+            self._initialize = line
+        version = version or self._agreed
+        known = self.answers["answers"].get(version, {}).get(method)
+        if known is None:
+            return None
+        if method == "subscriptions/listen":
+            # acknowledged here, held for the SDK server, whose own acknowledgement is dropped
+            if params.get("notifications") != LISTEN_FOR:
+                return None
+            self.wire.acknowledged.add(json.dumps(message["id"]))
+            self._held.append(line)
+            note = known["notification"]
+            meta = {**note["params"]["_meta"], SUBSCRIPTION: message["id"]}
+            return {"jsonrpc": "2.0", **note, "params": {**note["params"], "_meta": meta}}
+        return {"jsonrpc": "2.0", "id": message["id"], **_stamped(known)}
 
     def _error(self, message: dict[str, Any]) -> dict[str, Any]:
         error = {"code": -32603, "message": f"memcli mcp cannot serve: {self.failed}"}
@@ -184,6 +213,20 @@ class Front:
         with os.fdopen(read, "r", encoding="utf-8", errors="replace") as stdin:
             mcp_server.run_on(server, stdin, self.wire)
         self.done.set()
+
+
+def _stamped(answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` with memcli's version in its serverInfo (``mcp_wire.json`` leaves it out)."""
+    result = answer.get("result")
+    if not isinstance(result, dict):
+        return answer
+    result = dict(result)
+    if isinstance(result.get("serverInfo"), dict):
+        result["serverInfo"] = {**result["serverInfo"], "version": _version()}
+    meta = result.get("_meta")
+    if isinstance(meta, dict) and isinstance(meta.get(SERVER_META), dict):
+        result["_meta"] = {**meta, SERVER_META: {**meta[SERVER_META], "version": _version()}}
+    return {**answer, "result": result}
 
 
 def _pump(feed: queue.SimpleQueue[bytes | None], fd: int) -> None:

@@ -1,0 +1,279 @@
+"""A loopback stand-in for the model APIs the agent CLIs call: Anthropic's Messages API
+(Claude Code) and OpenAI's Responses API (Codex), both streamed as server-sent events.
+
+It records every request and answers by a small script: when the request offers memcli's
+``search`` tool and :attr:`ModelAPI.tool_query` is set, the first answer of a turn calls it;
+once a tool result comes back the answer is :attr:`ModelAPI.final_text`; anything else (the
+agents' own side requests: titles, summaries, compaction) is answered with a short text.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+MEMCLI_SEARCH = "mcp__memcli__search"
+_SELECT = {"query": f"select:{MEMCLI_SEARCH}", "max_results": 1}
+
+
+def _last_tool_anthropic(messages: list[dict[str, Any]]) -> str | None:
+    """The tool whose result the last message carries (Messages API), or None."""
+    last = messages[-1].get("content") if messages else None
+    results = (
+        [b.get("tool_use_id") for b in last or [] if isinstance(b, dict)]
+        if isinstance(last, list)
+        else []
+    )
+    for message in reversed(messages[:-1]):
+        for block in message.get("content") or []:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                if block.get("id") in results:
+                    return str(block.get("name"))
+    return None
+
+
+def _last_tool_openai(items: list[dict[str, Any]]) -> str | None:
+    """The tool whose output the last input item is (Responses API), or None."""
+    if not items or items[-1].get("type") != "function_call_output":
+        return None
+    call = items[-1].get("call_id")
+    for item in reversed(items):
+        if item.get("type") == "function_call" and item.get("call_id") == call:
+            return str(item.get("name"))
+    return "?"
+
+
+class ModelAPI:
+    """Serves both APIs on one loopback port until :meth:`close`."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []  #: {"path", "body"} of each POST
+        self.tool_query: str | None = None  #: call memcli's search tool with this query
+        self.final_text = "Done."
+        self.fail_with: int | None = None  #: answer every request with this HTTP status
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_HEAD(self) -> None:  # noqa: N802 - connectivity probes
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._json(200, {"data": [], "models": []})
+
+            def do_POST(self) -> None:  # noqa: N802
+                size = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(size) if size else b""
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"raw": raw.decode("utf-8", "replace")}
+                path = self.path.split("?", 1)[0]
+                with api._lock:
+                    api.requests.append({"path": path, "body": body})
+                if api.fail_with is not None:
+                    self._json(api.fail_with, {"error": {"message": "down", "type": "api_error"}})
+                elif path.endswith("/messages/count_tokens"):
+                    self._json(200, {"input_tokens": 100})
+                elif path.endswith("/messages"):
+                    self._stream(api.anthropic(body))
+                elif path.endswith("/responses"):
+                    self._stream(api.openai(body))
+                else:
+                    self._json(404, {"error": {"message": f"no {path} here"}})
+
+            def _json(self, status: int, data: dict[str, Any]) -> None:
+                out = json.dumps(data).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(out)))
+                self.end_headers()
+                self.wfile.write(out)
+
+            def _stream(self, events: Iterator[tuple[str, dict[str, Any]]]) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for name, data in events:
+                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                self.wfile.flush()
+                self.close_connection = True
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- what was sent ------------------------------------------------------------------------
+    def bodies(self, kind: str) -> list[dict[str, Any]]:
+        """The bodies of the requests to ``/messages`` or ``/responses``, in order."""
+        with self._lock:
+            return [r["body"] for r in self.requests if r["path"].endswith(f"/{kind}")]
+
+    # -- the script -------------------------------------------------------------------------
+    def _reply(self, tools: list[str], last_tool: str | None, offered: str) -> tuple[str, str]:
+        """("text", text) or ("tool", name) for a request offering ``tools`` (by name; any
+        tool name in ``offered``, the request's text, may be loaded by ToolSearch) after a
+        result of ``last_tool``."""
+        search = next((t for t in tools if "memcli" in t and t.endswith("search")), None)
+        if last_tool is not None and "memcli" in last_tool:
+            return "text", self.final_text
+        if not self.tool_query:
+            return "text", self.final_text if tools else "ok"
+        if search:
+            return "tool", search
+        if last_tool == "ToolSearch":  # it loaded the tool: call it
+            return "tool", MEMCLI_SEARCH
+        if "ToolSearch" in tools and MEMCLI_SEARCH in offered:  # a deferred tool: load it
+            return "tool", "ToolSearch"
+        return "text", self.final_text if tools else "ok"
+
+    def anthropic(self, body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        tools = [t.get("name", "") for t in body.get("tools") or []]
+        messages = body.get("messages") or [{}]
+        kind, value = self._reply(tools, _last_tool_anthropic(messages), json.dumps(body))
+        n = next(self._ids)
+        usage = {"input_tokens": 10, "output_tokens": 5}
+        yield (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", "stub"),
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": usage,
+                },
+            },
+        )
+        if kind == "tool":
+            block = {"type": "tool_use", "id": f"toolu_{n}", "name": value, "input": {}}
+            args = self._args() if value != "ToolSearch" else _SELECT
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
+            stop = "tool_use"
+        else:
+            block = {"type": "text", "text": ""}
+            delta = {"type": "text_delta", "text": value or ""}
+            stop = "end_turn"
+        yield (
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": block},
+        )
+        yield "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+        yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+        yield (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 5},
+            },
+        )
+        yield "message_stop", {"type": "message_stop"}
+
+    def openai(self, body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+        tools = [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
+        items = body.get("input") or []
+        answered = (
+            bool(items)
+            and isinstance(items[-1], dict)
+            and (items[-1].get("type") == "function_call_output")
+        )
+        kind, value = self._reply(tools, answered)
+        n = next(self._ids)
+        rid = f"resp_{n}"
+        if kind == "tool":
+            item: dict[str, Any] = {
+                "type": "function_call",
+                "id": f"fc_{n}",
+                "call_id": f"call_{n}",
+                "name": value,
+                "arguments": json.dumps(self._args()),
+                "status": "completed",
+            }
+        else:
+            item = {
+                "type": "message",
+                "id": f"msg_{n}",
+                "role": "assistant",
+                "status": "completed",
+                "content": [{"type": "output_text", "text": value or "", "annotations": []}],
+            }
+        base = {"id": rid, "object": "response", "model": body.get("model", "stub")}
+        yield (
+            "response.created",
+            {
+                "type": "response.created",
+                "response": {**base, "status": "in_progress", "output": []},
+            },
+        )
+        yield (
+            "response.output_item.added",
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": item,
+            },
+        )
+        if kind == "text":
+            yield (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item["id"],
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": value or "",
+                },
+            )
+        yield (
+            "response.output_item.done",
+            {
+                "type": "response.output_item.done",
+                "output_index": 0,
+                "item": item,
+            },
+        )
+        usage = {
+            "input_tokens": 10,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": 5,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 15,
+        }
+        yield (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {**base, "status": "completed", "output": [item], "usage": usage},
+            },
+        )
+
+    def _args(self) -> dict[str, Any]:
+        return {"query": self.tool_query or ""}
