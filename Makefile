@@ -15,7 +15,7 @@ MEMCLI_TEST_MODEL_DIR ?= $(firstword $(patsubst %/model.onnx,%,$(wildcard \
 	$(abspath ../shared/models/$(MODEL_NAME))/model.onnx /work/shared/models/$(MODEL_NAME)/model.onnx)))
 export MEMCLI_TEST_MODEL_DIR
 
-.PHONY: demo test test-latest smoke lock lock-upgrade lint bench completions man docs tour clean print-model-dir
+.PHONY: demo test e2e test-latest smoke lock lock-upgrade lint bench completions man docs tour clean print-model-dir
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,18 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-dev lint
 	$(BIN)/mypy --strict memcli
 	$(BIN)/python -m pytest
+
+# memcli inside the real agent CLIs: the versions pinned in tests/e2e/package-lock.json
+# (npm ci), run headless against a loopback model API (tests/e2e).
+E2E := build/e2e
+$(E2E)/.installed: tests/e2e/package.json tests/e2e/package-lock.json
+	rm -rf $(E2E) && mkdir -p $(E2E)
+	cp tests/e2e/package.json tests/e2e/package-lock.json $(E2E)/
+	cd $(E2E) && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+e2e: $(VENV)/.installed-dev $(E2E)/.installed
+	E2E_AGENTS_BIN="$(CURDIR)/$(E2E)/node_modules/.bin" $(BIN)/python -m pytest tests/e2e
 
 # The newest versions pyproject.toml allows, in a venv of their own: a breaking release of a
 # dependency shows here first, not as a red CI later.

@@ -16,6 +16,9 @@ from memcli.cli.app import app
 
 pytest_plugins = ["tests.stub_openai", "tests.fake_embedder"]
 
+# The real agent CLIs run only under `make e2e`, which installs them and names their folder.
+collect_ignore_glob = [] if os.environ.get("E2E_AGENTS_BIN") else ["e2e/*"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -261,7 +261,7 @@ def test_codex_project_scope_writes_the_projects_codex_layer(
     assert conf["model"] == "o3"
     assert conf["mcp_servers"]["memcli"]["args"][-1] == "mcp"
     assert "-w" not in conf["mcp_servers"]["memcli"]["args"]
-    assert conf["features"]["codex_hooks"] is True
+    assert conf["features"]["hooks"] is True
     hooks = json.loads((workspace / ".codex" / "hooks.json").read_text())["hooks"]
     wanted = {
         "SessionStart": "session-start",

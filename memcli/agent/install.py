@@ -11,7 +11,7 @@ project scope, enable the project's server (``enabledMcpjsonServers``), so that 
 user scope: the same files in ``$CODEX_HOME``, default ``~/.codex``): the MCP server with its
 read-only tools approved (``[mcp_servers.memcli.tools.<tool>] approval_mode = "approve"``),
 the hooks (SessionStart, UserPromptSubmit, PreCompact, and Stop for session-end) with
-``[features] codex_hooks = true``, and the policy.
+``[features] hooks = true``, and the policy.
 
 Every command written names the memcli that will run by its absolute path (or this Python
 with ``-m memcli``): an agent started from a desktop has no virtualenv on its PATH. In user
@@ -481,7 +481,7 @@ def _plan_codex(
             features = tomlkit.table()
             doc["features"] = features
         if "codex_hooks" not in features and "hooks" not in features:  # the user's choice
-            features["codex_hooks"] = True
+            features["hooks"] = True  # its older name codex_hooks is still read
     after: str | None = tomlkit.dumps(doc)
     if after == "" and before is None:
         after = None

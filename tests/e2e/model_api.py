@@ -36,6 +36,20 @@ def _last_tool_anthropic(messages: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def _openai_tool_names(tools: list[Any]) -> list[str]:
+    """The names of the tools a Responses request offers; a namespace's tools as
+    ``NAMESPACE__NAME`` (Codex puts an MCP server's tools in a namespace ``mcp__SERVER``)."""
+    names = []
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        if tool.get("type") == "namespace":
+            names += [f"{tool.get('name')}__{t.get('name')}" for t in tool.get("tools") or []]
+        elif tool.get("name"):
+            names.append(str(tool["name"]))
+    return names
+
+
 def _last_tool_openai(items: list[dict[str, Any]]) -> str | None:
     """The tool whose output the last input item is (Responses API), or None."""
     if not items or items[-1].get("type") != "function_call_output":
@@ -43,7 +57,8 @@ def _last_tool_openai(items: list[dict[str, Any]]) -> str | None:
     call = items[-1].get("call_id")
     for item in reversed(items):
         if item.get("type") == "function_call" and item.get("call_id") == call:
-            return str(item.get("name"))
+            space = item.get("namespace")
+            return f"{space}__{item.get('name')}" if space else str(item.get("name"))
     return "?"
 
 
@@ -198,25 +213,23 @@ class ModelAPI:
         yield "message_stop", {"type": "message_stop"}
 
     def openai(self, body: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
-        tools = [t.get("name", "") for t in body.get("tools") or [] if isinstance(t, dict)]
-        items = body.get("input") or []
-        answered = (
-            bool(items)
-            and isinstance(items[-1], dict)
-            and (items[-1].get("type") == "function_call_output")
-        )
-        kind, value = self._reply(tools, answered)
+        tools = _openai_tool_names(body.get("tools") or [])
+        items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+        kind, value = self._reply(tools, _last_tool_openai(items), "")
         n = next(self._ids)
         rid = f"resp_{n}"
         if kind == "tool":
+            space, _, name = value.rpartition("__")
             item: dict[str, Any] = {
                 "type": "function_call",
                 "id": f"fc_{n}",
                 "call_id": f"call_{n}",
-                "name": value,
+                "name": name,
                 "arguments": json.dumps(self._args()),
                 "status": "completed",
             }
+            if space:
+                item["namespace"] = space
         else:
             item = {
                 "type": "message",

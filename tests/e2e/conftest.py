@@ -1,0 +1,89 @@
+"""The real agent CLIs, headless, against a loopback model API (``make e2e``).
+
+``E2E_AGENTS_BIN`` names the folder holding ``claude`` and ``codex`` (``make e2e`` installs
+the pinned versions of tests/e2e/package.json there); without it these tests are not
+collected. Every test gets a fresh HOME (tests/conftest.py), so the agents read only the
+settings a test writes.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.model_api import ModelAPI
+
+MEMCLI = str(Path(sys.executable).with_name("memcli"))
+TIMEOUT = 180
+
+
+@pytest.fixture
+def model() -> Iterator[ModelAPI]:
+    api = ModelAPI()
+    yield api
+    api.close()
+
+
+def agent(name: str) -> str:
+    folder = os.environ.get("E2E_AGENTS_BIN", "")
+    path = Path(folder) / name
+    if not path.exists():
+        pytest.fail(f"{name} is not installed in E2E_AGENTS_BIN={folder!r}: run make e2e")
+    return str(path)
+
+
+def quiet_env(**extra: str) -> dict[str, str]:
+    """The environment an agent runs in: no telemetry, no updates, no error reports."""
+    env = dict(os.environ)
+    env.update(
+        DISABLE_TELEMETRY="1",
+        DISABLE_AUTOUPDATER="1",
+        DISABLE_ERROR_REPORTING="1",
+        CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC="1",
+        NO_COLOR="1",
+    )
+    env.update(extra)
+    return env
+
+
+def memcli(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [MEMCLI, *args], cwd=root, capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+def project(tmp_path: Path, name: str, *facts: str) -> Path:
+    """A git repository with a memcli workspace holding ``facts`` (none: no workspace)."""
+    root = tmp_path / name
+    root.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    if facts:
+        assert memcli(root, "init").returncode == 0
+        for fact in facts:
+            r = memcli(root, "add", "--type", "decision", fact)
+            assert r.returncode == 0, r.stderr
+    return root
+
+
+def first_memory_blocks(text: str) -> int:
+    return text.count("<<<BEGIN MEMORY")
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def which_node() -> str:
+    node = shutil.which("node")
+    assert node, "node is needed by the agent CLIs"
+    return node

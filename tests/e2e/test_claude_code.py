@@ -1,0 +1,166 @@
+"""memcli inside the real Claude Code CLI (``claude -p``), against a loopback model API."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import TIMEOUT, agent, dumps, memcli, project, quiet_env
+from tests.e2e.model_api import MEMCLI_SEARCH, ModelAPI
+from tests.stub_openai import StubOpenAI
+
+FACT = "Use Valkey for the session cache."
+
+
+def trust(root: Path) -> None:
+    """What opening the project in Claude Code once and accepting its trust dialog leaves
+    (a headless run ignores a project's permission rules until then)."""
+    path = Path(os.environ["HOME"]) / ".claude.json"
+    data: dict[str, Any] = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault("projects", {}).setdefault(str(root), {})["hasTrustDialogAccepted"] = True
+    path.write_text(json.dumps(data))
+
+
+def claude(
+    root: Path, model: ModelAPI, prompt: str, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
+    run = subprocess.run(
+        [agent("claude"), "-p", prompt, *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        env=quiet_env(ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-ant-e2e", **env),
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    return run
+
+
+def main_requests(model: ModelAPI) -> list[dict[str, Any]]:
+    """The requests of the conversation itself (they offer tools), in order."""
+    return [b for b in model.bodies("messages") if b.get("tools")]
+
+
+def test_briefing_recall_and_a_tool_round_trip(tmp_path: Path, model: ModelAPI) -> None:
+    root = project(tmp_path, "app", FACT)
+    assert memcli(root, "agent", "install", "claude-code").returncode == 0
+    trust(root)
+    model.tool_query = "session cache"
+    run = claude(root, model, "Which cache do we use for sessions?")
+    assert run.stdout.strip() == model.final_text
+    first, *rest = main_requests(model)
+    text = dumps(first["messages"])
+    # the SessionStart briefing and the prompt's recall, framed, in the first request
+    assert text.count("<<<BEGIN MEMORY") == 2 and "Valkey" in text
+    # memcli's tools are there from the first request (deferred behind ToolSearch: their
+    # names are listed, and a ToolSearch call loads them)
+    assert MEMCLI_SEARCH in dumps(first)
+    # the round trip: ToolSearch loads the tool, the call is allowed without asking, and the
+    # model reads the framed text (no JSON of scores)
+    results = [
+        block
+        for body in rest
+        for message in body["messages"]
+        if isinstance(message.get("content"), list)
+        for block in message["content"]
+        if isinstance(block, dict) and block.get("type") == "tool_result"
+    ]
+    memory = [r for r in results if "BEGIN MEMORY" in dumps(r.get("content"))]
+    assert memory, dumps(results)[-2000:]
+    said = dumps(memory[-1]["content"])
+    assert "Valkey" in said and "Fact ids" in said and '"scores"' not in said
+    assert not memory[-1].get("is_error")
+
+
+def wait_for(check: Any, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = check()
+        if got:
+            return got
+        time.sleep(0.2)
+    return check()
+
+
+def flushes(llm: StubOpenAI) -> list[str]:
+    """The conversations memcli sent to its LLM to flush, in order."""
+    return [
+        dumps(r["body"]["messages"])
+        for r in llm.requests
+        if r["path"].endswith("/chat/completions")
+    ]
+
+
+def test_sessions_are_flushed_once_and_a_failed_flush_is_retried(
+    tmp_path: Path, model: ModelAPI, openai_stub: StubOpenAI
+) -> None:
+    root = project(tmp_path, "app", FACT)
+    llm = {
+        "MEMCLI_LLM_MODEL": "openai/stub-chat",
+        "MEMCLI_LLM_API_BASE": openai_stub.base_url,
+        "OPENAI_API_KEY": "sk-e2e",
+    }
+    assert memcli(root, "agent", "install", "claude-code").returncode == 0
+    trust(root)
+    openai_stub.fail_status, openai_stub.fail_times = 503, 1000  # the provider is down
+    claude(root, model, "Remember: the staging database is db-stage-7.", **llm)
+    log = root / ".memcli" / "agent.log"
+    # the flush gave up (after its own retries) and said so
+    assert wait_for(lambda: log.exists() and "error: flush of session" in log.read_text())
+    # the provider is back: the next session's start retries the failed flush, and its own
+    # end flushes only its own turns
+    openai_stub.fail_status, openai_stub.fail_times = None, 0
+    failed = openai_stub.count("/chat/completions")
+    fact = "The staging database is db-stage-7."
+    openai_stub.chat_replies = [json.dumps({"facts": [{"text": fact, "type": "fact"}]})]
+    claude(root, model, "Thanks, that is all.", **llm)
+    done = wait_for(lambda: len(flushes(openai_stub)) >= failed + 2)
+    sent = flushes(openai_stub)[failed:]
+    assert done and sum("db-stage-7" in s for s in sent) == 1, sent
+    assert sum("that is all" in s for s in sent) == 1, sent
+    memory = "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
+    assert wait_for(
+        lambda: fact in "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
+    ), memory
+    # resuming the session and ending it again sends the new turns only
+    before = len(flushes(openai_stub))
+    claude(root, model, "One more thing: deploys go out on Tuesdays.", "--continue", **llm)
+    assert wait_for(lambda: len(flushes(openai_stub)) > before)
+    time.sleep(2)  # a second flush of the same turns would have come by now
+    again = flushes(openai_stub)[before:]
+    assert len(again) == 1 and "Tuesdays" in again[0] and "that is all" not in again[0], again
+
+
+def test_user_scope_serves_each_project_its_own_memory(tmp_path: Path, model: ModelAPI) -> None:
+    first = project(tmp_path, "first", FACT)
+    second = project(tmp_path, "second", "Payments use Stripe webhooks.")
+    bare = project(tmp_path, "bare")  # no workspace: no memory at all
+    assert memcli(first, "agent", "install", "claude-code", "--scope", "user").returncode == 0
+    for root in (first, second, bare):
+        trust(root)
+    claude(second, model, "How do payments reach us?")
+    text = dumps(main_requests(model)[0]["messages"])
+    assert "Stripe" in text and "Valkey" not in text
+    model.requests.clear()
+    claude(bare, model, "Hello there.")
+    assert "BEGIN MEMORY" not in dumps(main_requests(model)[0]["messages"])
+
+
+def test_uninstall_gives_back_the_files_byte_for_byte(tmp_path: Path, model: ModelAPI) -> None:
+    root = project(tmp_path, "app", FACT)
+    (root / ".claude").mkdir()
+    settings = json.dumps({"permissions": {"allow": ["Bash(ls:*)"]}}, indent=4)  # no newline
+    (root / ".claude" / "settings.json").write_text(settings)
+    (root / "CLAUDE.md").write_text("# House rules\n\nTabs, never spaces.")  # no newline
+    before = {p: p.read_bytes() for p in (root / ".claude" / "settings.json", root / "CLAUDE.md")}
+    assert memcli(root, "agent", "install", "claude-code").returncode == 0
+    trust(root)
+    claude(root, model, "Which cache do we use?")
+    assert "Valkey" in dumps(main_requests(model)[0]["messages"])
+    assert memcli(root, "agent", "uninstall", "claude-code").returncode == 0
+    assert {p: p.read_bytes() for p in before} == before
+    assert not (root / ".mcp.json").exists()
