@@ -11,6 +11,7 @@ On a workspace made of the LoCoMo dev conversations (one file per session, keywo
   in the same run: ``python -c pass`` (the interpreter alone) and ``memcli search --json``
   (the same query through the CLI's fast path); peak RSS of the hook processes; both hooks
   again with the workspace's engine running (``memcli serve --detach``);
+* ``memcli mcp`` from spawn to its answer to ``initialize``, whole process;
 * ``search`` through ``memcli mcp`` with the MCP SDK's client over stdio: the median
   round trip of a call inside a warm server;
 * recall noise: the share of LoCoMo questions whose prompt gets memories (score at least
@@ -115,6 +116,44 @@ def whole_process(cmd: list[str], stdin: str, cwd: Path, runs: int) -> dict[str,
     return {"median_ms": statistics.median(times) * 1000, "peak_rss_kib": peak, "out": out}
 
 
+INITIALIZE = json.dumps(
+    {
+        "jsonrpc": "2.0",
+        "id": 0,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "agent_bench", "version": "0"},
+        },
+    }
+)
+
+
+def mcp_initialize(root: Path, runs: int) -> dict[str, Any]:
+    """Whole process: spawn ``memcli mcp`` to its answer to ``initialize`` (what a client
+    waits for before it lists the tools), medians over ``runs``; peak RSS at its exit."""
+    times, peak = [], 0
+    for i in range(runs + 1):  # the first warms the page cache
+        t0 = time.perf_counter()
+        proc = subprocess.Popen(
+            [*MEMCLI, "mcp"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=root
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(INITIALIZE.encode() + b"\n")
+        proc.stdin.flush()
+        answer = proc.stdout.readline()
+        elapsed = time.perf_counter() - t0
+        assert b'"serverInfo"' in answer, answer
+        proc.stdin.close()
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0
+        if i:
+            times.append(elapsed)
+            peak = max(peak, int(usage.ru_maxrss))
+    return {"median_ms": statistics.median(times) * 1000, "peak_rss_kib": peak}
+
+
 def mcp_search(root: Path, queries: list[str], runs: int) -> dict[str, float]:
     import anyio
     from mcp.client.session import ClientSession
@@ -200,6 +239,7 @@ def main(argv: list[str] | None = None) -> None:
         assert answered == 2 * (runs + 1), f"the engine answered {answered} hooks, not all"
         assert engine_prompt["out"] == hook_prompt["out"], "the engine recalled otherwise"
         assert engine_start["out"] == hook_start["out"], "the engine briefed otherwise"
+        mcp_start = mcp_initialize(root, runs)
         mcp = mcp_search(root, questions[:50], max(runs, 50))
         noise = recall_noise(root, questions[: 100 if args.quick else 400])
 
@@ -213,6 +253,7 @@ def main(argv: list[str] | None = None) -> None:
         ("memcli agent hook session-start", hook_start),
         ("memcli agent hook prompt, engine running", engine_prompt),
         ("memcli agent hook session-start, engine running", engine_start),
+        ("memcli mcp: spawn to its initialize answer", mcp_start),
     ):
         ms = fig["median_ms"]
         print(
