@@ -1,0 +1,348 @@
+"""Recall for an agent's prompt: does the right fact come up, and does noise stay out?
+
+Usage::
+
+    python benchmarks/recall_bench.py [--quick] [--write-results] [--model-dir DIR]
+
+A realistic memory of a web service (``benchmarks/data/recall_project.json``: 68 facts in 12
+dated files, decisions, constraints, procedures, conventions and gotchas about payments,
+auth, deploys, the database, caching, tests, logging, on-call) is written into a temporary
+workspace, with coding-agent prompts written for it: relevant ones, each naming the fact(s)
+it should recall and mostly not using their words, and unrelated ones (refactors, typos,
+generic questions, commands, ``/compact``, short replies).
+
+The prompts are split in two halves (alternately, in file order): a *tuning* half the rule
+was chosen on and a *checking* half it must hold on too. For each mode (keyword, the default
+without an embedding model; hybrid with the local model when ``--model-dir`` holds it) it
+reports, per rule:
+
+* **relevant**: the share of relevant prompts whose recalled block holds one of their facts;
+* **unrelated**: the share of unrelated prompts that got any recall;
+* **riders**: entries in the recalled blocks of relevant prompts that are none of their
+  facts (per recalled prompt).
+
+The rules are swept on the recall candidates (``AgentService.recall_candidates``, in
+process); the row ``default`` runs ``Memory.recall`` itself with the shipped settings, and a
+sample of prompts goes through the whole process ``memcli agent hook prompt`` to check that
+it gives the same blocks. ``--write-results`` replaces the section between
+``<!-- recall:begin -->`` and ``<!-- recall:end -->`` of ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date, timedelta
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
+
+DATA = HERE / "data" / "recall_project.json"
+DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+MODEL = "local/sentence-transformers/all-MiniLM-L6-v2"
+MEMCLI = [sys.executable, "-m", "memcli"]
+
+
+def log(msg: str) -> None:
+    print(f"[recall_bench] {msg}", file=sys.stderr, flush=True)
+
+
+# -- the workspace ---------------------------------------------------------------------------
+def write_memory(root: Path, data: dict[str, Any], today: date) -> dict[str, str]:
+    """The data's dated files under ``root/memory``; fact id by fact text."""
+    texts: dict[str, str] = {}
+    for f in data["files"]:
+        day = (today - timedelta(days=int(f["days_ago"]))).isoformat()
+        lines = [f"# {day}", ""]
+        for e in f["entries"]:
+            tags = "".join(f" #{t}" for t in e["tags"])
+            lines.append(f"- {e['time']} [{e['type']}] {e['text']}{tags}")
+            texts[e["text"]] = e["id"]
+        (root / "memory" / f"{day}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return texts
+
+
+def halves(items: list[Any]) -> tuple[list[Any], list[Any]]:
+    """(tuning, checking): items 0, 2, 4... and 1, 3, 5..."""
+    return items[0::2], items[1::2]
+
+
+def facts_in(text: str, ids: dict[str, str]) -> set[str]:
+    """The facts whose text a recalled block quotes."""
+    return {fid for fact, fid in ids.items() if fact in text}
+
+
+# -- rules -----------------------------------------------------------------------------------
+# A rule sees the candidates of a prompt (score, fact ids of its passage), best first, and
+# says which to recall.
+Cand = tuple[float, set[str]]
+
+
+def fixed(t: float) -> Any:
+    def rule(cands: list[Cand]) -> list[Cand]:
+        return [c for c in cands if c[0] >= t]
+
+    rule.__name__ = f"score >= {t:.2f}"
+    return rule
+
+
+def relative(t: float, r: float) -> Any:
+    def rule(cands: list[Cand]) -> list[Cand]:
+        if not cands or cands[0][0] < t:
+            return []
+        return [c for c in cands if c[0] >= r * cands[0][0]]
+
+    rule.__name__ = f"best >= {t:.2f}, others >= {r:.2f} x best"
+    return rule
+
+
+def evaluate(
+    rule: Any, relevant: list[tuple[list[str], list[Cand]]], unrelated: list[list[Cand]]
+) -> dict[str, float]:
+    found = riders = recalled = 0
+    for want, cands in relevant:
+        kept = rule(cands)
+        got = set().union(*(c[1] for c in kept)) if kept else set()
+        if got & set(want):
+            found += 1
+        if kept:
+            recalled += 1
+            riders += len(got - set(want))
+    noisy = sum(1 for cands in unrelated if rule(cands))
+    return {
+        "relevant": found / max(len(relevant), 1),
+        "unrelated": noisy / max(len(unrelated), 1),
+        "riders": riders / max(recalled, 1),
+    }
+
+
+# -- running it ------------------------------------------------------------------------------
+THRESHOLDS = (0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55)
+QUICK_THRESHOLDS = (0.35, 0.45)
+#: Prompts of each kind that also go through the whole process ``memcli agent hook prompt``.
+HOOK_SAMPLE = 6
+
+
+def memcli(root: Path, env: dict[str, str], *args: str) -> None:
+    r = subprocess.run(
+        [*MEMCLI, "-q", "-w", str(root), *args], capture_output=True, text=True, env=env
+    )
+    if r.returncode != 0:
+        raise SystemExit(f"memcli {' '.join(args)} failed: {r.stderr[-2000:]}")
+
+
+def hook_text(root: Path, env: dict[str, str], prompt: str) -> str:
+    r = subprocess.run(
+        [*MEMCLI, "agent", "hook", "prompt"],
+        input=json.dumps({"cwd": str(root), "prompt": prompt}),
+        capture_output=True,
+        text=True,
+        cwd=root,
+        env=env,
+        timeout=120,
+    )
+    if r.returncode != 0 or not r.stdout.strip():
+        return ""
+    return str(json.loads(r.stdout)["hookSpecificOutput"]["additionalContext"])
+
+
+def measure_mode(
+    root: Path, env: dict[str, str], data: dict[str, Any], ids: dict[str, str], mode: str
+) -> dict[str, Any]:
+    """Candidates (for the sweep) and the shipped recall's blocks of every prompt, in process;
+    a sample through the hook process, compared with the blocks in process."""
+    from memcli.memory import Memory
+    from memcli.search.context import _core
+    from memcli.search.options import SearchRequest
+
+    relevant = [(r["prompt"], r["facts"]) for r in data["relevant"]]
+    unrelated = list(data["unrelated"])
+    cands: dict[str, list[Cand]] = {}
+    blocks: dict[str, str] = {}
+    snippets: dict[str, str] = {}
+    with Memory.open(root) as mem:
+        limit = int(mem.settings.get("agent.recall_limit"))
+        opts = mem.search_options(SearchRequest(limit=limit, min_score=0.0))
+        default = float(mem.settings.get("agent.recall_min_score"))
+        shipped = mem.search_options(SearchRequest(limit=limit, min_score=default))
+        budget = int(mem.settings.get("agent.recall_tokens"))
+        for prompt in [p for p, _ in relevant] + unrelated:
+            text = " ".join(prompt.split())
+            found: list[Cand] = []
+            if len(text) >= 12 and not text.startswith("/"):  # as recall does
+                result = mem.search(text[:2000], opts)
+                if result.mode != mode:
+                    raise SystemExit(f"searched in mode {result.mode}, not {mode}")
+                for h in result.hits:
+                    core = _core(h)
+                    found.append((h.score, facts_in(core[2] if core else h.snippet, ids)))
+            cands[prompt] = found
+            ctx = mem.recall(prompt)
+            blocks[prompt] = ctx.block.text if ctx is not None else ""
+            # the same results as a search's context block: each with its neighbours
+            whole = mem.context(text[:2000], shipped, budget) if found else None
+            snippets[prompt] = whole.block.text if whole and whole.block.included else ""
+    sample = [p for p, _ in relevant[:HOOK_SAMPLE]] + unrelated[:HOOK_SAMPLE]
+    same = sum(1 for p in sample if hook_text(root, env, p) == blocks[p])
+    return {
+        "mode": mode,
+        "default": default,
+        "cands": cands,
+        "blocks": blocks,
+        "snippets": snippets,
+        "limit": limit,
+        "hook_same": same,
+        "hook_sample": len(sample),
+    }
+
+
+def table(m: dict[str, Any], data: dict[str, Any], ids: dict[str, str], quick: bool) -> str:
+    """Markdown rows: each rule on both halves, then the shipped recall's blocks."""
+    rel = [(r["facts"], m["cands"][r["prompt"]]) for r in data["relevant"]]
+    unr = [m["cands"][p] for p in data["unrelated"]]
+    rt, rc = halves(rel)
+    ut, uc = halves(unr)
+    rules = [fixed(t) for t in (QUICK_THRESHOLDS if quick else THRESHOLDS)]
+    if not quick:
+        rules += [relative(t, 0.8) for t in (0.35, 0.45)]
+    rows = []
+
+    def row(name: str, t: dict[str, float], c: dict[str, float]) -> str:
+        return (
+            f"| {m['mode']} | {name} | {t['relevant']:.0%} | {t['unrelated']:.0%} |"
+            f" {t['riders']:.2f} | {c['relevant']:.0%} | {c['unrelated']:.0%} | {c['riders']:.2f} |"
+        )
+
+    for rule in rules:
+        rows.append(row(rule.__name__, evaluate(rule, rt, ut), evaluate(rule, rc, uc)))
+
+    def shipped(rel_p: list[dict[str, Any]], unr_p: list[str], key: str) -> dict[str, float]:
+        found = riders = recalled = 0
+        for r in rel_p:
+            got = facts_in(m[key][r["prompt"]], ids)
+            found += bool(got & set(r["facts"]))
+            if m[key][r["prompt"]]:
+                recalled += 1
+                riders += len(got - set(r["facts"]))
+        return {
+            "relevant": found / max(len(rel_p), 1),
+            "unrelated": sum(1 for p in unr_p if m[key][p]) / max(len(unr_p), 1),
+            "riders": riders / max(recalled, 1),
+        }
+
+    rh, ch = halves(data["relevant"])
+    uh, uch = halves(data["unrelated"])
+    name = f"score >= {m['default']:.2f}, results with their neighbours (search's block)"
+    rows.append(row(name, shipped(rh, uh, "snippets"), shipped(ch, uch, "snippets")))
+    name = f"**recall** (score >= {m['default']:.2f}, matching entries only)"
+    rows.append(row(name, shipped(rh, uh, "blocks"), shipped(ch, uch, "blocks")))
+    return "\n".join(rows)
+
+
+def ceiling(m: dict[str, Any], data: dict[str, Any]) -> float:
+    """The share of relevant prompts with one of their facts among the candidates at all."""
+    hit = sum(
+        1
+        for r in data["relevant"]
+        if set(r["facts"]) & set().union(*(c[1] for c in m["cands"][r["prompt"]]))
+    )
+    return hit / max(len(data["relevant"]), 1)
+
+
+def run(args: argparse.Namespace) -> str:
+    data = json.loads(DATA.read_text(encoding="utf-8"))
+    if args.quick:
+        data["relevant"] = data["relevant"][:40]
+        data["unrelated"] = data["unrelated"][:40]
+    load = os.getloadavg()
+    sections = []
+    with tempfile.TemporaryDirectory(prefix="memcli-recall-bench-") as tmp:
+        env = {
+            **os.environ,
+            "MEMCLI_CONFIG_DIR": f"{tmp}/config",
+            "MEMCLI_CACHE_DIR": f"{tmp}/cache",
+            "MEMCLI_RUNTIME_DIR": f"{tmp}/run",
+        }
+        os.environ.update({k: env[k] for k in ("MEMCLI_CONFIG_DIR", "MEMCLI_CACHE_DIR")})
+        os.environ["MEMCLI_RUNTIME_DIR"] = env["MEMCLI_RUNTIME_DIR"]
+        root = Path(tmp) / "ws"
+        root.mkdir()
+        memcli(root, env, "init")
+        ids = write_memory(root, data, date.today())
+        memcli(root, env, "index")
+        modes = [("keyword", None)]
+        model_dir = args.model_dir
+        if (model_dir / "model.onnx").is_file():
+            modes.append(("hybrid", model_dir))
+        else:
+            log(f"no model in {model_dir}: keyword mode only")
+        for mode, folder in modes:
+            if folder is not None:
+                memcli(root, env, "config", "set", "embedding.model", MODEL)
+                memcli(root, env, "config", "set", "embedding.model_path", str(folder))
+                memcli(root, env, "trust")
+                memcli(root, env, "index")
+            t0 = time.perf_counter()
+            m = measure_mode(root, env, data, ids, mode)
+            log(f"{mode}: {time.perf_counter() - t0:.1f} s")
+            sections.append((m, table(m, data, ids, args.quick), ceiling(m, data)))
+    load_after = os.getloadavg()
+    n_rel, n_unr = len(data["relevant"]), len(data["unrelated"])
+    facts = sum(len(f["entries"]) for f in data["files"])
+    out = [
+        f"## Recall for an agent's prompt ({time.strftime('%Y-%m-%d')})",
+        "",
+        f"`benchmarks/recall_bench.py{' --quick' if args.quick else ''}` (run by `make bench`):"
+        f" {facts} facts of a web service's memory in {len(data['files'])} dated files"
+        f" (`benchmarks/data/recall_project.json`), {n_rel} relevant prompts (each names its"
+        f" facts, mostly in other words) and {n_unr} unrelated coding-agent prompts; tuning"
+        " half = prompts 1, 3, 5..., checking half = 2, 4, 6... *relevant*: recalled with one"
+        " of its facts in the block; *unrelated*: got any recall; *riders*: entries in the"
+        " block that are none of the prompt's facts, per recalled relevant prompt."
+        f" {platform.machine()}, {os.cpu_count()} CPUs, load"
+        f" {' '.join(f'{x:.1f}' for x in load)} before, {' '.join(f'{x:.1f}' for x in load_after)}"
+        " after.",
+        "",
+        "| mode | rule | relevant (tuning) | unrelated (tuning) | riders (tuning) |"
+        " relevant (checking) | unrelated (checking) | riders (checking) |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for _, rows, _ in sections:
+        out.append(rows)
+    out.append("")
+    for m, _, top in sections:
+        out.append(
+            f"- {m['mode']}: one of the facts among the {m['limit']} candidates at all (no"
+            f" threshold): {top:.0%};"
+            f" hook process = in process for {m['hook_same']} of {m['hook_sample']} prompts."
+        )
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="40 + 40 prompts, two thresholds")
+    p.add_argument("--write-results", action="store_true", help="update benchmarks/RESULTS.md")
+    p.add_argument("--model-dir", type=Path, default=DEFAULT_MODEL)
+    args = p.parse_args(argv)
+    section = run(args)
+    print(section)
+    if args.write_results:
+        from sections import write_section
+
+        write_section("recall", section)
+        log("updated the recall section of benchmarks/RESULTS.md")
+
+
+if __name__ == "__main__":
+    main()
