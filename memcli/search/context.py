@@ -28,6 +28,8 @@ is reduced to its matching passage (its context dropped); if even that does not 
 left out, and later, shorter results may still be included. Lines are cut only when no result
 fits at all: the best one's passage is then cut to the budget and ends with an ellipsis, so a
 search that found something always gives a block (unless the budget cannot hold the frame).
+An agent's recall (``matches_only``) quotes each result's matching passage alone: the entry
+that matched, without its neighbours.
 """
 
 from __future__ import annotations
@@ -147,10 +149,17 @@ class Quote(NamedTuple):
 
 
 def render(
-    query: str, hits: list[Any], max_tokens: int, *, title: str | None = None
+    query: str,
+    hits: list[Any],
+    max_tokens: int,
+    *,
+    title: str | None = None,
+    matches_only: bool = False,
 ) -> ContextBlock:
     """The context block of ``hits`` (in their order) within ``max_tokens``, headed
-    ``Memory for "<query>"`` or ``title``."""
+    ``Memory for "<query>"`` or ``title``. ``matches_only``: each hit's matching passage
+    alone (the entry that matched, as an agent's recall shows it), never the neighbouring
+    entries a search result shows around it."""
     from memcli.notes.controls import strip_controls  # with the block only
     from memcli.notes.instructions import flags as flags_of  # with the block only
 
@@ -166,7 +175,7 @@ def render(
         options = [(hit.start_line, hit.end_line, hit.snippet)]
         core = _core(hit)
         if core is not None:
-            options.append(core)
+            options = [core] if matches_only else [*options, core]
         for start, end, raw in options:
             text = strip_controls(raw)  # a prompt gets no terminal escapes or bidi overrides
             flags = flags_of(text)

@@ -139,7 +139,8 @@ class AgentService(SearchService, FlushService):
     def recall(self, prompt: str, max_tokens: int | None = None) -> Any:
         """The memories that match ``prompt`` well (score at least ``agent.recall_min_score``,
         at most ``agent.recall_limit``) as a :class:`~memcli.service.options.Context`, or
-        None when nothing does, the prompt is too short to search or is a slash command."""
+        None when nothing does, the prompt is too short to search or is a slash command.
+        The block quotes the entries that matched, not their neighbours."""
         from memcli.flush.transcripts import strip_recalled  # recall only
 
         text = " ".join(strip_recalled(prompt).split())
@@ -152,8 +153,12 @@ class AgentService(SearchService, FlushService):
                 min_score=float(self.settings.get("agent.recall_min_score")),
             )
         )
-        ctx = self.context(text[:2000], opts, budget)
-        return ctx if ctx.block.included else None
+        from memcli.search.context import render  # recall builds a block
+        from memcli.service.options import Context  # (with the block)
+
+        result = self.search(text[:2000], opts)
+        block = render(result.query, result.hits, budget, matches_only=True)
+        return Context(result, block, budget) if block.included else None
 
     def flush_session(self, session_id: str, transcript: str | Path) -> SessionFlush:
         """Flush the turns of an agent session's transcript not flushed before (see

@@ -1,0 +1,115 @@
+"""Recall for an agent's prompt over a realistic project memory, through the real hook process:
+the right fact comes up, an unrelated prompt gets nothing, and the block quotes the entries
+that matched, not their neighbours."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from tests.agent_helpers import MEMCLI, context_of, run_hook
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
+
+import recall_bench  # noqa: E402  (the benchmark's memory, written as it writes it)
+
+DATA = json.loads(recall_bench.DATA.read_text(encoding="utf-8"))
+FACTS = {e["id"]: e["text"] for f in DATA["files"] for e in f["entries"]}
+
+
+@pytest.fixture
+def project(workspace: Path) -> Path:
+    """The benchmark's project memory: 68 facts in 12 dated files."""
+    recall_bench.write_memory(workspace, DATA, date.today())
+    return workspace
+
+
+def recall(root: Path, prompt: str) -> str:
+    proc = run_hook(
+        [*MEMCLI, "agent", "hook", "prompt"], {"cwd": str(root), "prompt": prompt}, root
+    )
+    return context_of(proc, "UserPromptSubmit")
+
+
+def quoted(text: str) -> set[str]:
+    """The facts a recalled block quotes."""
+    return {fid for fid, fact in FACTS.items() if fact in text}
+
+
+CASES = [
+    ("Is it ok to log the full card number when a payment fails?", "card-log"),
+    ("Can I log the user's email address when the signup fails?", "pii-logs"),
+    ("Tag the docker image as latest and push it", "image-registry"),
+    ("Which country do we use to compute VAT on an invoice?", "vat"),
+    ("What port does the cache listen on?", "valkey"),
+]
+
+
+@pytest.mark.parametrize(("prompt", "fact"), CASES)
+def test_a_prompt_recalls_its_fact_alone_through_the_hook(
+    project: Path, prompt: str, fact: str
+) -> None:
+    text = recall(project, prompt)
+    assert text.startswith("<<<BEGIN MEMORY ") and text.rstrip().endswith(">>>")
+    assert FACTS[fact] in text
+    # each quoted section is one entry that matched: its neighbours in the file are not there
+    sections = re.findall(r"^`memory/[\d-]+\.md:(\d+)-(\d+)`", text, re.M)
+    assert sections and all(a == b for a, b in sections), text
+    found = quoted(text)
+    assert fact in found
+    assert len(found) == len(sections), text  # no entry rides along with another
+
+
+def test_the_recalled_block_holds_no_neighbour_entry(project: Path) -> None:
+    """The card-number fact sits between two other entries of its day: neither comes with it."""
+    day = next(f for f in DATA["files"] if any(e["id"] == "card-log" for e in f["entries"]))
+    ids = [e["id"] for e in day["entries"]]
+    i = ids.index("card-log")
+    neighbours = [ids[j] for j in (i - 1, i + 1) if 0 <= j < len(ids)]
+    assert neighbours
+    text = recall(project, "Is it ok to log the full card number when a payment fails?")
+    assert FACTS["card-log"] in text
+    for other in neighbours:
+        assert FACTS[other] not in text, other
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Refactor this function into smaller pieces",
+        "Center this div horizontally and vertically",
+        "Fix the typo in the footer template",
+        "/compact",
+        "ok",
+    ],
+)
+def test_an_unrelated_prompt_gets_nothing(project: Path, prompt: str) -> None:
+    assert recall(project, prompt) == ""
+
+
+def test_the_engine_recalls_the_same_entries(project: Path) -> None:
+    """Through a running engine the hook prints the same block as in process."""
+    prompts = [p for p, _ in CASES[:2]]
+    alone = [recall(project, p) for p in prompts]
+    env = {**os.environ}
+    start = subprocess.run(
+        [*MEMCLI, "-w", str(project), "serve", "--detach"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert start.returncode == 0, start.stderr
+    try:
+        through = [recall(project, p) for p in prompts]
+    finally:
+        subprocess.run([*MEMCLI, "-w", str(project), "serve", "--stop"], timeout=60, env=env)
+    assert through == alone
+    assert all(FACTS[f] in t for (_, f), t in zip(CASES, through, strict=False))
