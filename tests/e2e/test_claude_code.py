@@ -133,6 +133,11 @@ def test_sessions_are_flushed_once_and_a_failed_flush_is_retried(
     time.sleep(2)  # a second flush of the same turns would have come by now
     again = flushes(openai_stub)[before:]
     assert len(again) == 1 and "Tuesdays" in again[0] and "that is all" not in again[0], again
+    # compacting it (PreCompact, then the end of the run) sends nothing already sent
+    claude(root, model, "/compact", "--continue", **llm)
+    time.sleep(3)
+    sent = flushes(openai_stub)[failed:]  # after the provider came back
+    assert sum("Tuesdays" in s for s in sent) == 1 and sum("db-stage-7" in s for s in sent) == 1
 
 
 def test_user_scope_serves_each_project_its_own_memory(tmp_path: Path, model: ModelAPI) -> None:
