@@ -1,6 +1,6 @@
 """Scored results on a terminal: ``search`` as a Rich table with the matched words highlighted,
-``status`` as a two-column table; piped output, ``--format text``, ``--json`` and NO_COLOR keep
-the plain forms byte for byte."""
+``status`` as a two-column table; piped output, ``--format text`` and ``--json`` keep the plain
+forms byte for byte, and NO_COLOR keeps the tables without colour (no-color.org)."""
 
 from __future__ import annotations
 
@@ -112,19 +112,27 @@ def test_piped_search_keeps_the_plain_form_byte_for_byte(ws: Path) -> None:
     assert as_text.stdout == piped.stdout
 
 
-@pytest.mark.parametrize("how", ["NO_COLOR", "--format text"])
-def test_terminal_with_no_color_or_format_text_keeps_the_plain_form(ws: Path, how: str) -> None:
+def test_terminal_with_format_text_keeps_the_plain_form(ws: Path) -> None:
     piped = memcli(ws, "search", "session cache").stdout
-    env = {"NO_COLOR": "1"} if how == "NO_COLOR" else {}
-    flags = ["--format", "text"] if how == "--format text" else []
-    code, out, _ = on_terminal(ws, "search", *flags, "session cache", env=env)
+    code, out, _ = on_terminal(ws, "search", "--format", "text", "session cache")
     assert code == 0
     shown = out.replace(b"\r\n", b"\n")
-    if how == "NO_COLOR":
-        assert shown == piped
-    else:  # styled header lines, the same text
-        assert plain(shown.decode()).encode() == piped
+    assert plain(shown.decode()).encode() == piped  # styled header lines, the same text
     assert "┏".encode() not in shown
+
+
+@pytest.mark.parametrize("how", ["NO_COLOR", "--no-color"])
+def test_no_color_takes_the_colour_away_not_the_table(ws: Path, how: str) -> None:
+    """no-color.org: NO_COLOR means no colour; the layout stays what the terminal gets."""
+    env = {"NO_COLOR": "1"} if how == "NO_COLOR" else {}
+    flags = ["--no-color"] if how == "--no-color" else []
+    for args in (["search", "session cache"], ["status"]):
+        code, out, _ = on_terminal(ws, *flags, *args, env=env)
+        assert code == 0 and not SGR.search(out), (args, out[:200])
+        _, styled, _ = on_terminal(ws, *args)
+        assert out.replace(b"\r\n", b"\n") == plain(styled.decode()).encode().replace(
+            b"\r\n", b"\n"
+        )
 
 
 def test_search_on_a_real_terminal_draws_the_table(ws: Path) -> None:
@@ -156,11 +164,8 @@ def test_status_on_a_terminal_is_a_two_column_table_without_a_header_row(ws: Pat
     assert "off (keyword search only)" in body and "None" not in body and "{" not in body
 
 
-def test_status_with_no_color_on_a_terminal_keeps_the_plain_form(ws: Path) -> None:
+def test_status_piped_is_plain_and_a_table_on_a_terminal(ws: Path) -> None:
     piped = memcli(ws, "status")
     assert piped.returncode == 0 and piped.stdout.startswith(b"workspace: ")
-    code, out, _ = on_terminal(ws, "status", env={"NO_COLOR": "1"})
-    assert code == 0
-    assert out.replace(b"\r\n", b"\n") == piped.stdout
     code, out, _ = on_terminal(ws, "status")
     assert code == 0 and "┌".encode() in out and b"workspace: " not in out

@@ -31,9 +31,10 @@ class Output:
 
     @property
     def rich_terminal(self) -> bool:
-        """stdout is a terminal that may be styled: scored results are drawn as Rich tables
-        (piped output and NO_COLOR keep the plain forms)."""
-        return self.stdout_tty and not self.no_color
+        """stdout is a terminal: scored results are drawn as Rich tables (piped output keeps
+        the plain forms; NO_COLOR and --no-color take the colour away, not the layout, as
+        no-color.org asks)."""
+        return self.stdout_tty
 
     @property
     def stderr_tty(self) -> bool:
@@ -89,8 +90,8 @@ class Output:
         self._console().print(table)
 
     def kv(self, pairs: Sequence[tuple[str, Any]], *, title: str | None = None) -> None:
-        """Key/value listing: a two-column table on a styled terminal, ``key: value`` lines
-        when piped or with NO_COLOR."""
+        """Key/value listing: a two-column table on a terminal, ``key: value`` lines when
+        piped."""
         if not self.rich_terminal:
             for key, value in pairs:
                 self.line(f"{key}: {_plain(value)}")
