@@ -81,6 +81,7 @@ lock lock-upgrade:
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check memcli tests benchmarks .ci/gendocs.py .ci/gentour.py
 	$(BIN)/ruff format --check memcli tests benchmarks .ci/gendocs.py .ci/gentour.py
+	$(BIN)/lint-imports --no-cache
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py

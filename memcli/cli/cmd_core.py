@@ -102,7 +102,7 @@ def add(
         "commit": commit,
         "expires": expires,
     }
-    from memcli.engine.answers import add_via_engine  # a socket: no heavy imports
+    from memcli.cli.via_engine import add_via_engine  # a socket: no heavy imports
 
     # a commit runs in process: git takes its identity and hooks from the caller's environment
     if not commit and add_via_engine(st, {"text": text, **given}, as_json):
@@ -186,7 +186,7 @@ app.command(name="search")(search)
 @app.command()
 def status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Workspace, index, counts, search mode and files changed since the last index."""
-    from memcli.engine.answers import engine_answer  # a socket: no heavy imports
+    from memcli.cli.via_engine import engine_answer  # a socket: no heavy imports
 
     st = state(ctx)
     got = engine_answer(st, "status", {})
@@ -205,7 +205,7 @@ def status(ctx: typer.Context, as_json: bool = JSON) -> None:
 @app.command()
 def files(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Indexed files with their chunks, source, date and evergreen flag."""
-    from memcli.engine.answers import engine_answer  # a socket: no heavy imports
+    from memcli.cli.via_engine import engine_answer  # a socket: no heavy imports
 
     st = state(ctx)
     got = engine_answer(st, "files", {})
@@ -228,7 +228,7 @@ def get(
     as_json: bool = JSON,
 ) -> None:
     """Print lines of a memory file (to expand a search hit)."""
-    from memcli.engine.answers import engine_answer  # a socket: no heavy imports
+    from memcli.cli.via_engine import engine_answer  # a socket: no heavy imports
 
     st = state(ctx)
     got = engine_answer(st, "get", {"location": location, "cwd": os.getcwd()})

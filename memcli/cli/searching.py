@@ -20,7 +20,7 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
     fmt = _search_format(args)
     request = args.request()  # checks the dates before the workspace is looked for
     if query is not None and not args.batch:
-        from memcli.engine.answers import search_via_engine  # a socket: no heavy imports
+        from memcli.cli.via_engine import search_via_engine  # a socket: no heavy imports
 
         code = search_via_engine(st, query, request, fmt, args)
         if code is not None:
