@@ -26,6 +26,8 @@ import threading
 from importlib import resources
 from typing import IO, Any
 
+from memcli import __version__
+
 __all__ = ["REPLAY_ID", "VERSION_META", "serve"]
 
 #: The id under which the client's ``initialize`` is replayed to the SDK server.
@@ -210,9 +212,11 @@ class Front:
         if ended:
             feed.put(None)
         threading.Thread(target=_pump, args=(feed, write), daemon=True).start()
-        with os.fdopen(read, "r", encoding="utf-8", errors="replace") as stdin:
-            mcp_server.run_on(server, stdin, self.wire)
-        self.done.set()
+        try:
+            with os.fdopen(read, "r", encoding="utf-8", errors="replace") as stdin:
+                mcp_server.run_on(server, stdin, self.wire)
+        finally:  # ended, or failed: the process must not wait for it
+            self.done.set()
 
 
 def _stamped(answer: dict[str, Any]) -> dict[str, Any]:
@@ -222,10 +226,10 @@ def _stamped(answer: dict[str, Any]) -> dict[str, Any]:
         return answer
     result = dict(result)
     if isinstance(result.get("serverInfo"), dict):
-        result["serverInfo"] = {**result["serverInfo"], "version": _version()}
+        result["serverInfo"] = {**result["serverInfo"], "version": __version__}
     meta = result.get("_meta")
     if isinstance(meta, dict) and isinstance(meta.get(SERVER_META), dict):
-        result["_meta"] = {**meta, SERVER_META: {**meta[SERVER_META], "version": _version()}}
+        result["_meta"] = {**meta, SERVER_META: {**meta[SERVER_META], "version": __version__}}
     return {**answer, "result": result}
 
 
@@ -234,12 +238,6 @@ def _pump(feed: queue.SimpleQueue[bytes | None], fd: int) -> None:
     with os.fdopen(fd, "wb", buffering=0) as pipe:
         while (line := feed.get()) is not None:
             pipe.write(line if line.endswith(b"\n") else line + b"\n")
-
-
-def _version() -> str:
-    from memcli import __version__
-
-    return __version__
 
 
 def _claim_stdio() -> tuple[IO[bytes], int]:
