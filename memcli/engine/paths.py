@@ -13,7 +13,6 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -41,6 +40,8 @@ def runtime_dir() -> Path:
 
 
 def _temp_folder() -> Path:
+    import tempfile  # rarely needed; it imports shutil, random, bz2 and lzma
+
     return Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}"
 
 
