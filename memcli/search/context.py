@@ -228,9 +228,9 @@ def render(
             block.included, block.left_out = 1, block.left_out - 1
             block.sections.append(cut[1])
     if parts:
-        import hashlib  # only a block that has content needs its marker
+        from memcli.digest import sha256_hex  # only a block that has content needs its marker
 
         body = header + "".join("\n" + s for s in parts)
-        begin, end_line = _frame(hashlib.sha256(body.encode()).hexdigest()[:MARKER_CHARS])
+        begin, end_line = _frame(sha256_hex(body.encode())[:MARKER_CHARS])
         block.text = begin + body + end_line
     return block

@@ -2,8 +2,8 @@
 hook's, ``--format context``'s) and one query of a batch. NamedTuples, not dataclasses: a
 dataclass would load ``inspect`` on every prompt an agent submits."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -16,8 +16,8 @@ __all__ = ["BatchAnswer", "Context"]
 class Context(NamedTuple):
     """A search and the context block made of its results (``block.included`` of them fit)."""
 
-    result: SearchResult
-    block: ContextBlock
+    result: "SearchResult"
+    block: "ContextBlock"
     budget: int
 
     @property
@@ -47,7 +47,7 @@ class BatchAnswer(NamedTuple):
     """One query of a batch: its result, or the one-line error that stopped it."""
 
     query: str
-    result: SearchResult | None
+    result: "SearchResult | None"
     error: str | None
 
     def as_dict(self) -> dict[str, Any]:
