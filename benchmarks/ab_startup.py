@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import statistics
 import subprocess
@@ -29,7 +28,11 @@ import tempfile
 import time
 from pathlib import Path
 
-WORK = Path(__file__).resolve().parent / ".work"
+HERE = Path(__file__).resolve().parent
+WORK = HERE / ".work"
+sys.path.insert(0, str(HERE))
+
+from grind import instructions  # noqa: E402  (benchmarks/grind.py: callgrind counts)
 
 
 def timed(cmd: list[str], env: dict[str, str]) -> float:
@@ -42,17 +45,6 @@ def copy_corpus(size: int) -> str:
     folder = tempfile.mkdtemp(prefix="memcli-ab-")
     shutil.copytree(WORK / f"corpus-{size}" / "memory", Path(folder) / "memory")
     return folder
-
-
-def instructions(cmd: list[str], env: dict[str, str]) -> int:
-    """CPU instructions of one run of ``cmd`` (after a warm-up run that writes any cache)."""
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
-    grind = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *cmd]
-    r = subprocess.run(grind, capture_output=True, text=True, env={**env, "PYTHONHASHSEED": "0"})
-    match = re.search(r"Collected : (\d+)", r.stderr)
-    if not match:
-        raise SystemExit(f"valgrind gave no count for {cmd}: {r.stderr[-300:]}")
-    return int(match.group(1))
 
 
 def main() -> int:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -158,6 +157,8 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
         args += ["--session-id", str(session), "--transcript", transcript]
     elif isinstance(session, str) and session:
         args += ["--session-id", session]  # the session asking: not due, it has just begun
+    import subprocess  # only a flush starts a process: not on the prompt hook's path
+
     from memcli.statedir import open_state
 
     fd = open_state(_log_path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT)

@@ -240,7 +240,7 @@ def _text(text: str) -> CallToolResult:
 
 
 def context_text(ctx: Any) -> str:
-    """The framed context block of a search (:class:`memcli.service.options.Context`), then
+    """The framed context block of a search (:class:`memcli.service.answers.Context`), then
     the ids of the facts it cites (for supersede, forget and confirm), and what the search
     warned about."""
     result, block = ctx.result, ctx.block

@@ -30,11 +30,14 @@ def main() -> None:
     they load the collector would traverse them again and again (a fifth of a search here).
     They are frozen out of later collections once loaded, and the collector runs as usual for
     the command. A search loads the service layer the same way, once it knows it searches in
-    process (one the engine answers never loads it).
+    process (one the engine answers never loads it). A hook runs whole that way: it lives a
+    fraction of a second, and what it creates besides its imports is little.
     """
     hook = fastpath.hook(sys.argv[1:])
     if hook is not None:  # an agent's hook: no Typer, and exit 0 whatever happens
-        sys.exit(fastpath.run_hook(*hook))
+        with loading():  # imports and all: a hook makes little garbage and ends at once
+            code = fastpath.run_hook(*hook)
+        sys.exit(code)
     served = fastpath.mcp(sys.argv[1:])
     if served is not None:  # an MCP client waits for initialize: no Typer either
         sys.exit(fastpath.run_mcp(*served))

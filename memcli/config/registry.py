@@ -4,8 +4,8 @@ Config loading, ``memcli config``, ``memcli doctor``, the search options, the fu
 the docs generator all read :data:`SETTINGS`; nothing else holds a default.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 import math
 from typing import Any, NamedTuple
 

@@ -72,9 +72,9 @@ def framed(text: Any) -> bool:
     )
     if found is None:
         return False
-    import hashlib
+    from memcli.digest import sha256_hex
 
-    return hashlib.sha256(found.group(2).encode()).hexdigest()[:12] == found.group(1)
+    return sha256_hex(found.group(2).encode())[:12] == found.group(1)
 
 
 def _given_up_lately(root: Path) -> bool:

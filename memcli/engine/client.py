@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +49,8 @@ def ask(
         # no socket, or one that another local user could have put there (a folder or a
         # socket that is not only ours): answer in process, never ask it
         return None
+    import socket  # only when an engine's socket is there: its enums cost 5 ms to create
+
     from memcli import __version__
 
     request = {"v": PROTOCOL, "version": __version__, "op": op, "args": args, "env": client_env()}

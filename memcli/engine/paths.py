@@ -10,12 +10,12 @@ refuses to start.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
-import tempfile
 import warnings
 from pathlib import Path
+
+from memcli.digest import sha256_hex
 
 __all__ = ["engine_files", "engine_problem", "folder_problem", "socket_problem"]
 
@@ -41,12 +41,14 @@ def runtime_dir() -> Path:
 
 
 def _temp_folder() -> Path:
+    import tempfile  # rarely needed; it imports shutil, random, bz2 and lzma
+
     return Path(tempfile.gettempdir()) / f"memcli-{os.getuid()}"
 
 
 def engine_files(root: Path) -> tuple[Path, Path]:
     """(socket, lock file) of the engine of the workspace at ``root``."""
-    name = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:16]
+    name = sha256_hex(str(root.resolve()).encode())[:16]
     folder = runtime_dir()
     if len(str(folder / f"{name}.sock")) > MAX_SOCKET_PATH:
         folder = _temp_folder()

@@ -6,8 +6,8 @@ all read it. No provider is called here except to embed a search's query, throug
 :class:`~memcli.index.embedder.Embedder` the caller hands in.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 from collections.abc import Callable
 from functools import partial
 from typing import Any, NamedTuple

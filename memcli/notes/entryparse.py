@@ -7,10 +7,10 @@ The indexer, a search that shows fact ids and :mod:`memcli.notes.entries` (which
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterator
 
+from memcli.digest import sha1_hex
 from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE
 
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
@@ -99,7 +99,7 @@ def fact_key(text: str) -> str:
         text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE)
     # str.split() and the regex \s agree on what whitespace is (both use str.isspace)
     norm = " ".join(text.split()).lower().rstrip(".!")
-    return hashlib.sha1(norm.encode("utf-8")).hexdigest()
+    return sha1_hex(norm.encode("utf-8"))
 
 
 def entry_marks(text: str, today: str) -> tuple[list[str], list[str]]:

@@ -23,8 +23,8 @@ A fact's **id** is the first 8 hex digits of its duplicate key
 (:func:`memcli.notes.entries.fact_key`): stable while its text is, whatever the file or line.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 import re
 from datetime import date
 from typing import NamedTuple

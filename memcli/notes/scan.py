@@ -1,7 +1,7 @@
 """Finding the Markdown files of a workspace and reading them safely."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 import gc
 import os
 import re

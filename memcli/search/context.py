@@ -35,7 +35,6 @@ that matched, without its neighbours.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 CHARS_PER_TOKEN = 4
@@ -58,14 +57,32 @@ def estimate_tokens(text: str) -> int:
     return math.ceil(cost(text) / CHARS_PER_TOKEN)
 
 
-@dataclass
 class ContextSection:
-    """One result in the block: its citation and its flags (e.g. ``instruction-like``)."""
+    """One result in the block: its citation and its flags (e.g. ``instruction-like``).
+    A plain class: a dataclass would load ``inspect`` on every prompt hook."""
 
-    path: str
-    start_line: int
-    end_line: int
-    flags: list[str] = field(default_factory=list)
+    __slots__ = ("path", "start_line", "end_line", "flags")
+
+    def __init__(
+        self, path: str, start_line: int, end_line: int, flags: list[str] | None = None
+    ) -> None:
+        self.path = path
+        self.start_line = start_line
+        self.end_line = end_line
+        self.flags = [] if flags is None else flags
+
+    def _key(self) -> tuple[str, int, int, list[str]]:
+        return self.path, self.start_line, self.end_line, self.flags
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContextSection):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __repr__(self) -> str:
+        return "ContextSection(path={!r}, start_line={!r}, end_line={!r}, flags={!r})".format(
+            *self._key()
+        )
 
     @property
     def citation(self) -> str:
@@ -80,12 +97,36 @@ class ContextSection:
         }
 
 
-@dataclass
 class ContextBlock:
-    text: str  # ends with a newline, or is empty when nothing fits
-    included: int = 0  # results in the block (whole, or reduced to their matching passage)
-    left_out: int = 0
-    sections: list[ContextSection] = field(default_factory=list)
+    """The block's text (ends with a newline, or is empty when nothing fits), the results in
+    it (whole, or reduced to their matching passage), those left out, and its sections."""
+
+    __slots__ = ("text", "included", "left_out", "sections")
+
+    def __init__(
+        self,
+        text: str,
+        included: int = 0,
+        left_out: int = 0,
+        sections: list[ContextSection] | None = None,
+    ) -> None:
+        self.text = text
+        self.included = included
+        self.left_out = left_out
+        self.sections = [] if sections is None else sections
+
+    def _key(self) -> tuple[str, int, int, list[ContextSection]]:
+        return self.text, self.included, self.left_out, self.sections
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ContextBlock):
+            return NotImplemented
+        return self._key() == other._key()
+
+    def __repr__(self) -> str:
+        return "ContextBlock(text={!r}, included={!r}, left_out={!r}, sections={!r})".format(
+            *self._key()
+        )
 
     @property
     def citations(self) -> list[str]:
@@ -196,9 +237,9 @@ def render(
             block.included, block.left_out = 1, block.left_out - 1
             block.sections.append(cut[1])
     if parts:
-        import hashlib  # only a block that has content needs its marker
+        from memcli.digest import sha256_hex  # only a block that has content needs its marker
 
         body = header + "".join("\n" + s for s in parts)
-        begin, end_line = _frame(hashlib.sha256(body.encode()).hexdigest()[:MARKER_CHARS])
+        begin, end_line = _frame(sha256_hex(body.encode())[:MARKER_CHARS])
         block.text = begin + body + end_line
     return block

@@ -1,7 +1,7 @@
 """What a search runs with: filters, options (defaults from the settings registry), checks."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 from collections.abc import Sequence
 from datetime import date
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -71,13 +71,13 @@ class SearchOptions(NamedTuple):
     explain: bool = False
 
     @classmethod
-    def from_settings(cls, settings: Any, **given: Any) -> SearchOptions:
+    def from_settings(cls, settings: Any, **given: Any) -> "SearchOptions":
         """Every field that a setting sets, from ``settings`` (a memcli.config.Settings), with
         the fields in ``given`` on top."""
         values = {name: settings.get(key) for name, key in SETTING_OF.items()}
         return cls(**{**values, **given})
 
-    def fusion_params(self) -> FusionParams:
+    def fusion_params(self) -> "FusionParams":
         from memcli.search.fusion import FusionParams  # vectors only: keyword search never fuses
 
         return FusionParams(self.fusion, self.rrf_k, self.keyword_weight, self.vector_weight)
@@ -130,7 +130,7 @@ class SearchRequest(NamedTuple):
     include_inactive: bool = False  # superseded, retracted and expired facts too
     explain: bool = False
 
-    def checked(self) -> SearchRequest:
+    def checked(self) -> "SearchRequest":
         """This request with its dates written as YYYY-MM-DD, after checking them and the
         numbers against the settings registry's bounds (BadInput). The CLI checks before it
         opens a workspace; :meth:`SearchService.search_options` checks again."""

@@ -8,8 +8,8 @@ without spaces (Chinese, Japanese, Korean, Thai...) becomes the pieces the index
 for it (:mod:`memcli.index.grams`): any part of such a text is found.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 import re
 from typing import NamedTuple
 

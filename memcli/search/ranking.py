@@ -21,8 +21,8 @@ Normalisation
     and on ten thousand.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 import math
 import re
 from collections import Counter

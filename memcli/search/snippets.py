@@ -16,8 +16,8 @@ The text is the index's copy of each file (assembled from its chunks), so snippe
 with the line numbers the index reports even if the file changed since.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
 from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, NamedTuple

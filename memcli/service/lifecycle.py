@@ -5,8 +5,8 @@ Every change is a status line written under the entry in its Markdown file
 indexed, and with ``commit`` committed with a message that tells the story.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: typing compiles each string annotation of a
+# NamedTuple at import (typing.ForwardRef), and every Memory imports this mixin.
 import json
 import re
 from collections.abc import Iterator

@@ -1,7 +1,8 @@
 """Options and results of the operations that are not on the plain search path (add, get,
-git history and sync, flush, watch, init, the context block, batches). They live apart from
-the service mixins so that a search, which imports ``Memory`` and with it every mixin, does
-not pay for creating these classes."""
+git history and sync, flush, watch, init). They live apart from the service mixins so that a
+search, which imports ``Memory`` and with it every mixin, does not pay for creating these
+classes. The context block's and a batch's results are in :mod:`memcli.service.answers`:
+the prompt hook makes one."""
 
 from __future__ import annotations
 
@@ -11,12 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput
+from memcli.service.answers import BatchAnswer, Context  # noqa: F401  (their old home)
 
 if TYPE_CHECKING:
     from memcli.git.sync import SyncResult
     from memcli.index.indexer import IndexReport
-    from memcli.search.context import ContextBlock
-    from memcli.search.results import SearchResult
 
 
 @dataclass(frozen=True)
@@ -89,51 +89,6 @@ class WatchOptions:
     def __post_init__(self) -> None:
         if self.debounce_ms is not None and self.debounce_ms < 0:
             raise BadInput("--debounce must be 0 or more milliseconds")
-
-
-@dataclass
-class Context:
-    """A search and the context block made of its results (``block.included`` of them fit)."""
-
-    result: SearchResult
-    block: ContextBlock
-    budget: int
-
-    @property
-    def overflow(self) -> str | None:
-        """Why the block is empty although results were found (the budget is too small)."""
-        if self.result.hits and not self.block.included:
-            return f"no result fits in {self.budget} tokens; raise --max-tokens"
-        return None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The block for a program that hands it to a model (an MCP tool, a hook): its text,
-        its sections with their citations and flags, and what the search said."""
-        return {
-            "query": self.result.query,
-            "mode": self.result.mode,
-            "stale": self.result.stale,
-            "warnings": [*self.result.warnings, *([self.overflow] if self.overflow else [])],
-            "budget": self.budget,
-            "text": self.block.text,
-            "included": self.block.included,
-            "left_out": self.block.left_out,
-            "sections": [s.as_dict() for s in self.block.sections],
-        }
-
-
-@dataclass
-class BatchAnswer:
-    """One query of a batch: its result, or the one-line error that stopped it."""
-
-    query: str
-    result: SearchResult | None
-    error: str | None
-
-    def as_dict(self) -> dict[str, Any]:
-        if self.result is None:
-            return {"query": self.query, "error": self.error, "results": []}
-        return self.result.as_dict()
 
 
 @dataclass
