@@ -101,20 +101,15 @@ def _special_tokens(tokens: dict[str, Any]) -> list[Any]:
 class OnnxModel:
     """One model folder loaded in this process: :meth:`embed` turns texts into vectors."""
 
-    def __init__(self, folder: Path, pooling: Pooling) -> None:
-        import onnxruntime as ort  # type: ignore[import-untyped]  # numpy too: vectors only
+    def __init__(self, folder: Path, pooling: Pooling, graphs: Path | None = None) -> None:
+        """Load the model of ``folder``; ``graphs``: the folder of optimised graphs kept
+        between processes (:mod:`memcli.providers.onnxsession`; None: none kept)."""
+        from memcli.providers.onnxsession import open_session  # ONNX Runtime: vectors only
 
         path = model_file(folder)
         if path is None:
             raise ValueError(f"{folder} holds no ONNX model")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Threads wait on the OS instead of spinning between operators: no core burnt while
-        # the model is idle, and on a busy machine faster (benchmarks/local_bench.py).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        self.session = open_session(path, graphs)
         self.inputs = {i.name for i in self.session.get_inputs()}
         self.tokenizer = load_tokenizer(folder)
         self.pooling = pooling
