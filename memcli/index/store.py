@@ -6,6 +6,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from itertools import groupby
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,6 +51,18 @@ class ChunkRow(NamedTuple):
     corroborated: int = 0
     fact_id: str | None = None
     tail: str = ""  # the status lines ending the entry: shown with it, not searched
+
+
+#: The status columns of a chunk (``ChunkRow[7:]``) of a chunk without status lines: the
+#: columns' defaults in the schema.
+PLAIN: tuple[Any, ...] = ("", None, 0, 0, None, "")
+_CHUNK_COLUMNS = "id, file_id, start_line, end_line, heading, types, tags, hash"
+_STATUS_COLUMNS = "state, expires, confirmed, corroborated, fact_id, tail"
+#: The insert of a chunk row by its length: without and with the status columns.
+CHUNK_INSERTS = {
+    8: f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 8)})",
+    14: f"INSERT INTO chunks ({_CHUNK_COLUMNS}, {_STATUS_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+}
 
 
 class FileWrite(NamedTuple):
@@ -455,19 +468,20 @@ class Store:
             i = first
             for file_id, w in zip(file_ids, writes, strict=True):
                 for c in w.chunks:
-                    rows.append((i, file_id, *c[:2], c.heading, c.types, c.tags, c.hash, *c[7:]))
+                    flags = c[7:]
+                    row = (i, file_id, *c[:2], c.heading, c.types, c.tags, c.hash)
+                    rows.append(row if flags == PLAIN else (*row, *flags))
                     # the grams column only for text in scripts written without spaces
                     text = c.text
                     texts.append(
                         (i, text, c.heading, None if text.isascii() else grams(text) or None)
                     )
                     i += 1
-            conn.executemany(
-                "INSERT INTO chunks (id, file_id, start_line, end_line, heading, types, tags, hash,"
-                " state, expires, confirmed, corroborated, fact_id, tail)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            # a chunk without status lines leaves their columns to their defaults: binding
+            # six more values a row cost as much as the rest of the row (benchmarks/write_cost.py);
+            # runs of each kind keep the ids in order
+            for width, run in groupby(rows, len):
+                conn.executemany(CHUNK_INSERTS[width], run)
             conn.executemany(
                 "INSERT INTO chunks_fts (rowid, text, heading, grams) VALUES (?, ?, ?, ?)", texts
             )
