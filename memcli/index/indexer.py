@@ -18,7 +18,13 @@ from memcli.index.embedder import Embedder
 from memcli.index.freshness import Freshness
 from memcli.index.grams import GRAMS_VERSION
 from memcli.index.parsing import Parsed, parse_text
-from memcli.index.store import FileState, FileWrite, Store
+from memcli.index.store import (
+    BULK_FTS_HASH_BYTES,
+    FTS_HASH_BYTES,
+    FileState,
+    FileWrite,
+    Store,
+)
 from memcli.locks import ProcessLock
 from memcli.notes.scan import FoundFile, ScanResult, read_text, scan, stat_files
 from memcli.notes.workspace import Workspace, source_of
@@ -209,6 +215,7 @@ class Indexer:
             store.ensure_bulk_indexes()  # a bulk load that crashed left them out
             if bulk:
                 store.drop_bulk_indexes()
+                store.fts_hash_size(BULK_FTS_HASH_BYTES)
             if bulk and _parallel(todo):
                 from memcli.index.parseproc import parse_elsewhere  # bulk loads only
 
@@ -244,6 +251,7 @@ class Indexer:
                     progress(done, total)
             if bulk:
                 store.ensure_bulk_indexes()
+                store.fts_hash_size(FTS_HASH_BYTES)
             store.set_meta("last_indexed", str(time.time()))
             if whole or watched or prior is not None:
                 check.record(began if whole else None, found.folders, watched)

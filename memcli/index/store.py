@@ -505,6 +505,13 @@ class Store:
         for name in BULK_INDEXES:
             self.conn.execute(f"DROP INDEX IF EXISTS {name}")
 
+    def fts_hash_size(self, size: int) -> None:
+        """Set how much FTS5 holds in memory before it writes a segment (a bulk load raises it
+        for its transaction: fewer, larger segments to merge; the rows are the same)."""
+        self.conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('hashsize', ?)", (int(size),)
+        )
+
     def ensure_bulk_indexes(self) -> None:
         """Create any secondary index a bulk load dropped (a no-op when they exist)."""
         for sql in BULK_INDEXES.values():
@@ -641,6 +648,12 @@ BULK_INDEXES = {
     "facts_hash": "CREATE INDEX IF NOT EXISTS facts_hash ON facts(hash)",
     "facts_file": "CREATE INDEX IF NOT EXISTS facts_file ON facts(file_id)",
 }
+
+
+#: FTS5's default for 'hashsize' (what a bulk load sets back) and what a bulk load uses: at
+#: 108,859 chunks 8 MiB took about a fifth less CPU than 1 MiB (and than 32 MiB).
+FTS_HASH_BYTES = 1024 * 1024
+BULK_FTS_HASH_BYTES = 8 * 1024 * 1024
 
 
 class ForeignIndex(Exception):
