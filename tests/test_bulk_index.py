@@ -118,6 +118,13 @@ def test_bulk_load_with_parse_process_equals_file_by_file(
     assert got == want
     assert {"chunks_file", "facts_hash", "facts_file"} <= set(got["indexes"])
     assert got["match"] > 0
+    # the bulk load's larger FTS5 buffer is set back to FTS5's default once it is done
+    store = open_store(find_workspace(bulk))
+    try:
+        row = store.conn.execute("SELECT v FROM chunks_fts_config WHERE k = 'hashsize'")
+        assert row.fetchone() == (1024 * 1024,)
+    finally:
+        store.close()
 
 
 def test_parse_process_that_dies_falls_back_to_parsing_here(
@@ -162,3 +169,113 @@ def test_indexes_dropped_by_an_interrupted_bulk_load_come_back(
     report = _sync(workspace)
     assert report.added == 1
     assert {"chunks_file", "facts_hash", "facts_file"} <= set(_dump(workspace)["indexes"])
+
+
+class _Counting:
+    """A connection that counts the statements run through it (execute and executemany
+    calls, each one however many rows it writes)."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+        self.calls: list[str] = []
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        self.calls.append(sql)
+        return self._conn.execute(sql, *args)
+
+    def executemany(self, sql: str, *args: Any) -> Any:
+        self.calls.append(sql)
+        return self._conn.executemany(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._conn, name)
+
+
+def _counted_sync(root: Path, *, force: bool = False) -> tuple[indexer.IndexReport, list[str]]:
+    ws = find_workspace(root)
+    store = open_store(ws)
+    counting = _Counting(store.conn)
+    store.conn = counting
+    try:
+        report = Indexer(ws, store, load_settings(ws.root)).sync(embed=False, force=force)
+    finally:
+        store.conn = counting._conn
+        store.close()
+    return report, counting.calls
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_sync_writes_many_files_per_statement(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, parallel: bool
+) -> None:
+    # 120 files in one write batch: a statement per table, not per file (the file-by-file
+    # writes made six calls a file, 60k at 10k files, more time than the rows themselves)
+    _write_notes(workspace, 120)
+    monkeypatch.setattr(indexer, "BULK_FILES", 5)
+    monkeypatch.setattr(indexer, "PARALLEL_FILES", 5 if parallel else 10**9)
+    report, calls = _counted_sync(workspace)
+    assert report.added >= 120
+    assert len(_inserts(calls)) == 4, calls  # files, chunks, chunks_fts, facts
+    assert len(calls) < 80
+    # and an edit of many files (updates) batches the same way, apart from each file's deletes
+    for path in sorted((workspace / "memory").rglob("note-*.md")):
+        path.write_text(path.read_text() + "\n- one more kiwi fact\n")
+    report, calls = _counted_sync(workspace)
+    assert report.updated >= 80
+    assert len(_inserts(calls)) == 3  # chunks, chunks_fts, facts (files: an UPDATE)
+
+
+def _inserts(calls: list[str]) -> list[str]:
+    """The statements that insert rows (not FTS5's commands, such as its 'hashsize')."""
+    return [
+        c
+        for c in calls
+        if c.startswith(("INSERT INTO files", "INSERT INTO chunks", "INSERT INTO facts"))
+        and not c.startswith("INSERT INTO chunks_fts(chunks_fts")
+    ]
+
+
+def test_a_forced_rebuild_drops_the_tables_instead_of_deleting_rows(
+    twins: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    forced, cold = twins
+    monkeypatch.setattr(indexer, "BULK_FILES", 5)
+    _sync(forced)
+    ws = find_workspace(forced)
+    store = open_store(ws)
+    schema = store.conn.execute(
+        "SELECT type, name, sql FROM sqlite_master ORDER BY name"
+    ).fetchall()
+    store.close()
+    report, calls = _counted_sync(forced, force=True)
+    assert not [c for c in calls if c.lstrip().upper().startswith("DELETE")], calls
+    store = open_store(ws)
+    after = store.conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall()
+    store.close()
+    assert after == schema  # the same tables and indexes, made from their own statements
+    expected = _sync(cold)
+    assert (report.added, report.files, report.chunks) == (
+        expected.added,
+        expected.files,
+        expected.chunks,
+    )
+    assert _dump(forced) == _dump(cold)
+
+
+def test_the_grams_column_is_written_only_for_text_that_needs_it(workspace: Path) -> None:
+    (workspace / "memory" / "cjk.md").write_text("- 缓存改用 Valkey\n", encoding="utf-8")
+    (workspace / "memory" / "plain.md").write_text("- plain kiwi fact — with a dash\n")
+    _sync(workspace)
+    store = open_store(find_workspace(workspace))
+    try:
+        rows = store.conn.execute(
+            "SELECT f.path, t.c2 FROM chunks c JOIN files f ON f.id = c.file_id"
+            " JOIN chunks_fts_content t ON t.id = c.id ORDER BY f.path"
+        ).fetchall()
+        found = store.conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'grams:缓存'"
+        ).fetchone()[0]
+    finally:
+        store.close()
+    assert rows[1:] == [("memory/cjk.md", "缓存 存改 改用 缓 存 改 用"), ("memory/plain.md", None)]
+    assert found == 1

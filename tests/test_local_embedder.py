@@ -206,3 +206,51 @@ def test_a_model_memcli_does_not_know_goes_through_fastembed(tmp_path: Path) -> 
     vector = embedder.embed([FACTS[0]])[0]
     assert embedder.runtime == "fastembed"
     assert len(vector) == 384 and abs(sum(x * x for x in vector) - 1.0) > 1e-3
+
+
+def _graph_folders(cache: Path) -> list[Path]:
+    from memcli.providers.local import GRAPHS
+
+    return sorted((cache / GRAPHS).iterdir()) if (cache / GRAPHS).is_dir() else []
+
+
+def test_a_later_process_loads_the_optimised_graph_kept_in_the_cache(tmp_path: Path) -> None:
+    import onnxruntime as ort
+
+    from memcli.providers.local import LocalEmbedder
+
+    texts = [FACTS[0], "puppy", "Résumé — café, 日本語"]
+    plain = LocalEmbedder(MODEL, model_path=MODEL_DIR).embed(texts)  # optimised here only
+    first = LocalEmbedder(MODEL, model_path=MODEL_DIR, cache_dir=tmp_path)
+    assert first.embed(texts) == plain
+    (folder,) = _graph_folders(tmp_path)
+    assert sorted(p.name for p in folder.iterdir()) == ["graph.onnx", "weights.bin"]
+    # the next load runs the saved graph, not optimising again: the same vectors, bit for bit
+    later = LocalEmbedder(MODEL, model_path=MODEL_DIR, cache_dir=tmp_path)
+    assert later.embed(texts) == plain
+    options = later.load().session.get_session_options()
+    assert options.graph_optimization_level == ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    assert _graph_folders(tmp_path) == [folder]
+
+
+def test_a_damaged_optimised_graph_is_made_again(tmp_path: Path) -> None:
+    from memcli.providers.local import LocalEmbedder
+
+    want = LocalEmbedder(MODEL, model_path=MODEL_DIR, cache_dir=tmp_path).embed([FACTS[1]])
+    (folder,) = _graph_folders(tmp_path)
+    weights = folder / "weights.bin"
+    size = weights.stat().st_size
+    with weights.open("r+b") as fh:
+        fh.truncate(size // 2)
+    assert LocalEmbedder(MODEL, model_path=MODEL_DIR, cache_dir=tmp_path).embed([FACTS[1]]) == want
+    assert _graph_folders(tmp_path) == [folder] and weights.stat().st_size == size
+
+
+def test_a_cache_that_cannot_be_written_still_gives_the_vectors(tmp_path: Path) -> None:
+    from memcli.providers.local import LocalEmbedder
+
+    want = LocalEmbedder(MODEL, model_path=MODEL_DIR).embed([FACTS[2]])
+    blocked = tmp_path / "not-a-folder"
+    blocked.write_text("")
+    embedder = LocalEmbedder(MODEL, model_path=MODEL_DIR, cache_dir=blocked)
+    assert embedder.embed([FACTS[2]]) == want

@@ -18,7 +18,13 @@ from memcli.index.embedder import Embedder
 from memcli.index.freshness import Freshness
 from memcli.index.grams import GRAMS_VERSION
 from memcli.index.parsing import Parsed, parse_text
-from memcli.index.store import FileState, Store
+from memcli.index.store import (
+    BULK_FTS_HASH_BYTES,
+    FTS_HASH_BYTES,
+    FileState,
+    FileWrite,
+    Store,
+)
 from memcli.locks import ProcessLock
 from memcli.notes.scan import FoundFile, ScanResult, read_text, scan, stat_files
 from memcli.notes.workspace import Workspace, source_of
@@ -35,6 +41,11 @@ BULK_FILES = 1000
 #: A bulk load of at least this many files reads and parses them in a second process while
 #: this one writes to SQLite; the two halves take about the same time (benchmarks/RESULTS.md).
 PARALLEL_FILES = 2000
+#: Files whose rows are written together (Store.write_files: one executemany per table),
+#: or fewer when their chunks reach WRITE_CHUNKS: per-file statements cost more than the
+#: rows, and a batch's rows are held in memory until written.
+WRITE_FILES = 500
+WRITE_CHUNKS = 8000
 
 
 Progress = Callable[[int, int], None]
@@ -110,6 +121,9 @@ class Indexer:
         #: unless the caller says) and what it found.
         self.check = Freshness(ws, store, settings, self.include, freshness)
         self.writer = writer  # the writer lock, when the caller holds it (embed_pending)
+        #: Files parsed and not yet written (:meth:`_flush` writes them in one batch).
+        self._pending: list[FileWrite] = []
+        self._pending_chunks = 0
 
     def scan(self) -> ScanResult:
         return scan(self.ws, self.include)
@@ -201,6 +215,7 @@ class Indexer:
             store.ensure_bulk_indexes()  # a bulk load that crashed left them out
             if bulk:
                 store.drop_bulk_indexes()
+                store.fts_hash_size(BULK_FTS_HASH_BYTES)
             if bulk and _parallel(todo):
                 from memcli.index.parseproc import parse_elsewhere  # bulk loads only
 
@@ -218,11 +233,13 @@ class Indexer:
                 if k is None or k.mtime_ns != f.mtime_ns or k.size != f.size:
                     batch_bytes += f.size  # read (and maybe rewritten), not just compared
                 if batch >= BATCH_FILES or batch_bytes >= BATCH_BYTES:
+                    self._flush()
                     store.conn.execute("COMMIT")
                     store.conn.execute("BEGIN IMMEDIATE")
                     batch = batch_bytes = 0
                 if progress:
                     progress(done, total)
+            self._flush()
             for rel in unskip:
                 store.unskip(rel)
             for k in gone:
@@ -234,11 +251,14 @@ class Indexer:
                     progress(done, total)
             if bulk:
                 store.ensure_bulk_indexes()
+                store.fts_hash_size(FTS_HASH_BYTES)
             store.set_meta("last_indexed", str(time.time()))
             if whole or watched or prior is not None:
                 check.record(began if whole else None, found.folders, watched)
             store.conn.execute("COMMIT")
         except BaseException:
+            self._pending.clear()
+            self._pending_chunks = 0
             db.rollback(store.conn)
             raise
         finally:
@@ -295,23 +315,35 @@ class Indexer:
             reason = (parsed.warning or "not indexed").removeprefix("skipped: ")
             self.store.set_skipped(f.rel, recorded_mtime(f.mtime_ns), f.size, reason)
             return
-        self.store.write_file(
-            f.rel,
-            mtime_ns=recorded_mtime(f.mtime_ns),
-            size=f.size,
-            sha256=parsed.sha256,
-            date=parsed.date,
-            source=source_of(f.rel),
-            evergreen=parsed.date is None,
-            chunks=parsed.rows,
-            facts=parsed.facts,
-            file_id=known.id if known is not None else None,
+        self._pending.append(
+            FileWrite(
+                f.rel,
+                recorded_mtime(f.mtime_ns),
+                f.size,
+                parsed.sha256,
+                parsed.date,
+                source_of(f.rel),
+                parsed.date is None,
+                parsed.rows,
+                parsed.facts,
+                known.id if known is not None else None,
+            )
         )
+        self._pending_chunks += len(parsed.rows)
+        if len(self._pending) >= WRITE_FILES or self._pending_chunks >= WRITE_CHUNKS:
+            self._flush()
         report.changed.append(f.rel)
         if known is None:
             report.added += 1
         else:
             report.updated += 1
+
+    def _flush(self) -> None:
+        """Write the files parsed since the last flush (inside the sync's transaction)."""
+        if self._pending:
+            self.store.write_files(self._pending)
+            self._pending = []
+            self._pending_chunks = 0
 
     def _sync_file(self, f: FoundFile, known: FileState | None, report: IndexReport) -> None:
         if known is not None and (known.mtime_ns, known.size) == (f.mtime_ns, f.size):

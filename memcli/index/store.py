@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from itertools import groupby
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,6 +51,34 @@ class ChunkRow(NamedTuple):
     corroborated: int = 0
     fact_id: str | None = None
     tail: str = ""  # the status lines ending the entry: shown with it, not searched
+
+
+#: The status columns of a chunk (``ChunkRow[7:]``) of a chunk without status lines: the
+#: columns' defaults in the schema.
+PLAIN: tuple[Any, ...] = ("", None, 0, 0, None, "")
+_CHUNK_COLUMNS = "id, file_id, start_line, end_line, heading, types, tags, hash"
+_STATUS_COLUMNS = "state, expires, confirmed, corroborated, fact_id, tail"
+#: The insert of a chunk row by its length: without and with the status columns.
+CHUNK_INSERTS = {
+    8: f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 8)})",
+    14: f"INSERT INTO chunks ({_CHUNK_COLUMNS}, {_STATUS_COLUMNS}) VALUES ({', '.join('?' * 14)})",
+}
+
+
+class FileWrite(NamedTuple):
+    """One file for :meth:`Store.write_files`: its stat and hash, what the index says of it,
+    its chunks and facts; ``file_id`` when it replaces a file the index holds."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    sha256: str
+    date: str | None
+    source: str
+    evergreen: bool
+    chunks: list[ChunkRow]
+    facts: list[tuple[str, int]]
+    file_id: int | None = None
 
 
 class RecentChunk(NamedTuple):
@@ -351,51 +380,120 @@ class Store:
         file_id: int | None = None,
     ) -> int:
         """Insert or replace one file with all its chunks and facts."""
+        write = FileWrite(
+            path, mtime_ns, size, sha256, date, source, evergreen, chunks, list(facts), file_id
+        )
+        return self.write_files([write])[0]
+
+    def write_files(self, writes: Sequence[FileWrite]) -> list[int]:
+        """Insert or replace many files with all their chunks and facts (inside the caller's
+        write transaction); their file ids, in order.
+
+        Each table takes one ``executemany`` for the whole batch: per file, three statements
+        and three batched inserts cost more than the rows themselves (a 10k-file index made
+        60k calls). Ids are given, not read back: a new file gets the id SQLite would give
+        (one above the largest), chunks the next ids above :data:`CHUNK_IDS`, in order, so the
+        rows are those a file-by-file write makes."""
+        if not writes:
+            return []
+        conn = self.conn
         now = time.time()
-        if file_id is not None:
-            self._delete_file_rows(file_id)
-            self.conn.execute(
+        file_ids: list[int] = []
+        updated = [w for w in writes if w.file_id is not None]
+        for w in updated:
+            assert w.file_id is not None
+            self._delete_file_rows(w.file_id)
+        if updated:
+            conn.executemany(
                 "UPDATE files SET mtime_ns=?, size=?, sha256=?, date=?, source=?, evergreen=?,"
                 " indexed_at=? WHERE id=?",
-                (mtime_ns, size, sha256, date, source, int(evergreen), now, file_id),
+                [
+                    (
+                        w.mtime_ns,
+                        w.size,
+                        w.sha256,
+                        w.date,
+                        w.source,
+                        int(w.evergreen),
+                        now,
+                        w.file_id,
+                    )
+                    for w in updated
+                ],
             )
-        else:
-            cur = self.conn.execute(
-                "INSERT INTO files (path, mtime_ns, size, sha256, date, source, evergreen,"
-                " indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (path, mtime_ns, size, sha256, date, source, int(evergreen), now),
+        added: list[tuple[Any, ...]] = []
+        next_id = 0
+        for w in writes:
+            if w.file_id is not None:
+                file_ids.append(w.file_id)
+                continue
+            if not next_id:
+                next_id = int(
+                    conn.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0]
+                )
+            file_ids.append(next_id)
+            added.append(
+                (
+                    next_id,
+                    w.path,
+                    w.mtime_ns,
+                    w.size,
+                    w.sha256,
+                    w.date,
+                    w.source,
+                    int(w.evergreen),
+                    now,
+                )
             )
-            file_id = int(cur.lastrowid)
-        conn = self.conn
-        if chunks:
-            # Ids are given, not read back row by row, so each table takes one executemany
-            # (the caller's write transaction keeps max(id) stable).
+            next_id += 1
+        if added:
+            conn.executemany(
+                "INSERT INTO files (id, path, mtime_ns, size, sha256, date, source, evergreen,"
+                " indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                added,
+            )
+        count = sum(len(w.chunks) for w in writes)
+        if count:
             first = conn.execute(
                 "SELECT max(coalesce(max(id), 0),"
                 " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1"
                 " FROM chunks",
                 (CHUNK_IDS,),
             ).fetchone()[0]
-            ids = range(first, first + len(chunks))
-            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (CHUNK_IDS, str(ids[-1])))
-            conn.executemany(
-                "INSERT INTO chunks (id, file_id, start_line, end_line, heading, types, tags, hash,"
-                " state, expires, confirmed, corroborated, fact_id, tail)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (i, file_id, *c[:2], c.heading, c.types, c.tags, c.hash, *c[7:])
-                    for i, c in zip(ids, chunks, strict=True)
-                ],
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (CHUNK_IDS, str(first + count - 1))
             )
+            rows: list[tuple[Any, ...]] = []
+            texts: list[tuple[Any, ...]] = []
+            i = first
+            for file_id, w in zip(file_ids, writes, strict=True):
+                for c in w.chunks:
+                    flags = c[7:]
+                    row = (i, file_id, *c[:2], c.heading, c.types, c.tags, c.hash)
+                    rows.append(row if flags == PLAIN else (*row, *flags))
+                    # the grams column only for text in scripts written without spaces
+                    text = c.text
+                    texts.append(
+                        (i, text, c.heading, None if text.isascii() else grams(text) or None)
+                    )
+                    i += 1
+            # a chunk without status lines leaves their columns to their defaults: binding
+            # six more values a row cost as much as the rest of the row (benchmarks/write_cost.py);
+            # runs of each kind keep the ids in order
+            for width, run in groupby(rows, len):
+                conn.executemany(CHUNK_INSERTS[width], run)
             conn.executemany(
-                "INSERT INTO chunks_fts (rowid, text, heading, grams) VALUES (?, ?, ?, ?)",
-                [(i, c.text, c.heading, grams(c.text)) for i, c in zip(ids, chunks, strict=True)],
+                "INSERT INTO chunks_fts (rowid, text, heading, grams) VALUES (?, ?, ?, ?)", texts
             )
         conn.executemany(
             "INSERT INTO facts (hash, file_id, line) VALUES (?, ?, ?)",
-            [(h, file_id, line) for h, line in facts],
+            [
+                (h, file_id, line)
+                for file_id, w in zip(file_ids, writes, strict=True)
+                for h, line in w.facts
+            ],
         )
-        return file_id
+        return file_ids
 
     def drop_bulk_indexes(self) -> None:
         """Drop the secondary indexes before a bulk load (inside the caller's transaction).
@@ -407,19 +505,42 @@ class Store:
         for name in BULK_INDEXES:
             self.conn.execute(f"DROP INDEX IF EXISTS {name}")
 
+    def fts_hash_size(self, size: int) -> None:
+        """Set how much FTS5 holds in memory before it writes a segment (a bulk load raises it
+        for its transaction: fewer, larger segments to merge; the rows are the same)."""
+        self.conn.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('hashsize', ?)", (int(size),)
+        )
+
     def ensure_bulk_indexes(self) -> None:
         """Create any secondary index a bulk load dropped (a no-op when they exist)."""
         for sql in BULK_INDEXES.values():
             self.conn.execute(sql)
 
     def clear(self) -> None:
-        """Delete every indexed row (a full rebuild follows)."""
-        self.conn.execute("DELETE FROM chunks_fts")
+        """Remove every indexed row (a full rebuild follows), inside the caller's transaction.
+
+        The tables are dropped and made again from their own statements in the schema (with
+        their indexes), not emptied: FTS5 deletes row by row, tokenising each text again to
+        remove its terms, which took a quarter of a forced rebuild at 10k files."""
+        conn = self.conn
         self._delete_vectors(None)
-        self.conn.execute("DELETE FROM facts")
-        self.conn.execute("DELETE FROM chunks")
-        self.conn.execute("DELETE FROM files")
-        self.conn.execute("DELETE FROM skipped")
+        rows = conn.execute(
+            "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL"
+            f" AND (tbl_name IN ({','.join('?' * len(CLEARED))}) OR name = 'chunks_fts')",
+            CLEARED,
+        ).fetchall()
+        tables = {name: sql for kind, name, _, sql in rows if kind == "table"}
+        indexes = [sql for kind, _, _, sql in rows if kind == "index"]
+        # children first: dropping a parent with foreign keys on deletes its children's rows
+        for name in ("chunks_fts", *reversed(CLEARED)):
+            if name in tables:
+                conn.execute(f"DROP TABLE {name}")
+        for name in (*CLEARED, "chunks_fts"):
+            if name in tables:
+                conn.execute(tables[name])
+        for sql in indexes:
+            conn.execute(sql)
 
     def scrub(self) -> bool:
         """Leave no trace of deleted text in the file (``forget --purge``): FTS5's segments
@@ -529,6 +650,12 @@ BULK_INDEXES = {
 }
 
 
+#: FTS5's default for 'hashsize' (what a bulk load sets back) and what a bulk load uses: at
+#: 108,859 chunks 8 MiB took about a fifth less CPU than 1 MiB (and than 32 MiB).
+FTS_HASH_BYTES = 1024 * 1024
+BULK_FTS_HASH_BYTES = 8 * 1024 * 1024
+
+
 class ForeignIndex(Exception):
     """The file is a SQLite database, but not a memcli index."""
 
@@ -541,3 +668,8 @@ def remove_index_files(path: Path) -> None:
 
         shutil.rmtree(path)
     db.remove_files(path)
+
+
+#: The tables :meth:`Store.clear` drops and makes again, parents before children (``chunks_fts``
+#: too, after them).
+CLEARED = ("files", "skipped", "chunks", "facts")

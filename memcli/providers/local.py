@@ -30,6 +30,8 @@ from memcli.providers.embeddings import CachedEmbedder, cache_from_settings, loc
 #: Texts per model run. With texts sorted by length, batches of 2 to 6 cost the least CPU per
 #: text on LoCoMo chunks; 16 costs 25% more, 64 75% more (benchmarks/local_bench.py).
 MODEL_BATCH = 4
+#: The folder of optimised graphs (memcli.providers.onnxsession) in the models' cache folder.
+GRAPHS = "onnx-graphs"
 
 
 def model_name(model: str) -> str:
@@ -85,7 +87,8 @@ class LocalEmbedder(CachedEmbedder):
         pooling = onnxmodel.POOLING.get(self.name)
         if folder is not None and pooling is not None and onnxmodel.model_file(folder):
             # a known model's folder: ONNX Runtime directly, fastembed's vectors without its import
-            self._model = self._load(lambda: onnxmodel.OnnxModel(folder, pooling))
+            graphs = self.cache_dir / GRAPHS if self.cache_dir is not None else None
+            self._model = self._load(lambda: onnxmodel.OnnxModel(folder, pooling, graphs))
             self.runtime = "onnxruntime"
         else:
             self._model = self._load(self._fastembed)

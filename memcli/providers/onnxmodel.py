@@ -98,25 +98,41 @@ def _special_tokens(tokens: dict[str, Any]) -> list[Any]:
     return out
 
 
+def _open(model: Path, graphs: Path | None, made: list[Any]) -> None:
+    """The session of ``model`` (:func:`memcli.providers.onnxsession.open_session`), or what
+    it raised, appended to ``made`` (run on a thread of its own)."""
+    from memcli.providers.onnxsession import open_session  # ONNX Runtime: vectors only
+
+    try:
+        made.append(open_session(model, graphs))
+    except BaseException as exc:  # noqa: BLE001 - raised again by the caller's thread
+        made.append(exc)
+
+
 class OnnxModel:
     """One model folder loaded in this process: :meth:`embed` turns texts into vectors."""
 
-    def __init__(self, folder: Path, pooling: Pooling) -> None:
-        import onnxruntime as ort  # type: ignore[import-untyped]  # numpy too: vectors only
+    def __init__(self, folder: Path, pooling: Pooling, graphs: Path | None = None) -> None:
+        """Load the model of ``folder``; ``graphs``: the folder of optimised graphs kept
+        between processes (:mod:`memcli.providers.onnxsession`; None: none kept)."""
+        from threading import Thread  # (with ONNX Runtime) vectors only
 
         path = model_file(folder)
         if path is None:
             raise ValueError(f"{folder} holds no ONNX model")
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # Threads wait on the OS instead of spinning between operators: no core burnt while
-        # the model is idle, and on a busy machine faster (benchmarks/local_bench.py).
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        # ONNX Runtime lets other threads run while it makes a session: the tokenizer is read
+        # meanwhile, on another core where there is one (benchmarks/query_bench.py)
+        made: list[Any] = []
+        thread = Thread(target=_open, args=(path, graphs, made), daemon=True)
+        thread.start()
+        try:
+            self.tokenizer = load_tokenizer(folder)
+        finally:
+            thread.join()
+        if isinstance(made[0], BaseException):
+            raise made[0]
+        self.session = made[0]
         self.inputs = {i.name for i in self.session.get_inputs()}
-        self.tokenizer = load_tokenizer(folder)
         self.pooling = pooling
 
     def embed(self, texts: list[str], batch_size: int) -> list[list[float]]:
