@@ -15,12 +15,14 @@ until a whole round brings nothing new, and the run is checked:
   successor, and it stands under the old fact (not moved under another by a merge), and the
   successor is there once;
 * no conflict markers, the same memory files byte for byte in every clone, and no sync left
-  failed after the final rounds.
+  failed after the final rounds;
+* no ``add`` or ``supersede`` refused, no ``add`` of a new text answered "already there", and
+  no ``superseded by`` line that no reported supersede wrote.
 
 Reported per N: facts per second (adds that exited 0, all clones together), sync time p50 and
 p95, rounds (fetch-integrate-push attempts) per sync beyond the first, syncs that failed and
-were retried, and the load average while it ran. ``--quick``: N = 2 and 4 for 20 s.
-The exit code is 1 when a check fails.
+were retried, and the load average (1 min) before, after and on average while it ran.
+``--quick``: N = 2 and 4 for 20 s. The exit code is 1 when a check fails.
 """
 
 from __future__ import annotations
@@ -99,7 +101,13 @@ def setup(base: Path, n: int) -> list[Path]:
 def worker(clone: Path, seconds: float, seed: int, out: Path) -> None:
     """Add, supersede and sync at random until the time is up; write what happened."""
     rng = random.Random(seed)
-    log: dict[str, Any] = {"added": [], "superseded": [], "syncs": [], "failed": []}
+    log: dict[str, Any] = {
+        "added": [],
+        "superseded": [],
+        "syncs": [],
+        "failed": [],
+        "refused": [],  # an add or supersede that exited non-zero, or an add not added
+    }
     deadline = time.monotonic() + seconds
     next_sync = time.monotonic() + rng.uniform(1, 6)
     n = 0
@@ -127,10 +135,16 @@ def worker(clone: Path, seconds: float, seed: int, out: Path) -> None:
             if run.returncode == 0:
                 log["superseded"].append({"old": old["text"], "old_id": old["id"], "new": new})
                 log["added"].append({"text": new, "id": _id(new)})
+            else:
+                log["refused"].append(f"supersede {old['id']}: {run.stderr.strip()[-300:]}")
         else:
             text = f"Fleet fact {clone.name}-{n}: {rng.choice(WORDS)} {rng.choice(WORDS)}."
             run = memcli(clone, "add", text, "--json")
-            if run.returncode == 0 and json.loads(run.stdout).get("added", True):
+            if run.returncode != 0:
+                log["refused"].append(f"add {text!r}: {run.stderr.strip()[-300:]}")
+            elif not json.loads(run.stdout).get("added", True):  # every text is new
+                log["refused"].append(f"add {text!r} said it was there: {run.stdout.strip()}")
+            else:
                 log["added"].append({"text": text, "id": _id(text)})
         n += 1
         time.sleep(rng.uniform(0, 0.3))
@@ -184,6 +198,7 @@ def memory_files(clone: Path) -> dict[str, bytes]:
 def check(clones: list[Path], logs: list[dict[str, Any]], errors: list[str]) -> list[str]:
     """Every problem found (none: all checks hold)."""
     problems = [f"sync still failing: {e}" for e in errors]
+    problems += [f"refused: {r}" for log in logs for r in log.get("refused", [])]
     files = [memory_files(c) for c in clones]
     for clone, got in zip(clones[1:], files[1:], strict=True):
         if got != files[0]:
@@ -196,6 +211,10 @@ def check(clones: list[Path], logs: list[dict[str, Any]], errors: list[str]) -> 
     for data in files[0].values():
         for entry in parse_entries(data.decode("utf-8", "replace")):
             statuses.setdefault(entry.text, []).extend(entry.status)
+    successors = {_id(c["new"]) for log in logs for c in log["superseded"]}
+    for stray in set(re.findall(r"^\s+- superseded [\d-]+ by ([0-9a-f]+)\b", text, re.M)):
+        if stray not in successors:  # a mark no supersede that exited 0 wrote
+            problems.append(f"a 'superseded by {stray}' line no supersede reported")
     for log in logs:
         for fact in log["added"]:
             count = sum(1 for ln in lines if ln.rstrip().endswith(fact["text"]))
@@ -232,8 +251,10 @@ def run_fleet(n: int, seconds: float) -> dict[str, Any]:
                     out,
                 )
             )
-        for proc, _ in procs:
-            proc.wait()
+        loads = []
+        while any(proc.poll() is None for proc, _ in procs):
+            loads.append(os.getloadavg()[0])
+            time.sleep(min(5.0, max(0.5, seconds / 20)))
         elapsed = time.perf_counter() - t0
         load = os.getloadavg()[0]
         logs = [json.loads(out.read_text()) for _, out in procs]
@@ -258,6 +279,7 @@ def run_fleet(n: int, seconds: float) -> dict[str, Any]:
             ),
             "load_before": round(load_before, 2),
             "load_after": round(load, 2),
+            "load_mean": round(statistics.mean(loads or [load]), 2),
             "problems": problems,
         }
     finally:
@@ -267,7 +289,7 @@ def run_fleet(n: int, seconds: float) -> dict[str, Any]:
 def table(rows: list[dict[str, Any]]) -> str:
     out = [
         "| clones | seconds | facts saved | facts/s | superseded | syncs | failed, retried"
-        " | sync p50 | sync p95 | extra rounds/sync | lost or doubled | load (1 min) |",
+        " | sync p50 | sync p95 | extra rounds/sync | problems | load (1 min) |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in rows:
@@ -275,7 +297,8 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {r['clones']} | {r['seconds']} | {r['facts']} | {r['facts_per_s']}"
             f" | {r['superseded']} | {r['syncs']} | {r['sync_failed_then_retried']}"
             f" | {r['sync_p50_s']} s | {r['sync_p95_s']} s | {r['rounds_beyond_first']}"
-            f" | {len(r['problems'])} | {r['load_before']} -> {r['load_after']} |"
+            f" | {len(r['problems'])} | {r['load_before']} -> {r['load_after']}"
+            f" (mean {r['load_mean']}) |"
         )
     return "\n".join(out) + "\n"
 
