@@ -109,17 +109,21 @@ def sync(
     branch = out.strip()
     remote, merge_ref, upstream = _upstream(repo, branch)
     result = SyncResult(branch, upstream, strategy)
-    dirty = _dirty_memory(scope)
-    if dirty:
-        if not commit:
-            raise GitError(
-                f"{len(dirty)} memory file(s) have uncommitted changes",
-                hint="commit them, or run sync without --no-commit",
-            )
-        message = sync_message(diff_states(scope, scope.head(), WORKTREE))
-        result.committed = commit_paths(root, [scope.top / p for p in dirty], message) or None
-    result.before = scope.head()
     writers = Workspace(Path(root).resolve()).writers_lock
+    # the pending memory is committed between two writes, never inside one: a supersede holds
+    # the writers lock shared over its two writes, so a commit has both or neither
+    with exclusive(writers, timeout=ROUND_LOCK_TIMEOUT):
+        dirty = _dirty_memory(scope)
+        if dirty:
+            if not commit:
+                raise GitError(
+                    f"{len(dirty)} memory file(s) have uncommitted changes",
+                    hint="commit them, or run sync without --no-commit",
+                )
+            message = sync_message(diff_states(scope, scope.head(), WORKTREE))
+            committed = commit_paths(root, [scope.top / p for p in dirty], message)
+            result.committed = committed or None
+    result.before = scope.head()
     started = time.monotonic()
     deadline = started + max(0.0, time_limit)
     pause = FIRST_PAUSE

@@ -13,13 +13,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.errors import BadInput
 from memcli.locks import ProcessLock
 from memcli.notes.lifecycle import ID_CHARS, Status, entry_id, status_line, status_of
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.notes import NotesService
+
+if TYPE_CHECKING:
+    from memcli.service.options import SyncOptions, SyncReport
 
 __all__ = ["FactRef", "LifecycleResult", "LifecycleService"]
 
@@ -211,17 +214,22 @@ class LifecycleService(NotesService):
 
     def _write_supersede(self, change: PendingSupersede, old: FactRef) -> Any:
         """The successor (skipped when there already), then the mark under the old fact
-        (not written twice)."""
+        (not written twice), under the workspace's writers lock held shared for both: a
+        sync, which holds it exclusive to commit and to integrate, sees both or neither."""
+        from memcli.locks import shared
+
         now = datetime.fromisoformat(change.when)
-        added = self.add(
-            change.text,
-            type=change.type,
-            tags=change.tags,
-            now=now,
-            status=(status_line("supersedes", old.id),),
-        )
-        new_id = entry_id(change.text.strip())
-        self._annotate(old, status_line("superseded", f"by {new_id}", now.date()), once=True)
+        with shared(self.ws.writers_lock):
+            added = self.add(
+                change.text,
+                type=change.type,
+                tags=change.tags,
+                now=now,
+                status=(status_line("supersedes", old.id),),
+            )
+            new_id = entry_id(change.text.strip())
+            mark = status_line("superseded", f"by {new_id}", now.date())
+            self._annotate(old, mark, once=True)
         return added
 
     # -- one change at a time, whole ---------------------------------------------------------
@@ -356,12 +364,29 @@ class LifecycleService(NotesService):
         sha = self._commit_change([fact.path], f"memcli: confirmed {fact.id}", commit)
         return LifecycleResult("confirmed", fact, [mark], commit=sha)
 
+    def sync(self, opts: "SyncOptions | None" = None) -> "SyncReport":
+        """:meth:`GitService.sync <memcli.service.git.GitService.sync>`, having first finished
+        a supersede that a killed process left half done: a sync never commits and pushes
+        half of one."""
+        if self._left_pending():
+            with self._changing():
+                pass
+        return super().sync(opts)
+
+    def _left_pending(self) -> bool:
+        """Whether a record of a supersede left half done is there (see :meth:`_pending`)."""
+        try:
+            folder = (self.ws.state_dir / PENDING_DIR).iterdir()
+            return any(p.name.startswith("supersede-") for p in folder)
+        except OSError:
+            return False
+
     def review(self, today: date | None = None) -> list[dict[str, Any]]:
         """Facts that need a decision: under review (a conflict, an instruction-like fact),
         and expired ones, each with the commands that settle it."""
         from memcli.notes.entryparse import entry_fields
 
-        if (self.ws.state_dir / PENDING_DIR).is_dir():  # a change a killed process left
+        if self._left_pending():  # a change a killed process left
             with self._changing():
                 pass
         self.sync_before_search()
