@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from memcli.errors import ProviderError
 from memcli.index.embedcache import EmbedCache
 from memcli.index.embedder import Fingerprint
 from memcli.providers import models
@@ -99,3 +102,15 @@ def test_init_takes_a_short_name(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.stderr
     want = "embedding.model = local/intfloat/multilingual-e5-small"
     assert any(want in c for c in r.json()["created"])
+
+
+def test_a_model_fastembed_cannot_fetch_asks_for_its_folder() -> None:
+    pytest.importorskip("fastembed")
+    from memcli.providers.local import LocalEmbedder
+
+    # no folder, and not a model fastembed can fetch: said at once, without asking the hub
+    embedder = LocalEmbedder("local/multilingual-e5-small")
+    with pytest.raises(
+        ProviderError, match="fastembed cannot fetch local/intfloat/multilingual-e5-small"
+    ):
+        embedder.embed(["会话缓存"])

@@ -125,6 +125,11 @@ class LocalEmbedder(CachedEmbedder):
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are here: never fetch
             register_custom(TextEmbedding, self.name, Path(self.model_path), self.known)
             return FastembedModel(TextEmbedding(model_name=self.name, **kwargs))
+        if not _fastembed_knows(TextEmbedding, self.name):
+            raise ProviderError(
+                f"fastembed cannot fetch local/{self.name}: set embedding.model_path to a"
+                " folder holding the model (memcli init --local --model-path DIR)"
+            )
         if self.cache_dir is not None:
             kwargs["cache_dir"] = str(self.cache_dir)
         try:  # in the cache already: no network at all
@@ -159,7 +164,7 @@ def register_custom(
     """Register ``name`` with fastembed as a custom model when fastembed does not know it:
     pooling and normalisation from memcli's list or the folder, the dimension from the
     folder's ``config.json``. True when it registered it."""
-    if any(m["model"].lower() == name.lower() for m in text_embedding.list_supported_models()):
+    if _fastembed_knows(text_embedding, name):
         return False
     from fastembed.common.model_description import ModelSource, PoolingType
 
@@ -182,6 +187,11 @@ def register_custom(
         model_file=onnx.name,
     )
     return True
+
+
+def _fastembed_knows(text_embedding: Any, name: str) -> bool:
+    """Whether fastembed has ``name`` among its models (built in or registered)."""
+    return any(m["model"].lower() == name.lower() for m in text_embedding.list_supported_models())
 
 
 def hub_unreachable(timeout: float = 3.0) -> str | None:
