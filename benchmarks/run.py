@@ -17,6 +17,9 @@ Runs, one after the other (they measure time, so never two at once):
 * ``local``: ``local_bench.py`` (the local embedding model: cold hybrid index against
   fastembed's floor, rebuild, whole-process searches); ``--quick``: one conversation;
 * ``locomo``: ``locomo.py PATH`` (retrieval recall) only with ``--locomo PATH``;
+* ``multilingual_bench``: keyword recall in Chinese, Japanese and Korean, and hybrid recall
+  across languages with the multilingual model when its folder is found beside the project
+  (``$MEMCLI_MULTILINGUAL_MODEL_DIR`` elsewhere);
 * any other ``*_bench.py`` found in the folder, with ``--quick`` when it offers it (and, on
   a full run, ``--write-results`` when it offers that).
 

@@ -26,6 +26,16 @@ any the coarse grid of :data:`COARSE` runs. ``--index-set key=value`` sets an in
 an index variant (repeatable; ``--variant`` separates variants, e.g. what goes into the embedded
 text). ``--set`` applies to everything (settings go through ``Memory.open(overrides=...)``).
 
+Gains that carry: every figure is also given for a *tuning* part (the first three
+conversations of the file, conv-26, -30, -41 in the dev set) and a *checking* part (the last
+two, conv-42, -43); a ranking change is kept only when it helps both (``--split N`` moves the
+line). ``--embed-text context`` embeds each chunk after its heading and its file's date (the
+context a reader sees). The word ``question-words=keep`` in a configuration keeps the
+question-framing words (memcli.search.query.QUESTION_WORDS) instead of dropping them, to check
+that rule the same way. Each run also reports the cost of its model: index seconds per 1,000
+chunks (with an empty ``--cache``), query embedding per question and the process's peak
+resident memory.
+
 The embedding cache lives in ``--cache`` (default: a folder in the system temp dir that is kept),
 so a second run of the same index variant calls the model for nothing. Every configuration
 reports recall per category and per conversation; ``--json`` writes them all.
@@ -78,6 +88,8 @@ EMBED_TEXT = {
     "text": "t.text",
     "heading": "CASE WHEN c.heading != '' THEN c.heading || char(10) ELSE '' END || t.text",
     "date": "CASE WHEN f.date IS NOT NULL THEN f.date || char(10) ELSE '' END || t.text",
+    "context": "CASE WHEN c.heading != '' THEN c.heading || char(10) ELSE '' END"
+    " || CASE WHEN f.date IS NOT NULL THEN f.date || char(10) ELSE '' END || t.text",
 }
 
 
@@ -101,6 +113,14 @@ def embed_text(form: str) -> None:
     vectors.still_pending = lambda store, todo: [True] * len(todo)  # type: ignore[assignment]
 
 
+def question_words(keep: bool) -> None:
+    """Drop the question-framing words like stop words (memcli's rule) or keep them."""
+    from memcli.search import query
+
+    base = query.STOPWORDS | query.QUESTION_WORDS
+    query.STOPWORDS = base - query.QUESTION_WORDS if keep else base  # type: ignore[misc]
+
+
 def parse_config(text: str) -> tuple[str, dict[str, Any]]:
     """(mode, SearchOptions fields) of a configuration string."""
     mode = "hybrid"
@@ -108,6 +128,8 @@ def parse_config(text: str) -> tuple[str, dict[str, Any]]:
     for item in text.split():
         if item in ("keyword", "hybrid", "vector"):
             mode = item
+            continue
+        if item.startswith("question-words="):
             continue
         key, _, raw = item.partition("=")
         if key not in FIELD_OF:
@@ -141,6 +163,7 @@ def prepare(
     """Index every conversation in ``work`` and embed its questions."""
     out = []
     t_index = t_embed = 0.0
+    chunks = questions = 0
     for conv in convs:
         root = work / conv.sample_id
         if not root.exists():
@@ -150,20 +173,33 @@ def prepare(
         t0 = time.perf_counter()
         mem.index()
         t_index += time.perf_counter() - t0
+        chunks += mem.store.counts()[1]
+        questions += len(conv.questions)
         vectors = None
         if embed and mem.embedder is not None:
             t0 = time.perf_counter()
             vectors = mem.embedder.embed([q for q, _, _ in conv.questions], quick=True)
             t_embed += time.perf_counter() - t0
         out.append(Prepared(conv, mem, vectors))
-    return out, {"index_s": round(t_index, 1), "query_embed_s": round(t_embed, 1)}
+    return out, {
+        "index_s": round(t_index, 1),
+        "chunks": chunks,
+        "index_s_per_1k_chunks": round(1000 * t_index / max(chunks, 1), 1),
+        "query_embed_s": round(t_embed, 1),
+        "query_embed_ms": round(1000 * t_embed / max(questions, 1), 1),
+    }
 
 
-def evaluate(prepared: list[Prepared], mode: str, fields: dict[str, Any], budget: int) -> dict:
-    """Recall of one configuration over every prepared conversation."""
+def evaluate(
+    prepared: list[Prepared], mode: str, fields: dict[str, Any], budget: int, split: int = 3
+) -> dict:
+    """Recall of one configuration over every prepared conversation, and over the tuning
+    (the first ``split`` conversations) and checking parts."""
     total = Score()
+    halves = (Score(), Score())
     per_conv: dict[str, float] = {}
-    for p in prepared:
+    for n, p in enumerate(prepared):
+        part = halves[0 if n < split else 1]
         opts = p.mem.search_options()._replace(**fields)
         score = Score()
         store = p.mem.store
@@ -176,14 +212,24 @@ def evaluate(prepared: list[Prepared], mode: str, fields: dict[str, Any], budget
             r = recall(evidence, text)
             score.add(cat, r, len(text))
             total.add(cat, r, len(text))
+            part.add(cat, r, len(text))
         per_conv[p.conv.sample_id] = round(score.mean(), 4)
     return {
         "recall": round(total.mean(), 4),
         "recall_cat1_4": round(total.mean(CATS), 4),
         "by_category": {str(c): round(total.mean((c,)), 4) for c in sorted(total.recalls)},
         "by_conversation": per_conv,
+        "tuning": round(halves[0].mean(), 4),
+        "checking": round(halves[1].mean(), 4),
         "mean_chars": round(sum(total.chars) / max(len(total.chars), 1)),
     }
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory so far (MiB)."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -219,6 +265,9 @@ def main(argv: list[str] | None = None) -> None:
         help="what a chunk is embedded from: one index variant each (default: text)",
     )
     p.add_argument("--only", action="append", default=[], metavar="SAMPLE_ID")
+    p.add_argument(
+        "--split", type=int, default=3, help="conversations in the tuning part (the rest check)"
+    )
     p.add_argument("--budget", type=int, default=2000)
     p.add_argument(
         "--cache",
@@ -248,14 +297,16 @@ def main(argv: list[str] | None = None) -> None:
             t0 = time.perf_counter()
             prepared, timing = prepare(convs, Path(tmpdir) / f"v{vi}", overrides, embed=True)
             variant = " ".join(x for x in (variant, f"embed-text={form}") if x)
+            timing["peak_rss_mib"] = peak_rss_mib()
             print(
                 f"# variant {variant}: prepared in {time.perf_counter() - t0:.1f} s {timing}",
                 flush=True,
             )
             for config in configs:
                 mode, fields = parse_config(config)
+                question_words("question-words=keep" in config.split())
                 t0 = time.perf_counter()
-                res = evaluate(prepared, mode, fields, args.budget)
+                res = evaluate(prepared, mode, fields, args.budget, args.split)
                 res.update(
                     variant=variant, config=config, seconds=round(time.perf_counter() - t0, 1)
                 )
@@ -263,8 +314,9 @@ def main(argv: list[str] | None = None) -> None:
                 cats = " ".join(f"{c}:{v:.3f}" for c, v in res["by_category"].items())
                 convs_s = " ".join(f"{v:.3f}" for v in res["by_conversation"].values())
                 print(
-                    f"{res['recall']:.4f} {res['recall_cat1_4']:.4f}  {cats}  [{convs_s}]"
-                    f"  {config}  ({res['seconds']} s)",
+                    f"{res['recall']:.4f} {res['recall_cat1_4']:.4f}"
+                    f"  tune {res['tuning']:.4f} check {res['checking']:.4f}  {cats}"
+                    f"  [{convs_s}]  {config}  ({res['seconds']} s)",
                     flush=True,
                 )
             for pr in prepared:

@@ -87,7 +87,7 @@ complete -c memcli -n '__memcli_is memcli' -s h -l help -d 'Show this message an
 complete -c memcli -n '__memcli_is memcli init' -l git -d 'Run \'git init\' there unless it is already in a git repository.'
 complete -c memcli -n '__memcli_is memcli init' -l hooks -d 'Install git hooks that re-index after commit/merge/checkout.'
 complete -c memcli -n '__memcli_is memcli init' -l local -d 'Semantic search with a local model (needs memcli[local]): sets embedding.model.'
-complete -c memcli -n '__memcli_is memcli init' -l local-model -x -d 'The fastembed model --local sets. [default: sentence-transformers/all-MiniLM-L6-v2]'
+complete -c memcli -n '__memcli_is memcli init' -l local-model -x -d 'The model --local sets: a fastembed name or a short name (all-MiniLM-L6-v2, English; multilingual-e5-small, about 100 languages). \'list\' shows each with its size, load time and embedding speed. [default: sentence-transformers/all-MiniLM-L6-v2]'
 complete -c memcli -n '__memcli_is memcli init' -l model-path -x -d 'Folder holding the local model\'s files (offline machines).'
 complete -c memcli -n '__memcli_is memcli init' -l json -d 'Print JSON (stable field names, see README).'
 complete -c memcli -n '__memcli_is memcli init' -s h -l help -d 'Show this message and exit.'

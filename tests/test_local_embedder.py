@@ -7,6 +7,7 @@ tests are skipped (a plain ``pytest`` on a machine without the model).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -254,3 +255,90 @@ def test_a_cache_that_cannot_be_written_still_gives_the_vectors(tmp_path: Path) 
     blocked.write_text("")
     embedder = LocalEmbedder(MODEL, model_path=MODEL_DIR, cache_dir=blocked)
     assert embedder.embed([FACTS[2]]) == want
+
+
+# --- the multilingual model (multilingual-e5-small), beside the English one -----------------
+
+E5 = "local/intfloat/multilingual-e5-small"
+E5_DIR = str(Path(MODEL_DIR).parent / "multilingual-e5-small-q4-onnx") if MODEL_DIR else ""
+needs_e5 = pytest.mark.skipif(
+    not E5_DIR or not (Path(E5_DIR) / "model.onnx").is_file(), reason="no multilingual model"
+)
+ZH_FACT = "会话缓存从 Redis 迁移到了 Valkey 集群"
+
+
+def _registered_e5(texts: list[str]) -> list[list[float]]:
+    """What fastembed computes for the folder registered as its README says (mean pooling,
+    normalised, 384 dimensions)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    name = "intfloat/multilingual-e5-small"
+    if name not in [m["model"] for m in TextEmbedding.list_supported_models()]:
+        TextEmbedding.add_custom_model(
+            model=name,
+            pooling=PoolingType.MEAN,
+            normalization=True,
+            sources=ModelSource(hf=name),
+            dim=384,
+            model_file="model.onnx",
+        )
+    model = TextEmbedding(model_name=name, specific_model_path=E5_DIR)
+    return [v.tolist() for v in model.embed(texts, batch_size=1)]
+
+
+@needs_e5
+def test_the_multilingual_model_gets_its_prefixes() -> None:
+    from memcli.providers.local import LocalEmbedder
+
+    embedder = LocalEmbedder("local/multilingual-e5-small", model_path=E5_DIR)
+    stored = embedder.embed([ZH_FACT, FACTS[0]])
+    question = embedder.embed_query("what does the session cache use now")
+    assert embedder.runtime == "onnxruntime"
+    want = _registered_e5(
+        [
+            f"passage: {ZH_FACT}",
+            f"passage: {FACTS[0]}",
+            "query: what does the session cache use now",
+        ]
+    )
+    for g, w in zip([*stored, question], want, strict=True):
+        assert len(g) == 384
+        assert max(abs(a - b) for a, b in zip(g, w, strict=True)) < 1e-4
+
+
+@needs_e5
+def test_a_model_fastembed_does_not_know_is_registered_from_its_folder(tmp_path: Path) -> None:
+    from memcli.providers.local import LocalEmbedder
+
+    # the same files under a name neither memcli nor fastembed knows: fastembed runs it once
+    # registered (pooling, normalisation, dimension from the folder), with the folder's prompts
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for f in Path(E5_DIR).iterdir():
+        (folder / f.name).symlink_to(f)
+    prompts = {"prompts": {"query": "query: ", "passage": "passage: "}}
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(prompts))
+    embedder = LocalEmbedder("local/example/e5-copy", model_path=str(folder))
+    got = [*embedder.embed([ZH_FACT]), embedder.embed_query("session cache")]
+    assert embedder.runtime == "fastembed"
+    want = _registered_e5([f"passage: {ZH_FACT}", "query: session cache"])
+    for g, w in zip(got, want, strict=True):
+        assert max(abs(a - b) for a, b in zip(g, w, strict=True)) < 1e-4
+
+
+@needs_e5
+def test_an_english_question_finds_a_fact_written_in_chinese(cli: Cli, workspace: Path) -> None:
+    facts = [ZH_FACT, "毎週金曜日の夜にデータベースをバックアップする", "Caroline adopted a dog."]
+    for i, fact in enumerate(facts):
+        (workspace / "memory" / f"note{i}.md").write_text(f"- {fact}\n")
+    assert cli("config", "set", "embedding.model", "local/multilingual-e5-small").exit_code == 0
+    assert cli("config", "set", "embedding.model_path", E5_DIR).exit_code == 0
+    assert cli("index").exit_code == 0
+    r = cli("search", "--json", "-n", "1", "when is the database backed up")
+    assert r.exit_code == 0, r.stderr
+    assert r.json()["mode"] == "hybrid"
+    assert "データベース" in r.json()["results"][0]["snippet"]
+    top = cli("search", "--json", "-n", "1", "which store holds the session cache").json()
+    assert "Valkey" in top["results"][0]["snippet"]

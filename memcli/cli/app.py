@@ -19,7 +19,13 @@ from typer.main import get_command_name
 from typer.models import OptionInfo
 
 from memcli import __version__
-from memcli.cli.argv import GLOBAL_FLAGS, GLOBAL_WITH_VALUE, command_index, hoist_globals
+from memcli.cli.argv import (
+    GLOBAL_FLAGS,
+    GLOBAL_WITH_VALUE,
+    bare_model_list,
+    command_index,
+    hoist_globals,
+)
 from memcli.cli.output import Output
 from memcli.cli.runtime import State, exit_code_for
 from memcli.errors import ExitCode
@@ -132,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     (:func:`memcli.cli.argv.hoist_globals`) and a usage error is one line plus a hint (exit 2)."""
     args = sys.argv[1:] if argv is None else list(argv)
     one = _app_for(args)
-    args = hoist_globals(args, _owned_options(one))
+    args = bare_model_list(hoist_globals(args, _owned_options(one)))
     try:
         code = one(args=args, prog_name="memcli", standalone_mode=False)
     except KeyboardInterrupt as exc:  # outside any command (while parsing)

@@ -58,3 +58,16 @@ def hoist_globals(args: list[str], owned: Collection[str] = ()) -> list[str]:
     if not moved:
         return args
     return before[:at] + moved + before[at:] + kept
+
+
+def bare_model_list(args: list[str]) -> list[str]:
+    """``init ... --local-model`` without a name (last, or before another option) asks for the
+    list of models: ``--local-model list``."""
+    at = command_index(args)
+    if at is None or args[at] != "init":
+        return args
+    out = list(args)
+    for i in range(len(out) - 1, at, -1):
+        if out[i] == "--local-model" and (i + 1 == len(out) or out[i + 1].startswith("-")):
+            out.insert(i + 1, "list")
+    return out

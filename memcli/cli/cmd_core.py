@@ -20,6 +20,8 @@ JSON = typer.Option(False, "--json", help=JSON_HELP)
 
 #: The model ``init --local`` sets (English, 384 dimensions, 45 MB).
 LOCAL_DEFAULT = "sentence-transformers/all-MiniLM-L6-v2"
+#: ``--local-model`` values that list the models instead of setting one.
+LIST_MODELS = ("list", "?")
 
 
 @app.command()
@@ -40,7 +42,11 @@ def init(
         help="Semantic search with a local model (needs memcli[local]): sets embedding.model.",
     ),
     local_model: str = typer.Option(
-        LOCAL_DEFAULT, "--local-model", help="The fastembed model --local sets."
+        LOCAL_DEFAULT,
+        "--local-model",
+        help="The model --local sets: a fastembed name or a short name (all-MiniLM-L6-v2,"
+        " English; multilingual-e5-small, about 100 languages). 'list' shows each with its"
+        " size, load time and embedding speed.",
     ),
     model_path: str | None = typer.Option(
         None, "--model-path", help="Folder holding the local model's files (offline machines)."
@@ -51,6 +57,15 @@ def init(
     from memcli.memory import Memory  # the service layer: not on --help
 
     st = state(ctx)
+    if local_model.strip().lower() in LIST_MODELS:
+        from memcli.providers import models  # a table of names and figures: nothing is set up
+
+        rows = [models.describe(m) for m in models.MODELS]
+        if as_json:
+            st.out.json({"models": rows})
+        else:
+            render.local_models(st.out, rows)
+        return
     root = path or Path(st.workspace or os.environ.get("MEMCLI_WORKSPACE") or ".")
     if model_path and not local:
         raise BadInput("--model-path goes with --local")

@@ -17,6 +17,26 @@ def init_result(out: Output, payload: dict[str, Any]) -> None:
         out.styled(f"Workspace {payload['workspace']} is already set up", "green")
 
 
+def local_models(out: Output, rows: list[dict[str, Any]]) -> None:
+    """The local models ``init --local --local-model NAME`` can set, with what each costs."""
+    out.table(
+        ["model", "languages", "size", "load", "per text indexed", "per query"],
+        [
+            [
+                r["short"] + (" (default)" if r["default"] else ""),
+                r["languages"],
+                f"{r['size_mb']} MB",
+                f"{r['load_s']} s",
+                f"{r['passage_ms']:g} ms",
+                f"{r['query_ms']:g} ms",
+            ]
+            for r in rows
+        ],
+        right=["size", "load", "per text indexed", "per query"],
+    )
+    out.info("memcli init --local --local-model NAME --model-path FOLDER sets one up")
+
+
 def add_result(out: Output, result: Any) -> None:
     if result.added:
         out.styled(f"Added to {result.path}:{result.line}", "green")

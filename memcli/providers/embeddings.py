@@ -35,6 +35,9 @@ __all__ = [
 
 #: Retries (after the first attempt) for calls made while a search waits for them.
 QUICK_RETRIES = 1
+#: What a question's cache key is the hash of, before its text, when the model marks questions
+#: and passages differently.
+QUERY_KEY = "\x00query\x00"
 #: The provider name of models computed in-process (``local/NAME``, :mod:`memcli.providers.local`).
 LOCAL = "local"
 
@@ -53,7 +56,16 @@ class CachedEmbedder:
     """What every :class:`Embedder` shares: the global cache (keyed by the model's
     fingerprint and the text's hash), de-duplication and batches. A subclass computes the
     vectors the cache misses (:meth:`_compute`) and may prepare texts first (:meth:`_prepare`).
+
+    A model that wants its texts marked (E5: ``query: `` and ``passage: ``) sets
+    :attr:`query_prefix` and :attr:`passage_prefix`; the prefix is added to the prepared text,
+    never to the cache key of a stored text (``chunks.hash``). A query whose prefix differs from
+    the passages' is cached under a key of its own.
     """
+
+    #: Put before a question (:meth:`embed_query`) and before a stored text (:meth:`embed`).
+    query_prefix = ""
+    passage_prefix = ""
 
     def __init__(
         self, fingerprint: Fingerprint, *, batch_size: int, cache: EmbedCache | None
@@ -103,13 +115,18 @@ class CachedEmbedder:
         (a search waits) gives up at once when the model already failed in this process.
         """
         keys = [text_hash(t) for t in texts]
+        return self._embed(keys, texts, self.passage_prefix, quick)
+
+    def _embed(
+        self, keys: list[str], texts: Sequence[str], prefix: str, quick: bool
+    ) -> list[list[float]]:
         fp = self.fingerprint.key
         found: dict[str, list[float]] = self.cache.get_many(fp, keys) if self.cache else {}
         self.stats.cached += sum(1 for k in keys if k in found)
         todo: dict[str, str] = {}
         for key, text in zip(keys, texts, strict=True):
             if key not in found and key not in todo:
-                todo[key] = self._prepare(text)
+                todo[key] = prefix + self._prepare(text)
         if todo:
             if quick and self.failure is not None:
                 raise self.failure
@@ -131,7 +148,11 @@ class CachedEmbedder:
         return [found[k] for k in keys]
 
     def embed_query(self, text: str) -> list[float]:
-        return self.embed([text], quick=True)[0]
+        """The vector of a question, with the model's query prefix (cached like a text)."""
+        if self.query_prefix == self.passage_prefix:
+            return self.embed([text], quick=True)[0]
+        key = text_hash(QUERY_KEY + text)  # not the key of the same words stored as a passage
+        return self._embed([key], [text], self.query_prefix, True)[0]
 
     def cached(self, texts: Sequence[str]) -> list[list[float] | None]:
         if self.cache is None:

@@ -1,17 +1,22 @@
 """Embeddings computed in-process: ``embedding.model = "local/NAME"`` with fastembed.
 
 NAME is any model fastembed knows (``sentence-transformers/all-MiniLM-L6-v2``, a multilingual
-one such as ``sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2``...). The model runs
+one such as ``sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2``...), a model of
+memcli's list by its short name (``multilingual-e5-small``), or any other model with its
+folder in ``embedding.model_path``. The model runs
 on ONNX Runtime in this process: no API key, no network once the model is on disk. With
 ``embedding.model_path`` the model's files are read from that folder (for machines without
 internet); otherwise fastembed fetches them once into memcli's cache folder. fastembed (and
 ONNX Runtime, numpy) is imported only when a vector is computed: a cached vector, or a search
 that needs none, never loads it. Install it with ``pip install 'memcli[local]'``.
 
-A model folder of a model whose pooling memcli knows (:mod:`memcli.providers.onnxmodel`) is
-run on ONNX Runtime directly, without importing fastembed (half a second of start-up); the
-vectors are the same. Texts are embedded shortest first, a few per model run: a batch is
-padded to its longest text, and on a CPU small batches of similar texts are the fastest.
+A model folder of a model memcli knows (:mod:`memcli.providers.models`) is run on ONNX Runtime
+directly (:mod:`memcli.providers.onnxmodel`), without importing fastembed (half a second of
+start-up); the vectors are the same. A model fastembed does not know by name is registered
+with it as a custom model, described by its folder (pooling, normalisation, dimension). The
+prefixes a model expects before questions and stored texts come from the same place. Texts
+are embedded shortest first, a few per model run: a batch is padded to its longest text, and
+on a CPU small batches of similar texts are the fastest.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ from typing import Any
 from memcli.config import Settings
 from memcli.errors import ProviderError
 from memcli.index.embedcache import EmbedCache
-from memcli.providers import onnxmodel
+from memcli.providers import models, onnxmodel
 from memcli.providers.embeddings import CachedEmbedder, cache_from_settings, local_fingerprint
 
 #: Texts per model run. With texts sorted by length, batches of 2 to 6 cost the least CPU per
@@ -35,8 +40,8 @@ GRAPHS = "onnx-graphs"
 
 
 def model_name(model: str) -> str:
-    """The fastembed name of ``local/NAME``."""
-    return model.strip().split("/", 1)[1]
+    """The fastembed name of ``local/NAME`` (a known model's short name made full)."""
+    return models.full_name(model.strip().split("/", 1)[1])
 
 
 class LocalEmbedder(CachedEmbedder):
@@ -58,6 +63,12 @@ class LocalEmbedder(CachedEmbedder):
         self._model: Any = None
         #: What runs the model once loaded: "onnxruntime" (a known model's folder) or "fastembed".
         self.runtime = ""
+        self.known = models.find(self.name)
+        if self.known is not None:
+            self.query_prefix = self.known.query_prefix
+            self.passage_prefix = self.known.passage_prefix
+        elif model_path:
+            self.query_prefix, self.passage_prefix = models.folder_prefixes(Path(model_path))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LocalEmbedder:
@@ -115,7 +126,13 @@ class LocalEmbedder(CachedEmbedder):
         if self.model_path:
             kwargs["specific_model_path"] = self.model_path
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are here: never fetch
+            register_custom(TextEmbedding, self.name, Path(self.model_path), self.known)
             return FastembedModel(TextEmbedding(model_name=self.name, **kwargs))
+        if not _fastembed_knows(TextEmbedding, self.name):
+            raise ProviderError(
+                f"fastembed cannot fetch local/{self.name}: set embedding.model_path to a"
+                " folder holding the model (memcli init --local --model-path DIR)"
+            )
         if self.cache_dir is not None:
             kwargs["cache_dir"] = str(self.cache_dir)
         try:  # in the cache already: no network at all
@@ -142,6 +159,42 @@ class LocalEmbedder(CachedEmbedder):
         except Exception as exc:  # an ONNX Runtime failure is the provider failing
             raise ProviderError(f"local/{self.name} failed: {exc}") from None
         return vectors
+
+
+def register_custom(
+    text_embedding: Any, name: str, folder: Path, known: models.LocalModel | None
+) -> bool:
+    """Register ``name`` with fastembed as a custom model when fastembed does not know it:
+    pooling and normalisation from memcli's list or the folder, the dimension from the
+    folder's ``config.json``. True when it registered it."""
+    if _fastembed_knows(text_embedding, name):
+        return False
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    method, normalize = (
+        (known.pooling, known.normalize) if known is not None else models.folder_pooling(folder)
+    )
+    dims = models.folder_dimensions(folder) or (known.dimensions if known is not None else 0)
+    onnx = onnxmodel.model_file(folder)
+    if not dims or onnx is None:
+        raise ProviderError(
+            f"fastembed does not know {name}, and {folder} gives no"
+            f" {'dimension (config.json hidden_size)' if not dims else 'single ONNX file'}"
+        )
+    text_embedding.add_custom_model(
+        model=name,
+        pooling=PoolingType.CLS if method == "cls" else PoolingType.MEAN,
+        normalization=normalize,
+        sources=ModelSource(hf=name),
+        dim=dims,
+        model_file=onnx.name,
+    )
+    return True
+
+
+def _fastembed_knows(text_embedding: Any, name: str) -> bool:
+    """Whether fastembed has ``name`` among its models (built in or registered)."""
+    return any(m["model"].lower() == name.lower() for m in text_embedding.list_supported_models())
 
 
 def hub_unreachable(timeout: float = 3.0) -> str | None:

@@ -15,6 +15,8 @@ import json
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memcli.providers.models import MODELS
+
 
 class Pooling(NamedTuple):
     """How token vectors become one sentence vector: the mean of the real tokens (``mean``)
@@ -25,10 +27,9 @@ class Pooling(NamedTuple):
 
 
 #: Models whose fastembed post-processing memcli reproduces (fastembed's PooledNormalized
-#: class for all-MiniLM-L6-v2: mean of the attended tokens in float64, L2-normalised).
-POOLING: dict[str, Pooling] = {
-    "sentence-transformers/all-MiniLM-L6-v2": Pooling("mean", True),
-}
+#: class for all-MiniLM-L6-v2: mean of the attended tokens in float64, L2-normalised): every
+#: model of :data:`memcli.providers.models.MODELS`.
+POOLING: dict[str, Pooling] = {m.name: Pooling(m.pooling, m.normalize) for m in MODELS}
 
 
 def model_file(folder: Path) -> Path | None:

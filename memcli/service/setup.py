@@ -43,8 +43,9 @@ class SetupService(MemoryCore):
         result.created += init_workspace(root)
         if local:
             from memcli.config import operations  # settings writes: only with --local
+            from memcli.providers.models import full_name  # names only: no model is loaded
 
-            model = local if local.startswith("local/") else f"local/{local}"
+            model = f"local/{full_name(local)}"
             operations.set_setting("embedding.model", model, root)
             result.created.append(f"memcli.toml: embedding.model = {model}")
             if model_path:
