@@ -3,11 +3,12 @@ prompt hook and ``search --json``, with bare ``python -c pass`` beside them.
 
 Usage::
 
-    python benchmarks/hook_latency.py [--runs 11] [--venv DIR] [--instructions]
+    python benchmarks/hook_latency.py [--runs 11] [--venv DIR] [--instructions] [--isolated]
 
 memcli is built as a wheel and installed (not editable) into a fresh venv with the locked
 dependencies (``make smoke`` does the same), unless ``--venv`` names one already made. The
-workspace holds a few facts; no engine runs (its runtime folder is empty). The three
+workspace holds a few facts; no engine runs; the user's config and runtime folders are those
+platformdirs finds, as for an agent's hook (``--isolated``: this run's own). The three
 commands alternate, ``--runs`` times each; medians are printed with the load average before
 and after (``os.getloadavg``), which says how far to trust them. ``--instructions`` adds
 their CPU instructions (callgrind, :mod:`grind`), which load does not change.
@@ -62,12 +63,20 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=11)
     ap.add_argument("--venv", type=Path, help="a venv with memcli installed (bin folder)")
     ap.add_argument("--instructions", action="store_true", help="count instructions too")
+    ap.add_argument(
+        "--isolated",
+        action="store_true",
+        help="set MEMCLI_CONFIG_DIR and MEMCLI_RUNTIME_DIR (as the guard does) instead of using"
+        " the user's folders, which platformdirs finds",
+    )
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="memcli-latency-"))
     try:
         bin_dir = args.venv or installed_venv(tmp / "build")
         exe, py = str(bin_dir / "memcli"), str(bin_dir / "python")
         env = child_env(tmp)
+        if not args.isolated:  # the user's config and runtime folders, as an agent's hook has
+            del env["MEMCLI_CONFIG_DIR"], env["MEMCLI_RUNTIME_DIR"]
         ws = tmp / "ws"
         small_workspace(exe, ws, env)
         payload = json.dumps({"session_id": "s", "cwd": str(ws), "prompt": PROMPT}).encode()
