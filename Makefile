@@ -15,7 +15,7 @@ MEMCLI_TEST_MODEL_DIR ?= $(firstword $(patsubst %/model.onnx,%,$(wildcard \
 	$(abspath ../shared/models/$(MODEL_NAME))/model.onnx /work/shared/models/$(MODEL_NAME)/model.onnx)))
 export MEMCLI_TEST_MODEL_DIR
 
-.PHONY: demo test e2e test-latest smoke lock lock-upgrade lint bench completions man docs tour clean print-model-dir
+.PHONY: demo test e2e test-latest smoke lock lock-upgrade lint bench bench-guard completions man docs tour clean print-model-dir
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -85,6 +85,12 @@ lint: $(VENV)/.installed-dev
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py
+
+# CPU instructions (valgrind's callgrind) of the hot paths: cold index and search at 1k files,
+# --help, the prompt hook, MCP initialize; fails when one grows more than 15% over
+# benchmarks/bench_baseline.json unless HEAD raised that baseline with a 'bench-guard:' reason.
+bench-guard: $(VENV)/.installed-dev
+	$(BIN)/python benchmarks/bench_guard.py
 
 # completions/ and man/memcli.1 are generated from the command tree (tests check they are current)
 completions: $(VENV)/.installed

@@ -236,8 +236,14 @@ def test_no_progress_bar_when_stderr_is_piped(repo: Path) -> None:
 
 
 # -- start-up hygiene ---------------------------------------------------------------------------
-def _imported(root: Path | None, *args: str, run: tuple[str, ...] = ("-m", "memcli")) -> set[str]:
-    """Top-level packages a memcli run imported (from ``python -X importtime``)."""
+def _imported(
+    root: Path | None,
+    *args: str,
+    stdin: str | None = None,
+    run: tuple[str, ...] = ("-m", "memcli"),
+) -> set[str]:
+    """Top-level packages a memcli run imported (from ``python -X importtime``), given
+    ``stdin`` (else none)."""
     cmd = [
         sys.executable,
         "-X",
@@ -247,7 +253,12 @@ def _imported(root: Path | None, *args: str, run: tuple[str, ...] = ("-m", "memc
         *args,
     ]
     r = subprocess.run(
-        cmd, capture_output=True, text=True, timeout=TIMEOUT, stdin=subprocess.DEVNULL
+        cmd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
     )
     assert r.returncode in (0, 1), r.stderr[-500:]
     names = set()
@@ -293,6 +304,17 @@ def test_search_path_does_not_load_dataclasses(repo: Path, args: tuple[str, ...]
     names = _imported(repo, *args)
     # nor logging (5 ms), which concurrent.futures imports: only a large index's search needs it
     unwanted = {"dataclasses", "inspect", "logging", "concurrent.futures"}
+    assert not names & unwanted, sorted(names & unwanted)
+
+
+# The prompt hook runs on every prompt an agent submits: besides the search's rule, no
+# process start-up (subprocess) and no socket without an engine.
+@pytest.mark.parametrize("args", [("agent", "hook", "prompt"), ("search", "--json", "valkey")])
+def test_prompt_hook_and_search_load_only_what_they_use(repo: Path, args: tuple[str, ...]) -> None:
+    payload = json.dumps({"session_id": "s", "cwd": str(repo), "prompt": "which cache, valkey?"})
+    names = _imported(repo, *args, stdin=payload if args[0] == "agent" else None)
+    assert "memcli" in names and ("sqlean" in names or "sqlite3" in names)  # it searched
+    unwanted = {"dataclasses", "inspect", "subprocess", "socket", "logging"}
     assert not names & unwanted, sorted(names & unwanted)
 
 

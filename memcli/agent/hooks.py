@@ -17,6 +17,7 @@ index, a provider that is down) it exits 0 and prints nothing, and the failure i
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -36,7 +37,14 @@ EVENTS = {
 }
 LOG_NAME = "agent.log"
 #: What a session id may hold (both agents use UUIDs): it names files and log lines.
-_SESSION_ID = re.compile(r"[\w.:-]{1,200}", re.ASCII)
+
+
+@functools.cache
+def _session_id() -> re.Pattern[str]:
+    """Compiled on first use: not on every start-up."""
+    return re.compile(r"[\w.:-]{1,200}", re.ASCII)
+
+
 _LOG_MAX_BYTES = 256 * 1024
 
 
@@ -140,7 +148,7 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
     transcript = payload.get("transcript_path")
     if own and (not isinstance(session, str) or not session.strip()):
         raise ValueError("the hook payload has no session_id")
-    if isinstance(session, str) and session and not _SESSION_ID.fullmatch(session):
+    if isinstance(session, str) and session and not _session_id().fullmatch(session):
         raise ValueError(f"the hook payload's session_id is not an id: {shown(session)}")
     if own and (not isinstance(transcript, str) or not transcript.strip()):
         raise ValueError("the hook payload has no transcript_path")

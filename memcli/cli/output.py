@@ -7,6 +7,7 @@ stderr is a terminal. Rich is imported only when something is drawn with it.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -159,13 +160,16 @@ class Output:
             yield update
 
 
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+@functools.cache
+def _control() -> re.Pattern[str]:
+    """Compiled on first use: not on every start-up."""
+    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 
 def _safe(text: str) -> str:
     """Show terminal control characters (ESC, BEL, C1...) as ``\\xNN`` so memory text
     can never drive the reader's terminal (clear it, set its title, write the clipboard)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _control().sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 safe_text = _safe  # for the renderer: memory text drawn in a Rich cell

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from datetime import date
@@ -17,8 +18,17 @@ CONFIG_FILE = "memcli.toml"
 
 NAME_MAX = 255  # bytes in one file name on common file systems
 
-_DATE_PREFIX = re.compile(r"^(\d{4}-\d{2}-\d{2})")
-_NS_NAME = re.compile(r"^[\w][\w.\-]*$")
+
+@functools.cache
+def _date_prefix() -> re.Pattern[str]:
+    """Compiled on first use: not on every start-up."""
+    return re.compile(r"^(\d{4}-\d{2}-\d{2})")
+
+
+@functools.cache
+def _ns_name() -> re.Pattern[str]:
+    """Compiled on first use: not on every start-up."""
+    return re.compile(r"^[\w][\w.\-]*$")
 
 
 class Workspace(NamedTuple):
@@ -152,7 +162,7 @@ class Workspace(NamedTuple):
 
 def check_namespace(name: str) -> str:
     """A namespace is one safe folder name (no separators, no ``..``)."""
-    if not _NS_NAME.match(name) or name in (".", "..") or ".." in name:
+    if not _ns_name().match(name) or name in (".", "..") or ".." in name:
         raise BadInput(
             f"invalid namespace {name!r}",
             hint="use letters, digits, '_', '-' or '.' (no slashes)",
@@ -212,7 +222,7 @@ def source_of(rel_path: str) -> str:
 def date_from_name(rel_path: str) -> str | None:
     """A ``YYYY-MM-DD`` prefix of the file name, if it is a real date."""
     name = rel_path.rsplit("/", 1)[-1]
-    m = _DATE_PREFIX.match(name)
+    m = _date_prefix().match(name)
     if not m:
         return None
     try:

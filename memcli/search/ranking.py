@@ -23,6 +23,7 @@ Normalisation
 
 # No `from __future__ import annotations` here: typing compiles each string annotation of a
 # NamedTuple at import (typing.ForwardRef), on every search and prompt hook.
+import functools
 import math
 import re
 from collections import Counter
@@ -46,7 +47,13 @@ PROXIMITY_WINDOW = 3
 _TOK = "memcli_analyze"
 _TOK_TERMS = "memcli_analyze_terms"
 _INDEX_TERMS = "memcli_index_terms"
-_WORD = re.compile(r"\w+")
+
+
+@functools.cache
+def _word() -> re.Pattern[str]:
+    """Compiled on first use: not on every start-up."""
+    return re.compile(r"\w+")
+
 
 T = TypeVar("T")
 PREFIX_TERMS = 32  # index terms a prefix query scores passages with
@@ -440,7 +447,7 @@ def threshold(items: Sequence[T], score: Callable[[T], float], min_score: float)
 
 
 def word_set(text: str) -> frozenset[str]:
-    return frozenset(w.lower() for w in _WORD.findall(text))
+    return frozenset(w.lower() for w in _word().findall(text))
 
 
 def jaccard(a: frozenset[str], b: frozenset[str]) -> float:

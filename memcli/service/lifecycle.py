@@ -7,6 +7,7 @@ indexed, and with ``commit`` committed with a message that tells the story.
 
 # No `from __future__ import annotations` here: typing compiles each string annotation of a
 # NamedTuple at import (typing.ForwardRef), and every Memory imports this mixin.
+import functools
 import json
 import re
 from collections.abc import Iterator
@@ -26,7 +27,13 @@ if TYPE_CHECKING:
 
 __all__ = ["FactRef", "LifecycleResult", "LifecycleService"]
 
-_ID = re.compile(r"^[0-9a-f]{4,40}$")
+
+@functools.cache
+def _id_pattern() -> re.Pattern[str]:
+    """Compiled on first use: not on every start-up."""
+    return re.compile(r"^[0-9a-f]{4,40}$")
+
+
 _REF_HINT = "give a fact id (from search --json 'ids') or PATH:LINE"
 
 
@@ -104,7 +111,7 @@ class LifecycleService(NotesService):
     def find_fact(self, ref: str) -> FactRef:
         """The fact ``ref`` names: its id (at least 4 hex digits of it) or ``PATH:LINE``."""
         ref = ref.strip()
-        if _ID.match(ref):
+        if _id_pattern().match(ref):
             self.sync_before_search()
             found = self.store.facts_by_prefix(ref)
             keys = {h for h, _, _ in found}
