@@ -128,7 +128,7 @@ class LocalEmbedder(CachedEmbedder):
             os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the files are here: never fetch
             register_custom(TextEmbedding, self.name, Path(self.model_path), self.known)
             return FastembedModel(TextEmbedding(model_name=self.name, **kwargs))
-        if not _fastembed_knows(TextEmbedding, self.name):
+        if not _fastembed_knows(TextEmbedding, self.name) or self.name.lower() in _REGISTERED:
             raise ProviderError(
                 f"fastembed cannot fetch local/{self.name}: set embedding.model_path to a"
                 " folder holding the model (memcli init --local --model-path DIR)"
@@ -189,7 +189,13 @@ def register_custom(
         dim=dims,
         model_file=onnx.name,
     )
+    _REGISTERED.add(name.lower())
     return True
+
+
+#: The models this process registered with fastembed from a folder: fastembed lists them as
+#: its own from then on, but can run them only from that folder, never fetch them.
+_REGISTERED: set[str] = set()
 
 
 def _fastembed_knows(text_embedding: Any, name: str) -> bool:
