@@ -27,20 +27,18 @@ from importlib import resources
 from typing import IO, Any
 
 from memcli import __version__
+from memcli.agent.mcp_protocol import (
+    LISTEN_FOR,
+    LISTENING,
+    SERVER_META,
+    SUBSCRIPTION,
+    VERSION_META,
+)
 
 __all__ = ["REPLAY_ID", "VERSION_META", "serve"]
 
 #: The id under which the client's ``initialize`` is replayed to the SDK server.
 REPLAY_ID = "memcli-front-initialize"
-#: The key of the protocol version in a request's ``_meta`` (the per-request envelope).
-VERSION_META = "io.modelcontextprotocol/protocolVersion"
-#: Where a result of that envelope names the server.
-SERVER_META = "io.modelcontextprotocol/serverInfo"
-#: A subscription's acknowledgement, and the subscription mcp_wire.json has it for (the
-#: list changes Claude Code listens for); its id is in the ``_meta`` under SUBSCRIPTION.
-LISTENING = "notifications/subscriptions/acknowledged"
-LISTEN_FOR = {"toolsListChanged": True, "promptsListChanged": True, "resourcesListChanged": True}
-SUBSCRIPTION = "io.modelcontextprotocol/subscriptionId"
 
 
 def load_wire() -> dict[str, Any]:

@@ -39,7 +39,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import Field, ValidationError
 
 from memcli import __version__
-from memcli.agent.mcp_front import LISTEN_FOR, LISTENING, VERSION_META
+from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, VERSION_META
 from memcli.errors import MemcliError
 
 __all__ = ["Engine", "build_server", "run_on", "wire"]
