@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import prewarmed
 from tests.stub_openai import StubOpenAI
 
 # Built at run time so that no scanner mistakes this file for a leak.
@@ -54,20 +54,12 @@ class Run:
 
 
 def memcli(cwd: Path, *args: str, input: str | None = None, **env: str) -> Run:
-    """The real memcli, in ``cwd`` (a plain ``memcli search`` in a clone finds it there)."""
+    """The real memcli, in ``cwd`` (a plain ``memcli search`` in a clone finds it there), in a
+    process of its own that finds LiteLLM imported already (:mod:`tests.prewarmed`)."""
     full = {**os.environ, "NO_PROXY": "127.0.0.1,localhost", "GITHUB_TOKEN": TOKEN, **env}
     for var in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
         full.pop(var, None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "memcli", *args],
-        cwd=cwd,
-        env=full,
-        input=input,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    return Run(proc)
+    return Run(prewarmed.run(list(args), cwd, full, input=input))
 
 
 @pytest.fixture
