@@ -2,7 +2,7 @@
 
 Usage::
 
-    python benchmarks/recall_bench.py [--quick] [--write-results] [--model-dir DIR]
+    python benchmarks/recall_bench.py [--quick] [--write-results] [--models-dir DIR]
 
 A realistic memory of a web service (``benchmarks/data/recall_project.json``: 68 facts in 12
 dated files, decisions, constraints, procedures, conventions and gotchas about payments,
@@ -23,13 +23,15 @@ reports, per rule:
 
 The rules are swept, in process, on the results of the search recall runs (the prompt as
 ``Memory.recall`` cleans it, ``agent.recall_limit`` results, no threshold), each result
-standing for the facts its matching passage quotes. The row **recall** runs ``Memory.recall``
-itself with the shipped settings (the entries that matched); the row before it, the same
-results as a search's context block (each with its neighbouring entries), shows what riding
-along cost before. A sample of prompts goes through the whole process ``memcli agent hook
-prompt`` too, to check that it gives the same blocks as in process. ``--write-results``
-replaces the section between ``<!-- recall:begin -->`` and ``<!-- recall:end -->`` of
-``benchmarks/RESULTS.md``.
+standing for the facts its matching passage quotes (``score >= t``) or, with vectors, for the
+entry of its chunk nearest the prompt and that entry's own similarity (``entry similarity >=
+t``, swept around the model's measured value). The row **recall** runs ``Memory.recall``
+itself with the shipped settings; the row before it, the same results as a search's context
+block (each with its neighbouring entries), shows what riding along costs. Hybrid rows come
+for each local model memcli knows whose folder ``--models-dir`` holds (``../shared/models``). A
+sample of prompts goes through the whole process ``memcli agent hook prompt`` too, to check
+that it gives the same blocks as in process. ``--write-results`` replaces the section between
+``<!-- recall:begin -->`` and ``<!-- recall:end -->`` of ``benchmarks/RESULTS.md``.
 """
 
 from __future__ import annotations
@@ -52,8 +54,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
 DATA = HERE / "data" / "recall_project.json"
-DEFAULT_MODEL = ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
-MODEL = "local/sentence-transformers/all-MiniLM-L6-v2"
+MODELS_DIR = ROOT.parent / "shared" / "models"
 MEMCLI = [sys.executable, "-m", "memcli"]
 
 
@@ -87,26 +88,38 @@ def facts_in(text: str, ids: dict[str, str]) -> set[str]:
 
 
 # -- rules -----------------------------------------------------------------------------------
-# A rule sees the candidates of a prompt (score, fact ids of its passage), best first, and
-# says which to recall.
-Cand = tuple[float, set[str]]
+# A rule sees the candidates of a prompt, best first, and says which facts to recall. A
+# candidate: (score, fact ids of its matching passage, similarity of the entry of its chunk
+# nearest the prompt or None in keyword mode, fact ids of that entry).
+Cand = tuple[float, set[str], float | None, set[str]]
 
 
 def fixed(t: float) -> Any:
-    def rule(cands: list[Cand]) -> list[Cand]:
-        return [c for c in cands if c[0] >= t]
+    def rule(cands: list[Cand]) -> list[set[str]]:
+        return [c[1] for c in cands if c[0] >= t]
 
     rule.__name__ = f"score >= {t:.2f}"
     return rule
 
 
 def relative(t: float, r: float) -> Any:
-    def rule(cands: list[Cand]) -> list[Cand]:
+    def rule(cands: list[Cand]) -> list[set[str]]:
         if not cands or cands[0][0] < t:
             return []
-        return [c for c in cands if c[0] >= r * cands[0][0]]
+        return [c[1] for c in cands if c[0] >= r * cands[0][0]]
 
     rule.__name__ = f"best >= {t:.2f}, others >= {r:.2f} x best"
+    return rule
+
+
+def nearest(t: float) -> Any:
+    """Recall's rule with vectors: the entry of each candidate's chunk nearest the prompt,
+    when its similarity reaches ``t``."""
+
+    def rule(cands: list[Cand]) -> list[set[str]]:
+        return [c[3] for c in cands if c[2] is not None and c[2] >= t]
+
+    rule.__name__ = f"entry similarity >= {t:.2f}"
     return rule
 
 
@@ -116,7 +129,7 @@ def evaluate(
     found = riders = recalled = 0
     for want, cands in relevant:
         kept = rule(cands)
-        got = set().union(*(c[1] for c in kept)) if kept else set()
+        got = set().union(*kept) if kept else set()
         if got & set(want):
             found += 1
         if kept:
@@ -135,6 +148,8 @@ def evaluate(
 TARGET_RELEVANT, TARGET_UNRELATED = 0.95, 0.05
 THRESHOLDS = (0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55)
 QUICK_THRESHOLDS = (0.35, 0.45)
+#: Entry similarities swept in a mode with vectors: around the model's own value.
+SIMILARITY_STEPS = (-0.10, -0.05, -0.03, -0.02, -0.01, 0.0, 0.01, 0.02, 0.03, 0.05)
 #: Prompts of each kind that also go through the whole process ``memcli agent hook prompt``.
 HOOK_SAMPLE = 6
 
@@ -167,8 +182,11 @@ def measure_mode(
 ) -> dict[str, Any]:
     """Candidates (for the sweep) and the shipped recall's blocks of every prompt, in process;
     a sample through the hook process, compared with the blocks in process."""
+    from functools import partial
+
     from memcli.memory import Memory
     from memcli.search.context import _core
+    from memcli.search.nearest import nearest_entries
     from memcli.search.options import SearchRequest
 
     relevant = [(r["prompt"], r["facts"]) for r in data["relevant"]]
@@ -180,6 +198,7 @@ def measure_mode(
         limit = int(mem.settings.get("agent.recall_limit"))
         opts = mem.search_options(SearchRequest(limit=limit, min_score=0.0))
         default = float(mem.settings.get("agent.recall_min_score"))
+        similarity = mem.recall_min_similarity()
         shipped = mem.search_options(SearchRequest(limit=limit, min_score=default))
         budget = int(mem.settings.get("agent.recall_tokens"))
         for prompt in [p for p, _ in relevant] + unrelated:
@@ -189,9 +208,18 @@ def measure_mode(
                 result = mem.search(text[:2000], opts)
                 if result.mode != mode:
                     raise SystemExit(f"searched in mode {result.mode}, not {mode}")
+                near: dict[int, tuple[float, set[str]]] = {}
+                if mode != "keyword" and mem.embedder is not None:
+                    vector = mem.embedder.embed_query(result.query)
+                    embed = partial(mem.embedder.embed, quick=True)
+                    for h, sim in nearest_entries(result.hits, vector, embed):
+                        near[h.chunk_id] = (sim, facts_in(h.snippet, ids))
                 for h in result.hits:
                     core = _core(h)
-                    found.append((h.score, facts_in(core[2] if core else h.snippet, ids)))
+                    sim, entry = near.get(h.chunk_id, (None, set()))
+                    found.append(
+                        (h.score, facts_in(core[2] if core else h.snippet, ids), sim, entry)
+                    )
             cands[prompt] = found
             ctx = mem.recall(prompt)
             blocks[prompt] = ctx.block.text if ctx is not None else ""
@@ -203,6 +231,7 @@ def measure_mode(
     return {
         "mode": mode,
         "default": default,
+        "similarity": similarity,
         "cands": cands,
         "blocks": blocks,
         "snippets": snippets,
@@ -221,6 +250,8 @@ def table(m: dict[str, Any], data: dict[str, Any], ids: dict[str, str], quick: b
     rules = [fixed(t) for t in (QUICK_THRESHOLDS if quick else THRESHOLDS)]
     if not quick:
         rules += [relative(t, 0.8) for t in (0.35, 0.45)]
+    if m["mode"] != "keyword":
+        rules += [nearest(round(m["similarity"] + d, 2)) for d in SIMILARITY_STEPS]
     rows = []
 
     def row(name: str, t: dict[str, float], c: dict[str, float]) -> str:
@@ -256,6 +287,8 @@ def table(m: dict[str, Any], data: dict[str, Any], ids: dict[str, str], quick: b
     name = f"score >= {m['default']:.2f}, results with their neighbours (search's block)"
     rows.append(row(name, shipped(rh, uh, "snippets"), shipped(ch, uch, "snippets")))
     name = f"**recall** (score >= {m['default']:.2f}, matching entries only)"
+    if m["mode"] != "keyword":
+        name = f"**recall** (entry similarity >= {m['similarity']:.2f})"
     rows.append(row(name, shipped(rh, uh, "blocks"), shipped(ch, uch, "blocks")))
     return "\n".join(rows)
 
@@ -265,7 +298,7 @@ def ceiling(m: dict[str, Any], data: dict[str, Any]) -> float:
     hit = sum(
         1
         for r in data["relevant"]
-        if set(r["facts"]) & set().union(*(c[1] for c in m["cands"][r["prompt"]]))
+        if set(r["facts"]) & set().union(*(c[1] | c[3] for c in m["cands"][r["prompt"]]))
     )
     return hit / max(len(data["relevant"]), 1)
 
@@ -291,21 +324,25 @@ def run(args: argparse.Namespace) -> str:
         memcli(root, env, "init")
         ids = write_memory(root, data, date.today())
         memcli(root, env, "index")
-        modes = [("keyword", None)]
-        model_dir = args.model_dir
-        if (model_dir / "model.onnx").is_file():
-            modes.append(("hybrid", model_dir))
-        else:
-            log(f"no model in {model_dir}: keyword mode only")
-        for mode, folder in modes:
-            if folder is not None:
-                memcli(root, env, "config", "set", "embedding.model", MODEL)
+        from memcli.providers.models import MODELS
+
+        modes: list[tuple[str, Any]] = [("keyword", None)]
+        for model in MODELS:  # each local model on hand, for the hybrid rows
+            if (args.models_dir / model.folder / "model.onnx").is_file():
+                modes.append((f"hybrid, {model.short}", model))
+            else:
+                log(f"no {model.folder} in {args.models_dir}: no hybrid rows for it")
+        for label, model in modes:
+            if model is not None:
+                memcli(root, env, "config", "set", "embedding.model", f"local/{model.name}")
+                folder = args.models_dir / model.folder
                 memcli(root, env, "config", "set", "embedding.model_path", str(folder))
                 memcli(root, env, "trust")
                 memcli(root, env, "index")
             t0 = time.perf_counter()
-            m = measure_mode(root, env, data, ids, mode)
-            log(f"{mode}: {time.perf_counter() - t0:.1f} s")
+            m = measure_mode(root, env, data, ids, "keyword" if model is None else "hybrid")
+            m["mode"] = label
+            log(f"{label}: {time.perf_counter() - t0:.1f} s")
             sections.append((m, table(m, data, ids, args.quick), ceiling(m, data)))
     load_after = os.getloadavg()
     n_rel, n_unr = len(data["relevant"]), len(data["unrelated"])
@@ -357,7 +394,9 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="40 + 40 prompts, two thresholds")
     p.add_argument("--write-results", action="store_true", help="update benchmarks/RESULTS.md")
-    p.add_argument("--model-dir", type=Path, default=DEFAULT_MODEL)
+    p.add_argument(
+        "--models-dir", type=Path, default=MODELS_DIR, help="the folder of the local models"
+    )
     args = p.parse_args(argv)
     section = run(args)
     print(section)

@@ -113,3 +113,56 @@ def test_the_engine_recalls_the_same_entries(project: Path) -> None:
         subprocess.run([*MEMCLI, "-w", str(project), "serve", "--stop"], timeout=60, env=env)
     assert through == alone
     assert all(FACTS[f] in t for (_, f), t in zip(CASES, through, strict=False))
+
+
+# -- with the local model: the entry nearest the prompt -------------------------------------
+MODEL_DIR = os.environ.get("MEMCLI_TEST_MODEL_DIR", "")  # read at import: see isolated_env
+needs_model = pytest.mark.skipif(
+    not MODEL_DIR or not Path(MODEL_DIR).is_dir(), reason="MEMCLI_TEST_MODEL_DIR not set"
+)
+
+
+@pytest.fixture
+def hybrid(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The benchmark's project memory, indexed with the local model (the user's settings)."""
+    monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL", "local/sentence-transformers/all-MiniLM-L6-v2")
+    monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL_PATH", MODEL_DIR)
+    run = subprocess.run(
+        [*MEMCLI, "-w", str(project), "index"], capture_output=True, text=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    return project
+
+
+NEAR_CASES = [  # in other words: no fused score reaches agent.recall_min_score
+    ("Do we need to write a postmortem for yesterday's SEV2?", "postmortem"),
+    ("Someone asked for a refund of 800 euros, can support just approve it?", "refund-approval"),
+    ("Google login fails on staging with redirect_uri_mismatch", "oauth-google"),
+    ("The orders page does hundreds of SQL queries, how do I fix it?", "n-plus-one"),
+]
+
+
+@needs_model
+@pytest.mark.parametrize(("prompt", "fact"), NEAR_CASES)
+def test_with_the_local_model_a_prompt_recalls_the_entry_it_means(
+    hybrid: Path, prompt: str, fact: str
+) -> None:
+    text = recall(hybrid, prompt)
+    assert FACTS[fact] in text, text
+    sections = re.findall(r"^`memory/[\d-]+\.md:(\d+)-(\d+)`", text, re.M)
+    assert sections and all(a == b for a, b in sections), text  # one entry each
+    assert len(quoted(text)) == len(sections), text
+
+
+@needs_model
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "Refactor this function into smaller pieces",
+        "Center this div horizontally and vertically",
+        "Fix the typo in the footer template",
+        "Rename this variable to something clearer",
+    ],
+)
+def test_with_the_local_model_an_unrelated_prompt_gets_nothing(hybrid: Path, prompt: str) -> None:
+    assert recall(hybrid, prompt) == ""

@@ -529,7 +529,17 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "agent.recall_min_score",
         0.45,  # LoCoMo dev: keeps 93% of questions' hits, 1 of 40 unrelated coding prompts
-        "A prompt gets memories only when they score at least this (keeps noise out).",
+        "Keyword search (no embedding model): a prompt gets memories only when they score at"
+        " least this (keeps noise out).",
+        low=0,
+        high=1,
+    ),
+    _s(
+        "agent.recall_min_similarity",
+        0.0,
+        "With an embedding model: a prompt gets the entries whose own similarity to it"
+        " reaches this (0: the value measured for the model, see `memcli init --local-model"
+        " list`; 0.35 for a model not measured).",
         low=0,
         high=1,
     ),

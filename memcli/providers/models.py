@@ -35,7 +35,12 @@ class LocalModel(NamedTuple):
     normalize: bool = True
     query_prefix: str = ""
     passage_prefix: str = ""
+    #: agent.recall_min_similarity for it (benchmarks/recall_bench.py, tuning half)
+    recall_similarity: float = 0.35
 
+
+#: agent.recall_min_similarity for an embedding model not listed here.
+RECALL_SIMILARITY = 0.35
 
 #: The models memcli knows, the default first (figures: benchmarks/RESULTS.md, "Local models").
 MODELS: tuple[LocalModel, ...] = (
@@ -62,6 +67,7 @@ MODELS: tuple[LocalModel, ...] = (
         13.0,
         query_prefix="query: ",
         passage_prefix="passage: ",
+        recall_similarity=0.86,  # E5's similarities all sit high: unrelated texts reach 0.8
     ),
 )
 
@@ -140,5 +146,6 @@ def describe(model: LocalModel) -> dict[str, Any]:
         "load_s": model.load_s,
         "passage_ms": model.passage_ms,
         "query_ms": model.query_ms,
+        "recall_similarity": model.recall_similarity,
         "default": model is DEFAULT,
     }

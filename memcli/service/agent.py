@@ -147,18 +147,51 @@ class AgentService(SearchService, FlushService):
         budget = int(self.settings.get("agent.recall_tokens") if max_tokens is None else max_tokens)
         if budget <= 0 or len(text) < MIN_RECALL_CHARS or text.startswith("/"):
             return None
-        opts = self.search_options(
-            SearchRequest(
-                limit=int(self.settings.get("agent.recall_limit")),
-                min_score=float(self.settings.get("agent.recall_min_score")),
-            )
-        )
+        limit = int(self.settings.get("agent.recall_limit"))
+        opts = self.search_options(SearchRequest(limit=limit, min_score=0.0))
         from memcli.search.context import render  # recall builds a block
         from memcli.service.answers import Context  # (with the block)
 
         result = self.search(text[:2000], opts)
+        result.hits = self._recalled(result)
         block = render(result.query, result.hits, budget, matches_only=True)
         return Context(result, block, budget) if block.included else None
+
+    def _recalled(self, result: Any) -> list[Any]:
+        """The hits recall keeps. In a search with vectors: each hit narrowed to the entry of
+        its chunk nearest the prompt, kept when that entry's own similarity reaches
+        :meth:`recall_min_similarity` (a fused score says less: it ranks, it does not tell
+        a prompt about memory from one that is not). Otherwise: hits scoring at least
+        ``agent.recall_min_score``, with their matching passage."""
+        embedder = self.embedder
+        if result.mode != "keyword" and embedder is not None and result.hits:
+            from functools import partial
+
+            from memcli.errors import ProviderError
+            from memcli.search.nearest import nearest_entries  # recall with vectors only
+
+            try:
+                vector = embedder.embed_query(result.query)
+                found = nearest_entries(result.hits, vector, partial(embedder.embed, quick=True))
+            except ProviderError:  # the model failed since the search: scores alone
+                found = None
+            if found is not None:
+                threshold = self.recall_min_similarity()
+                return [hit for hit, sim in found if sim >= threshold]
+        min_score = float(self.settings.get("agent.recall_min_score"))
+        return [hit for hit in result.hits if hit.score >= min_score]
+
+    def recall_min_similarity(self) -> float:
+        """``agent.recall_min_similarity``, or (0, the default) the value measured for the
+        embedding model (:data:`memcli.providers.models.MODELS`), or
+        :data:`~memcli.providers.models.RECALL_SIMILARITY` for a model not measured."""
+        value = float(self.settings.get("agent.recall_min_similarity"))
+        if value > 0:
+            return value
+        from memcli.providers.models import RECALL_SIMILARITY, find
+
+        known = find(str(self.settings.get("embedding.model") or ""))
+        return known.recall_similarity if known is not None else RECALL_SIMILARITY
 
     def flush_session(self, session_id: str, transcript: str | Path) -> SessionFlush:
         """Flush the turns of an agent session's transcript not flushed before (see

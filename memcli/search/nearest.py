@@ -1,0 +1,77 @@
+"""The entry of a result nearest a prompt: what an agent's recall quotes, and how sure it is.
+
+A chunk's vector stands for all its entries at once, and a chunk found by vectors alone is
+shown by its first passage, so a hybrid search may rank the right chunk and quote the wrong
+entry of it, with a similarity diluted by its neighbours. Recall therefore embeds each entry
+(passage) of the chunks a search found, alone, and takes the one nearest the prompt: its own
+cosine similarity says far better than a fused score whether the prompt is about it
+(``benchmarks/recall_bench.py``). The vectors come from the embedding cache after the first
+time an entry is seen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from memcli.search.results import Hit
+from memcli.search.snippets import Passage, split_passages
+
+#: Vectors of texts, in order (the workspace's embedder, cached).
+Embed = Callable[[Sequence[str]], list[list[float]]]
+
+
+def nearest_entries(
+    hits: list[Hit], query_vector: Sequence[float], embed: Embed
+) -> list[tuple[Hit, float]]:
+    """Each hit narrowed to the entry of its chunk nearest ``query_vector``, with that
+    entry's cosine similarity; in the hits' order. A hit whose chunk holds no entry is left
+    out."""
+    entries: list[tuple[Hit, Passage, str]] = []
+    for hit in hits:
+        lines = hit.text.split("\n")
+        for p in split_passages(hit.path, lines, first_line=hit.chunk_start):
+            text = "\n".join(lines[p.start - hit.chunk_start : p.end - hit.chunk_start + 1])
+            if text.strip():
+                entries.append((hit, p, text))
+    if not entries:
+        return []
+    vectors = embed([text for _, _, text in entries])
+    best: dict[int, tuple[float, Passage, str]] = {}
+    for (hit, p, text), vector in zip(entries, vectors, strict=True):
+        sim = cosine(query_vector, vector)
+        if id(hit) not in best or sim > best[id(hit)][0]:
+            best[id(hit)] = (sim, p, text)
+    out = []
+    for hit in hits:
+        if id(hit) in best:
+            sim, p, text = best[id(hit)]
+            out.append((narrowed(hit, p, text, sim), sim))
+    return out
+
+
+def narrowed(hit: Hit, p: Passage, text: str, sim: float) -> Hit:
+    """A copy of ``hit`` whose snippet is the entry ``p`` alone."""
+    one = Hit(
+        hit.chunk_id,
+        hit.path,
+        hit.chunk_start,
+        hit.chunk_end,
+        hit.heading,
+        hit.text,
+        hit.source,
+        hit.date,
+        hit.evergreen,
+        hit.score,
+    )
+    one.state, one.confirmed, one.corroborated = hit.state, hit.confirmed, hit.corroborated
+    one.snippet, one.start_line, one.end_line = text, p.start, p.end
+    one.scores = {**hit.scores, "entry": round(sim, 4)}
+    return one
+
+
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two vectors (0 when either is all zeros)."""
+    dot = sum(x * y for x, y in zip(a, b, strict=True))
+    norm = math.sqrt(sum(x * x for x in a)) * math.sqrt(sum(y * y for y in b))
+    return dot / norm if norm else 0.0
