@@ -3,7 +3,7 @@ against the baselines committed in ``benchmarks/bench_baseline.json``.
 
 Usage::
 
-    python benchmarks/bench_guard.py [--memcli PATH] [--update] [--files N] [--only NAME,...]
+    python benchmarks/bench_guard.py [--memcli PATH] [--update] [--files N] [--only NAME]...
 
 Counted, each a whole process as a caller starts it (no engine running):
 
@@ -16,10 +16,15 @@ Counted, each a whole process as a caller starts it (no engine running):
 * ``mcp initialize``: ``memcli mcp`` answering an ``initialize`` request (stdin is closed
   once the answer is read, and the server exits).
 
-A count more than 15% over its baseline fails the guard, unless the commit checked out
-(HEAD) raised that baseline itself and says why in its message, on a line
-``bench-guard: <reason>``; a commit that raises a baseline by more than 15% without such a
-line fails too. So a change that makes a hot path slower says so on purpose: run with
+Instructions miss what costs time without work, and per-file work small beside the rest,
+so each path also runs once under a probe (``guard_probe/sitecustomize.py``) that counts the
+SQL statements it runs and the milliseconds it sleeps: an extra query per file or a
+``time.sleep`` shows there exactly.
+
+A count over its tolerance (instructions: 15%; SQL statements: 0.5% and 2 more; sleep: 20 ms
+more) fails the guard, unless the commit checked out (HEAD) raised that baseline itself and
+says why in its message, on a line ``bench-guard: <reason>``; a commit that raises a
+baseline beyond the tolerance without such a line fails too. So a change that makes a hot path slower says so on purpose: run with
 ``--update``, commit the new baseline with the reason. Counts are those of this machine's
 Python, SQLite and libraries; the baseline records them, and a mismatch is reported.
 """
@@ -43,13 +48,19 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 WORK = HERE / ".work"
 BASELINE = HERE / "bench_baseline.json"
+PROBE = HERE / "guard_probe"
 sys.path.insert(0, str(HERE))
 
 import corpus as corpus_mod  # noqa: E402
 from grind import collected, grind_cmd, instructions  # noqa: E402
 
-#: How much a count may grow over its baseline before the guard fails.
+#: How much a count may grow over its baseline before the guard fails: instructions (a
+#: share), SQL statements (a share and a few), milliseconds slept (an amount).
 TOLERANCE = 0.15
+STATEMENT_TOLERANCE, STATEMENT_SLACK = 0.005, 2
+SLEEP_SLACK_MS = 20.0
+#: The names of the probes' counts: "<path>: SQL statements", "<path>: ms slept".
+STATEMENTS, SLEPT = ": SQL statements", ": ms slept"
 #: The commit message line that explains a raised baseline.
 REASON_PREFIX = "bench-guard:"
 FACTS = [
@@ -98,6 +109,13 @@ def small_workspace(exe: str, ws: Path, env: dict[str, str]) -> None:
 def mcp_initialize(exe: str, ws: Path, env: dict[str, str]) -> int:
     """Instructions of ``memcli mcp`` from its start to its exit, given one ``initialize``
     request, its stdin closed once it answered."""
+    cmd = [exe, "-w", str(ws), "mcp"]
+    return collected(mcp_exchange(grind_cmd(cmd), {**env, "PYTHONHASHSEED": "0"}), cmd)
+
+
+def mcp_exchange(cmd: list[str], env: dict[str, str]) -> str:
+    """Run ``cmd`` (``memcli mcp``, maybe under valgrind) through one ``initialize`` request
+    and its answer, then close its stdin; its stderr."""
     request = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -108,14 +126,9 @@ def mcp_initialize(exe: str, ws: Path, env: dict[str, str]) -> int:
             "clientInfo": {"name": "bench-guard", "version": "1"},
         },
     }
-    cmd = [exe, "-w", str(ws), "mcp"]
     with tempfile.TemporaryFile() as err:
         proc = subprocess.Popen(
-            grind_cmd(cmd),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env={**env, "PYTHONHASHSEED": "0"},
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err, env=env
         )
         assert proc.stdin is not None and proc.stdout is not None
         proc.stdin.write(json.dumps(request).encode() + b"\n")
@@ -127,10 +140,36 @@ def mcp_initialize(exe: str, ws: Path, env: dict[str, str]) -> int:
         stderr = err.read().decode(errors="replace")
     if b'"result"' not in answer:
         raise SystemExit(f"memcli mcp did not answer initialize: {answer[:300]!r} {stderr[-300:]}")
-    return collected(stderr, cmd)
+    return stderr
 
 
-def measure(exe: str, files: int, only: set[str] | None, jobs: int = 2) -> dict[str, int]:
+def probed(cmd: list[str], env: dict[str, str], stdin: bytes | None = None) -> dict[str, float]:
+    """SQL statements run and milliseconds slept by one run of ``cmd`` and its children
+    (``guard_probe/sitecustomize.py``); ``memcli mcp`` goes through one ``initialize``."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp, "probe.jsonl")
+        penv = {
+            **env,
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(PROBE), env.get("PYTHONPATH")])),
+            "BENCH_GUARD_PROBE": str(out),
+        }
+        if cmd[-1] == "mcp":
+            mcp_exchange(cmd, penv)
+        else:
+            quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+            subprocess.run(cmd, input=stdin, env=penv, check=True, **quiet)
+        records = (
+            [json.loads(line) for line in out.read_text().splitlines()] if out.exists() else []
+        )
+    if not any("statements" in r for r in records):
+        raise SystemExit(f"bench-guard: the probe did not load in {' '.join(cmd)}")
+    return {
+        "statements": sum(r.get("statements", 0) for r in records),
+        "slept_ms": round(sum(r.get("slept_ms", 0.0) for r in records), 1),
+    }
+
+
+def measure(exe: str, files: int, only: set[str] | None, jobs: int = 2) -> dict[str, float]:
     """Instructions of each guarded path (those named in ``only``, else all), counted by
     ``jobs`` valgrind processes at a time."""
     corpus_dir = WORK / f"corpus-{files}"
@@ -139,7 +178,7 @@ def measure(exe: str, files: int, only: set[str] | None, jobs: int = 2) -> dict[
     # a module compiled on every run would be counted so)
     subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "memcli")], check=True)
     tmp = Path(tempfile.mkdtemp(prefix="memcli-guard-"))
-    counts: dict[str, int] = {}
+    counts: dict[str, float] = {}
     try:
         env = child_env(tmp)
         big, small = tmp / "big", tmp / "small"
@@ -155,33 +194,32 @@ def measure(exe: str, files: int, only: set[str] | None, jobs: int = 2) -> dict[
             }
         ).encode()
         index_name, search_name = f"index ({files} files, cold)", f"search --json ({files} files)"
+        commands: dict[str, tuple[list[str], bytes | None]] = {
+            index_name: ([exe, "-w", str(big), "-q", "index"], None),
+            search_name: ([exe, "-w", str(big), "search", "--json", QUERY], None),
+            "--help": ([exe, "--help"], None),
+            "agent hook prompt": ([exe, "-w", str(small), "agent", "hook", "prompt"], payload),
+            "mcp initialize": ([exe, "-w", str(small), "mcp"], None),
+        }
         # two queues that run side by side (counts do not depend on the load): the corpus's
         # cold index, then its search; the start-up paths
         queues: list[list[tuple[str, Callable[[], int]]]] = [
             [
-                (
-                    index_name,
-                    lambda: instructions([exe, "-w", str(big), "-q", "index"], env, warm_up=False),
-                ),
-                (
-                    search_name,
-                    lambda: instructions([exe, "-w", str(big), "search", "--json", QUERY], env),
-                ),
+                (index_name, lambda: instructions(commands[index_name][0], env, warm_up=False)),
+                (search_name, lambda: instructions(commands[search_name][0], env)),
             ],
             [
-                ("--help", lambda: instructions([exe, "--help"], env)),
+                ("--help", lambda: instructions(commands["--help"][0], env)),
                 (
                     "agent hook prompt",
-                    lambda: instructions(
-                        [exe, "-w", str(small), "agent", "hook", "prompt"], env, payload
-                    ),
+                    lambda: instructions(commands["agent hook prompt"][0], env, payload),
                 ),
                 ("mcp initialize", lambda: mcp_initialize(exe, small, env)),
             ],
         ]
         # a first index writes the bytecode of every module the count will load, and an
         # index for the searches when the cold one is not counted
-        subprocess.run([exe, "-w", str(big), "-q", "index"], env=env, check=True)
+        subprocess.run(commands[index_name][0], env=env, check=True)
         if only is None or index_name in only:
             shutil.rmtree(big / ".memcli")
 
@@ -197,6 +235,20 @@ def measure(exe: str, files: int, only: set[str] | None, jobs: int = 2) -> dict[
         with ThreadPoolExecutor(jobs) as pool:
             for done in [pool.submit(run_queue, queue) for queue in queues]:
                 done.result()
+        # what instructions miss: a sleep, an extra statement per file (a few thousand
+        # instructions each); one run each, the cold index first again
+        for name, (cmd, stdin) in commands.items():
+            if only is not None and name not in only:
+                continue
+            if name == index_name:
+                shutil.rmtree(big / ".memcli", ignore_errors=True)
+            found = probed(cmd, env, stdin)
+            counts[name + STATEMENTS] = int(found["statements"])
+            counts[name + SLEPT] = found["slept_ms"]
+            print(
+                f"  {name}: {found['statements']:,} SQL statements, slept {found['slept_ms']} ms",
+                file=sys.stderr,
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return counts
@@ -217,10 +269,19 @@ def git(*args: str) -> str | None:
     return r.stdout if r.returncode == 0 else None
 
 
-def raised(before: dict[str, int], after: dict[str, int]) -> list[str]:
-    """The counts that ``after`` (a baseline) raised by more than the tolerance over
-    ``before``."""
-    return [n for n, c in after.items() if n in before and c > before[n] * (1 + TOLERANCE)]
+def limit(name: str, base: float) -> float:
+    """The most a count called ``name`` may reach over its baseline ``base``."""
+    if name.endswith(STATEMENTS):
+        return base * (1 + STATEMENT_TOLERANCE) + STATEMENT_SLACK
+    if name.endswith(SLEPT):
+        return base + SLEEP_SLACK_MS
+    return base * (1 + TOLERANCE)
+
+
+def raised(before: dict[str, float], after: dict[str, float]) -> list[str]:
+    """The counts that ``after`` (a baseline) raised over ``before`` by more than their
+    tolerance."""
+    return [n for n, c in after.items() if n in before and c > limit(n, before[n])]
 
 
 def reason_in(message: str) -> str | None:
@@ -233,17 +294,17 @@ def reason_in(message: str) -> str | None:
     return "; ".join(r for r in reasons if r) or None
 
 
-def head_change() -> tuple[dict[str, int], str]:
+def head_change() -> tuple[dict[str, float], str]:
     """(the baseline's counts before HEAD, HEAD's message); ({}, "") without a parent."""
     before_text = git("show", f"HEAD~1:{BASELINE.relative_to(ROOT)}")
     if before_text is None:
         return {}, ""
-    before: dict[str, int] = json.loads(before_text).get("counts", {})
+    before: dict[str, float] = json.loads(before_text).get("counts", {})
     return before, git("log", "-1", "--format=%B", "HEAD") or ""
 
 
 def compare(
-    counts: dict[str, int], base: dict[str, int], before: dict[str, int], message: str
+    counts: dict[str, float], base: dict[str, float], before: dict[str, float], message: str
 ) -> list[str]:
     """The failures of ``counts`` against the baseline ``base``, which HEAD changed from
     ``before`` with ``message`` (none: the guard passes)."""
@@ -252,19 +313,17 @@ def compare(
         if name not in base:
             print(f"{name}: {count:,} (no baseline)")
             continue
-        ratio = count / base[name]
         verdict = "ok"
-        if ratio > 1 + TOLERANCE:
+        if count > limit(name, base[name]):
             verdict = "FAIL"
-            failures.append(
-                f"{name} grew {100 * (ratio - 1):.1f}% over its baseline ({base[name]:,})"
-            )
-        print(f"{name}: {count:,} vs {base[name]:,} ({ratio:.3f}x) {verdict}")
+            failures.append(f"{name}: {count:,} over its baseline ({base[name]:,}) and tolerance")
+        ratio = f"{count / base[name]:.3f}x" if base[name] else f"+{count - base[name]:,}"
+        print(f"{name}: {count:,} vs {base[name]:,} ({ratio}) {verdict}")
     reason = reason_in(message)
     for name in raised(before, base):
         if reason is None:
             failures.append(
-                f"HEAD raised the baseline of {name} by more than {TOLERANCE:.0%}"
+                f"HEAD raised the baseline of {name} beyond its tolerance"
                 f" without a '{REASON_PREFIX} <reason>' line in its message"
             )
         else:
@@ -277,7 +336,7 @@ def main() -> int:
     ap.add_argument("--memcli", help="the memcli to measure (default: this checkout's)")
     ap.add_argument("--update", action="store_true", help="write the counts as the baseline")
     ap.add_argument("--files", type=int, help="corpus size (default: the baseline's)")
-    ap.add_argument("--only", help="comma-separated names of the paths to count")
+    ap.add_argument("--only", action="append", help="the name of a path to count (repeat for more)")
     ap.add_argument("--jobs", type=int, default=2, help="valgrind processes at a time")
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
@@ -285,7 +344,7 @@ def main() -> int:
         return 2
     baseline = json.loads(BASELINE.read_text()) if BASELINE.is_file() else {}
     files = args.files or int(baseline.get("files", 1000))
-    only = set(args.only.split(",")) if args.only else None
+    only = set(args.only) if args.only else None
     start = time.monotonic()
     counts = measure(args.memcli or default_memcli(), files, only, max(1, args.jobs))
     print(f"bench-guard: counted in {time.monotonic() - start:.0f} s", file=sys.stderr)
