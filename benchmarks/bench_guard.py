@@ -24,8 +24,9 @@ SQL statements it runs and the milliseconds it sleeps: an extra query per file o
 A count over its tolerance (instructions: 15%; SQL statements: 0.5% and 2 more; sleep: 20 ms
 more) fails the guard, unless the commit checked out (HEAD) raised that baseline itself and
 says why in its message, on a line ``bench-guard: <reason>``; a commit that raises a
-baseline beyond the tolerance without such a line fails too. So a change that makes a hot path slower says so on purpose: run with
-``--update``, commit the new baseline with the reason. Counts are those of this machine's
+baseline beyond the tolerance without such a line fails too. So a change that makes a hot
+path slower says so on purpose: run with ``--update``, commit the new baseline with the
+reason. Counts are those of this machine's
 Python, SQLite and libraries; the baseline records them, and a mismatch is reported.
 """
 
@@ -316,7 +317,8 @@ def compare(
         verdict = "ok"
         if count > limit(name, base[name]):
             verdict = "FAIL"
-            failures.append(f"{name}: {count:,} over its baseline ({base[name]:,}) and tolerance")
+            growth = f"{100 * (count / base[name] - 1):.1f}%" if base[name] else f"{count:,}"
+            failures.append(f"{name} grew {growth} over its baseline ({base[name]:,})")
         ratio = f"{count / base[name]:.3f}x" if base[name] else f"+{count - base[name]:,}"
         print(f"{name}: {count:,} vs {base[name]:,} ({ratio}) {verdict}")
     reason = reason_in(message)

@@ -35,6 +35,19 @@ def test_growth_over_tolerance_fails(guard: ModuleType) -> None:
     assert len(failures) == 1 and "--help grew 16.0%" in failures[0]
 
 
+def test_an_extra_statement_per_file_or_a_sleep_fails(guard: ModuleType) -> None:
+    """Statements are counted exactly: 1% more (an extra query per file of 100) fails;
+    a sleep fails past 20 ms more, whatever the instructions say."""
+    base = {"index: SQL statements": 5800, "hook: ms slept": 0.0}
+    assert (
+        guard.compare({"index: SQL statements": 5820, "hook: ms slept": 15.0}, base, {}, "") == []
+    )
+    failures = guard.compare({"index: SQL statements": 5900, "hook: ms slept": 50.0}, base, {}, "")
+    assert len(failures) == 2
+    assert "index: SQL statements grew 1.7%" in failures[0]
+    assert "hook: ms slept grew 50.0" in failures[1]
+
+
 def test_raised_baseline_needs_a_reason(guard: ModuleType) -> None:
     before, base = {"--help": 100}, {"--help": 130}
     assert guard.compare({"--help": 130}, base, before, "Slower help") != []
