@@ -38,9 +38,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from memcli import __version__
 from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, VERSION_META
 from memcli.errors import MemcliError
+from memcli.version import __version__
 
 __all__ = ["Engine", "build_server", "run_on", "wire"]
 

@@ -51,7 +51,7 @@ def ask(
         return None
     import socket  # only when an engine's socket is there: its enums cost 5 ms to create
 
-    from memcli import __version__
+    from memcli.version import __version__
 
     request = {"v": PROTOCOL, "version": __version__, "op": op, "args": args, "env": client_env()}
     data = json.dumps(request).encode() + b"\n"
