@@ -103,7 +103,7 @@ def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
     whatever the reason, leaves the hook to work in process, which gives the same text and
     logs what fails."""
     try:
-        from memcli.engine.answers import engine_result  # a socket: no heavy imports
+        from memcli.enginelink import engine_result  # a socket: no heavy imports
 
         result = engine_result(root, op, args)
     except Exception:

@@ -72,7 +72,7 @@ def _autostart(root: Any) -> None:
     unless its socket is there (an engine starting, or one that did not answer)."""
     import subprocess
 
-    from memcli.engine.paths import engine_files
+    from memcli.enginelink import engine_files
 
     if engine_files(root)[0].exists():
         return

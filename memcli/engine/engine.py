@@ -11,8 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from memcli.engine.client import PROTOCOL, client_env
-from memcli.engine.paths import engine_files
+from memcli.enginelink import PROTOCOL, client_env, engine_files
 from memcli.errors import MemcliError
 from memcli.version import __version__
 
