@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from memcli.cli.entry import loading
+from memcli.cli.argv import loading
 from memcli.cli.runtime import State
 from memcli.cli.search_args import SearchArgs
 from memcli.errors import BadInput, ExitCode
