@@ -1,4 +1,5 @@
-"""No import circles between memcli's modules (ARCHITECTURE.md, "Dependencies point down").
+"""No import circles between memcli's modules (ARCHITECTURE.md, "The rules, and what checks
+them").
 
 The graph is grimp's (what import-linter checks the layers on): every import of a module,
 at its top, inside a function or under ``TYPE_CHECKING``, counts. A circle is a strongly
