@@ -6,8 +6,7 @@ Markdown in a git-tracked folder is the source of truth; a SQLite index
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # not typing's: `import memcli` loads nothing
 if TYPE_CHECKING:
     from memcli.version import __version__ as __version__
 
