@@ -158,7 +158,7 @@ WORDS = (
 
 
 def _id(text: str) -> str:
-    from memcli.notes.lifecycle import entry_id
+    from memcli.notes.entryparse import entry_id
 
     return entry_id(text)
 

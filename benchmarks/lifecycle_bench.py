@@ -205,7 +205,7 @@ def run(mode: str, quick: bool) -> dict[str, Any]:
 
 
 def _id(text: str) -> str:
-    from memcli.notes.lifecycle import entry_id
+    from memcli.notes.entryparse import entry_id
 
     return entry_id(text)
 

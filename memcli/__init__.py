@@ -6,7 +6,9 @@ Markdown in a git-tracked folder is the source of truth; a SQLite index
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+TYPE_CHECKING = False  # not typing's: `import memcli` loads nothing
+if TYPE_CHECKING:
+    from memcli.version import __version__ as __version__
 
 __all__ = ["Memory", "__version__"]
 
@@ -16,4 +18,8 @@ def __getattr__(name: str) -> object:
         from memcli.memory import Memory  # the whole library: `import memcli` stays cheap
 
         return Memory
+    if name == "__version__":  # memcli.version, which every module below imports instead
+        from memcli.version import __version__
+
+        return __version__
     raise AttributeError(name)

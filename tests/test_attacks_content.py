@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memcli.notes.entries import parse_entries
-from memcli.notes.lifecycle import entry_id
+from memcli.notes.entryparse import entry_id
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 

@@ -34,7 +34,7 @@ def victim(tmp_path: Path) -> Path:
 def dead_engine_socket(root: Path) -> None:
     """A socket where the workspace's engine would listen, with nothing behind it: a client
     that tries it notes the failure in ``.memcli/engine.failed``."""
-    from memcli.engine.paths import engine_files
+    from memcli.enginelink import engine_files
 
     sock_path = engine_files(root)[0]
     sock_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)

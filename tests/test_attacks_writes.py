@@ -44,7 +44,7 @@ def test_lifecycle_commands_change_only_memory_files(tmp_path: Path, args: list[
 
 def test_a_fact_found_by_id_outside_memory_is_refused(tmp_path: Path) -> None:
     """An id names a fact in any indexed file: one outside memory/ is refused the same."""
-    from memcli.notes.lifecycle import entry_id
+    from memcli.notes.entryparse import entry_id
 
     clone = hostile_clone(
         tmp_path,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.engine.paths import engine_files
+from memcli.enginelink import engine_files
 from tests.conftest import Cli
 
 MEMCLI = [sys.executable, "-m", "memcli"]
@@ -106,7 +106,7 @@ def test_a_search_the_engine_answers_loads_no_service_layer(engine: Path) -> Non
             for line in r.stderr.splitlines()
             if line.startswith("import time:") and "|" in line
         }
-        assert "memcli.engine.client" in loaded  # the parse works
+        assert "memcli.enginelink" in loaded  # the parse works
         assert not [m for m in loaded if m.startswith(unwanted)], args
     status = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
     assert status["requests"] == 2  # both were answered by the engine
@@ -142,7 +142,7 @@ def test_an_agents_hooks_are_answered_by_the_engine_with_the_same_text(engine: P
             for line in proc.stderr.splitlines()
             if line.startswith("import time:") and "|" in line
         }
-        assert "memcli.engine.client" in loaded  # the parse works
+        assert "memcli.enginelink" in loaded  # the parse works
         assert not [m for m in loaded if m.startswith(SERVICE)], sorted(loaded)
     assert "Use Valkey for the session cache." in through[0].stdout
     assert through[1].stdout == ""  # nothing recalled for an unrelated prompt
@@ -246,7 +246,7 @@ def test_hooks_with_a_setting_the_engine_would_refuse_answer_as_in_process(engin
     python = [sys.executable, "-X", "importtime", "-m", "memcli", "agent", "hook"]
     through = [run_hook([*python, e], p, engine) for e, p in calls]
     for proc in through:  # answered by the engine: the service layer never loaded
-        assert "memcli.engine.client" in proc.stderr and "memcli.memory" not in proc.stderr
+        assert "memcli.enginelink" in proc.stderr and "memcli.memory" not in proc.stderr
     assert "Use Valkey for the session cache." in through[0].stdout
     assert run(engine, "serve", "--stop").returncode == 0
     alone = [run_hook([*MEMCLI, "agent", "hook", e], p, engine) for e, p in calls]

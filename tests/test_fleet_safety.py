@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from memcli.notes.entries import parse_entries
-from memcli.notes.lifecycle import entry_id
+from memcli.notes.entryparse import entry_id
 from tests.test_git import make_repo, write
 from tests.test_git_sync import DAY, clones  # noqa: F401 (a fixture)
 

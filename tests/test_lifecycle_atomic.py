@@ -13,7 +13,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from memcli.notes.lifecycle import entry_id
+from memcli.notes.entryparse import entry_id
 from tests.test_fleet_safety import run, start
 from tests.test_git import git
 from tests.test_git_sync import clones  # noqa: F401 (a fixture)

@@ -12,7 +12,7 @@ import pytest
 from memcli.index.embedcache import EmbedCache
 from memcli.index.embedder import Fingerprint
 from memcli.providers import models
-from memcli.providers.embeddings import CachedEmbedder, text_hash
+from memcli.providers.cached import CachedEmbedder, text_hash
 from tests.conftest import Cli
 
 

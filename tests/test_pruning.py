@@ -17,9 +17,9 @@ from memcli.index.marks import id_mark, index_id, totals
 from memcli.index.schema import MIGRATIONS, stamp
 from memcli.memory import Memory
 from memcli.search import bounds, pruning
-from memcli.search.candidates import KEYWORD_WEIGHTS, keyword_candidates
+from memcli.search.candidates import keyword_candidates
 from memcli.search.options import Filters
-from memcli.search.query import parse_query
+from memcli.search.query import KEYWORD_WEIGHTS, parse_query
 
 COMMON = "deploy cache region queue backup retry kafka session".split()
 RARE = [f"{a}{b}" for a in ("val", "zor", "mip", "kel", "tun") for b in ("ax", "ib", "oq", "ur")]

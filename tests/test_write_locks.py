@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memcli.notes.entries import parse_entries
-from memcli.notes.lifecycle import entry_id
+from memcli.notes.entryparse import entry_id
 from tests.test_fleet_safety import _workspace, run, start
 from tests.test_git_sync import DAY, clones  # noqa: F401 (a fixture)
 

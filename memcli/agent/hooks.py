@@ -22,20 +22,13 @@ import json
 import os
 import re
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EVENTS", "LOG_NAME", "log_event", "read_log", "run_hook", "run_session_flush"]
+from memcli.agentsetup.hooklog import EVENTS, log_event, log_path, shown
 
-#: Hook events and the name the agent gives each in ``hookEventName``.
-EVENTS = {
-    "session-start": "SessionStart",
-    "prompt": "UserPromptSubmit",
-    "pre-compact": "PreCompact",
-    "session-end": "SessionEnd",
-}
-LOG_NAME = "agent.log"
+__all__ = ["run_due_flushes", "run_hook", "run_session_flush"]
+
 #: What a session id may hold (both agents use UUIDs): it names files and log lines.
 
 
@@ -43,9 +36,6 @@ LOG_NAME = "agent.log"
 def _session_id() -> re.Pattern[str]:
     """Compiled on first use: not on every start-up."""
     return re.compile(r"[\w.:-]{1,200}", re.ASCII)
-
-
-_LOG_MAX_BYTES = 256 * 1024
 
 
 def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
@@ -103,7 +93,7 @@ def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
     whatever the reason, leaves the hook to work in process, which gives the same text and
     logs what fails."""
     try:
-        from memcli.engine.answers import engine_result  # a socket: no heavy imports
+        from memcli.enginelink import engine_result  # a socket: no heavy imports
 
         result = engine_result(root, op, args)
     except Exception:
@@ -169,7 +159,7 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
 
     from memcli.statedir import open_state
 
-    fd = open_state(_log_path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
+    fd = open_state(log_path(root), os.O_WRONLY | os.O_APPEND | os.O_CREAT)
     with os.fdopen(fd, "ab") as err:
         subprocess.Popen(
             args,
@@ -235,57 +225,3 @@ def _describe(exc: BaseException) -> str:
     if isinstance(exc, MemcliError):
         return exc.message
     return f"{type(exc).__name__}: {exc}"
-
-
-def _log_path(root: Path) -> Path:
-    from memcli.statedir import state_path
-
-    return state_path(root, LOG_NAME)
-
-
-def shown(value: object, limit: int = 200) -> str:
-    """An untrusted value (from a payload) as it goes into a log line: shell-quoted, with
-    every character that does not print escaped, and cut to ``limit`` characters."""
-    import shlex
-
-    text = str(value)[:limit]
-    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-    return shlex.quote(text)
-
-
-def log_line(event: str, message: str) -> str:
-    """One log line: the time, the event and the message on one line, with every character
-    that does not print escaped (a payload's text cannot start a line of its own)."""
-    text = " ".join(message.split())
-    text = "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
-    return f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {event} {text}\n"
-
-
-def log_event(root: Path | None, event: str, message: str) -> None:
-    """Append one line to the workspace's agent log (to stderr when there is no workspace);
-    the log is cut to its newer half once it passes 256 KiB. The log is written without
-    following links (:mod:`memcli.statedir`). Never raises."""
-    line = log_line(event, message)
-    try:
-        if root is None:
-            sys.stderr.write(f"memcli: {line}")
-            return
-        from memcli.statedir import append_text, read_text, write_text
-
-        path = _log_path(root)
-        if append_text(path, line) > _LOG_MAX_BYTES:
-            keep = read_text(path, _LOG_MAX_BYTES // 2)
-            write_text(path, keep[keep.find("\n") + 1 :])
-    except OSError:
-        pass
-
-
-def read_log(root: Path, limit: int = 20) -> list[str]:
-    """The last ``limit`` lines of the agent log (none when there is no log)."""
-    from memcli.statedir import read_text
-
-    try:
-        lines = read_text(_log_path(root), _LOG_MAX_BYTES).splitlines()
-    except OSError:
-        return []
-    return lines[-limit:]

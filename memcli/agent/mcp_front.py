@@ -26,7 +26,6 @@ import threading
 from importlib import resources
 from typing import IO, Any
 
-from memcli import __version__
 from memcli.agent.mcp_protocol import (
     LISTEN_FOR,
     LISTENING,
@@ -34,6 +33,7 @@ from memcli.agent.mcp_protocol import (
     SUBSCRIPTION,
     VERSION_META,
 )
+from memcli.version import __version__
 
 __all__ = ["REPLAY_ID", "VERSION_META", "serve"]
 

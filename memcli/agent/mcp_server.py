@@ -38,9 +38,9 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from memcli import __version__
 from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, VERSION_META
 from memcli.errors import MemcliError
+from memcli.version import __version__
 
 __all__ = ["Engine", "build_server", "run_on", "wire"]
 
@@ -70,7 +70,7 @@ CHANGES = ToolAnnotations(
 MARKS = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-#: The read-only tools (memcli.agent.install allows exactly these without asking).
+#: The read-only tools (memcli.agentsetup.install allows exactly these without asking).
 READ_ONLY_TOOLS = ("search", "context", "get", "status")
 
 

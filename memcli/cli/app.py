@@ -18,7 +18,6 @@ import typer
 from typer.main import get_command_name
 from typer.models import OptionInfo
 
-from memcli import __version__
 from memcli.cli.argv import (
     GLOBAL_FLAGS,
     GLOBAL_WITH_VALUE,
@@ -92,6 +91,8 @@ app = MemcliTyper(
 
 def _version(value: bool) -> None:
     if value:
+        from memcli.version import __version__  # only --version prints it
+
         print(f"memcli {__version__}")
         raise typer.Exit()
 

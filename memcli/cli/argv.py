@@ -1,14 +1,19 @@
-"""The global options (``-w DIR``, ``-q``, ``--no-color``, ``--debug``) wherever they are given.
+"""What every run does before its command: the global options (``-w DIR``, ``-q``,
+``--no-color``, ``--debug``) wherever they are given, and imports made with the collector off.
 
 Click reads the app's options only before the command name; people and agents write them after
 it too (``memcli search -w DIR words``). :func:`hoist_globals` moves them in front, for the fast
 path and the Typer app alike. Nothing after ``--`` moves, and a name the command declares itself
-(``watch -q``) stays with the command. No imports here: every run calls it.
+(``watch -q``) stays with the command. :func:`loading` is the entry point's
+(:mod:`memcli.cli.entry`), here so that the in-process search (:mod:`memcli.cli.searching`)
+uses it without importing the entry point. Only a few standard modules: every run loads this.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import gc
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
 
 GLOBAL_WITH_VALUE = ("-w", "--workspace")
 GLOBAL_FLAGS = ("-q", "--quiet", "--no-color", "--debug")
@@ -71,3 +76,15 @@ def bare_model_list(args: list[str]) -> list[str]:
         if out[i] == "--local-model" and (i + 1 == len(out) or out[i + 1].startswith("-")):
             out.insert(i + 1, "list")
     return out
+
+
+@contextmanager
+def loading() -> Iterator[None]:
+    """Imports made with the cyclic garbage collector off, their objects frozen out of later
+    collections once loaded (see :func:`memcli.cli.entry.main`)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        gc.enable()

@@ -80,7 +80,7 @@ def _install(
     *,
     remove: bool,
 ) -> None:
-    from memcli.agent import install  # agent set-up only
+    from memcli.agentsetup import install  # agent set-up only
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -136,7 +136,7 @@ def _where(agent: str, scope: str) -> str:
 
 def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None:
     """The MCP server entry and the policy text, for any other MCP client."""
-    from memcli.agent.install import policy_text, program
+    from memcli.agentsetup.install import policy_text, program
 
     prog = program()  # any client, started in any folder: this workspace, named
     entry = {
@@ -157,7 +157,7 @@ def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None
 @agent_app.command("status")
 def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bool = JSON) -> None:
     """Where memcli is installed, whether the hooks work here, and their latest errors."""
-    from memcli.agent import install  # agent set-up only
+    from memcli.agentsetup import install  # agent set-up only
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:

@@ -37,7 +37,7 @@ def serve(
 ) -> None:
     """Keep the index open and the embedder loaded for fast searches (a Unix socket); the
     CLI uses it when it runs. Ctrl-C stops it."""
-    from memcli.engine.client import ask
+    from memcli.enginelink import ask
     from memcli.errors import BadInput
 
     st = state(ctx)
@@ -82,7 +82,7 @@ def serve(
 
 def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any] | None:
     """Start ``memcli serve`` in its own session; wait until it answers (10 s at most)."""
-    from memcli.engine.client import ask
+    from memcli.enginelink import ask
     from memcli.errors import AlreadyRunning
 
     answer = ask(root, "ping", {}, timeout=2.0)
@@ -92,8 +92,8 @@ def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any]
             f"an engine already serves {root} (pid {running['pid']}, socket {running['socket']})",
             hint="memcli serve --status, or --stop",
         )
-    from memcli.engine.paths import engine_files
     from memcli.engine.server import check_runtime_folder
+    from memcli.enginelink import engine_files
 
     check_runtime_folder(engine_files(root)[0].parent)  # its refusal, said here, not in a log
     from memcli.statedir import open_state, state_path

@@ -2,24 +2,10 @@
 
 from __future__ import annotations
 
-import gc
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from memcli.cli import fastpath
-
-
-@contextmanager
-def loading() -> Iterator[None]:
-    """Imports made with the cyclic garbage collector off, their objects frozen out of later
-    collections once loaded (see :func:`main`)."""
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        gc.enable()
+from memcli.cli.argv import loading
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from memcli.cli.entry import loading
+from memcli.cli.argv import loading
 from memcli.cli.runtime import State
 from memcli.cli.search_args import SearchArgs
 from memcli.errors import BadInput, ExitCode
@@ -72,7 +72,7 @@ def _autostart(root: Any) -> None:
     unless its socket is there (an engine starting, or one that did not answer)."""
     import subprocess
 
-    from memcli.engine.paths import engine_files
+    from memcli.enginelink import engine_files
 
     if engine_files(root)[0].exists():
         return

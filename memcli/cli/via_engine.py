@@ -9,7 +9,7 @@ import sys
 from types import SimpleNamespace
 from typing import Any
 
-from memcli.engine.answers import engine_result, framed
+from memcli.enginelink import engine_result, framed
 from memcli.errors import ExitCode, MemcliError
 
 __all__ = ["add_via_engine", "engine_answer", "search_via_engine"]

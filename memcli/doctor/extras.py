@@ -82,8 +82,8 @@ def check_cache(ctx: dict[str, Any]) -> Check:
 def check_agent(ctx: dict[str, Any]) -> Check:
     """The agent hooks' log: the latest failure, if any (hooks never fail the agent, so
     this is where a broken one shows)."""
-    from memcli.agent.hooks import read_log  # no imports beyond the standard library
-    from memcli.agent.install import scope_warnings, server_problems, status
+    from memcli.agentsetup.hooklog import read_log  # no imports beyond the standard library
+    from memcli.agentsetup.install import scope_warnings, server_problems, status
 
     ws = ctx.get("ws")
     if ws is None:
@@ -120,8 +120,7 @@ def check_engine(ctx: dict[str, Any]) -> Check:
     """``memcli serve``: running and answering, absent, or a socket that does not answer; a
     running engine that a client gave up on since it started (it answered in process then,
     after waiting for ``MEMCLI_ENGINE_TIMEOUT``) is a note."""
-    from memcli.engine.client import ask
-    from memcli.engine.paths import engine_files
+    from memcli.enginelink import ask, engine_files
 
     ws = ctx.get("ws")
     if ws is None:
@@ -164,9 +163,9 @@ def check_engine(ctx: dict[str, Any]) -> Check:
 
 
 def _engine_failure(root: Path, since: float) -> str | None:
-    """What a client noted when the engine did not answer it (:mod:`memcli.engine.client`),
+    """What a client noted when the engine did not answer it (:mod:`memcli.enginelink`),
     if it did so after ``since`` (epoch seconds)."""
-    from memcli.engine.paths import failure_marker
+    from memcli.enginelink import failure_marker
     from memcli.statedir import read_text
 
     marker = failure_marker(root)

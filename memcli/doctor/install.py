@@ -7,11 +7,11 @@ import sqlite3
 import sys
 from typing import Any
 
-from memcli import __version__
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.index import db
 from memcli.index.embedder import configured_model
 from memcli.index.schema import FTS_TOKENIZER
+from memcli.version import __version__
 
 
 def check_python(ctx: dict[str, Any]) -> Check:

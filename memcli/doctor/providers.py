@@ -9,12 +9,12 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-from memcli import __version__
 from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.index import db
 from memcli.index.store import Store
 from memcli.providers.embeddings import status_info
 from memcli.providers.remote import provider_name
+from memcli.version import __version__
 
 #: Environment variables LiteLLM reads for hosted providers (checked when no api_base is set).
 PROVIDER_KEYS = {

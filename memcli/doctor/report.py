@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from memcli import __version__
+from memcli.version import __version__
 
 OK, NOTE, PROBLEM = "ok", "note", "problem"
 PROBE_TIMEOUT = 3.0

@@ -11,10 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from memcli import __version__
-from memcli.engine.client import PROTOCOL, client_env
-from memcli.engine.paths import engine_files
+from memcli.enginelink import PROTOCOL, client_env, engine_files
 from memcli.errors import MemcliError
+from memcli.version import __version__
 
 __all__ = ["Engine"]
 

@@ -27,9 +27,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memcli.engine.client import MAX_REQUEST
 from memcli.engine.engine import Engine
-from memcli.engine.paths import engine_files, folder_problem
+from memcli.enginelink import MAX_REQUEST, engine_files, folder_problem
 from memcli.errors import AlreadyRunning, MemcliError
 from memcli.locks import ProcessLock
 
@@ -115,7 +114,7 @@ def serve(
 
 def check_runtime_folder(folder: Path) -> None:
     """Make the engine's runtime ``folder`` (mode 0700) if it is missing, and refuse to
-    listen there (MemcliError) unless it is safe (:func:`memcli.engine.paths.folder_problem`):
+    listen there (MemcliError) unless it is safe (:func:`memcli.enginelink.folder_problem`):
     another local user must not be able to put a socket of theirs in place of ours."""
     try:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -191,7 +190,7 @@ def _restore_signals(previous: dict[int, Any]) -> None:
 def stop_engine(root: Path, timeout: float = 10.0) -> dict[str, Any] | None:
     """Ask the engine of ``root`` to stop and wait until its socket is gone; its info, or
     None when none answered."""
-    from memcli.engine.client import ask
+    from memcli.enginelink import ask
 
     answer = ask(root, "stop", {}, timeout=timeout)
     if not answer or not answer.get("ok"):

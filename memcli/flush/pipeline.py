@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memcli.config import Settings, confine_file
 from memcli.errors import BadInput, ConfigError, GitError, MemcliError
@@ -59,13 +59,35 @@ from memcli.notes.workspace import find_git_root
 from memcli.providers import remote
 
 if TYPE_CHECKING:
-    from memcli.service.git import GitService
+    from memcli.index.indexer import IndexReport
+    from memcli.index.store import Store
+    from memcli.notes.workspace import Workspace
 
-__all__ = ["commit_message", "flush"]
+__all__ = ["FlushHost", "commit_message", "flush"]
+
+
+class FlushHost(Protocol):
+    """What the pipeline needs of the :class:`memcli.memory.Memory` it runs for (the service
+    hands it itself): its workspace, settings, index and warnings, a sync and an index run,
+    and a commit, the same methods the CLI calls. Declared here, so that the flush room
+    does not import the service above it."""
+
+    ws: Workspace
+    settings: Settings
+    warnings: list[str]
+
+    @property
+    def store(self) -> Store: ...
+
+    def sync_before_search(self) -> tuple[bool | None, list[str]]: ...
+
+    def index(self, paths: list[str] | None = None) -> IndexReport: ...
+
+    def commit(self, paths: list[Path], message: str) -> str | None: ...
 
 
 def flush(
-    mem: GitService,
+    mem: FlushHost,
     text: str,
     *,
     namespace: str | None = None,
@@ -209,7 +231,7 @@ def flush(
     return result
 
 
-def _commit_earlier(mem: GitService, earlier: str, hash8: str) -> str | None:
+def _commit_earlier(mem: FlushHost, earlier: str, hash8: str) -> str | None:
     """Commit the file an earlier flush of this conversation wrote, when HEAD lacks its
     heading (that flush's commit failed); None when it is committed already."""
     from memcli.git.commit import head_text  # git code on --commit only
@@ -220,14 +242,14 @@ def _commit_earlier(mem: GitService, earlier: str, hash8: str) -> str | None:
     return mem.commit([path], f"memory: facts flushed from conversation {hash8}")
 
 
-def _corroborate(mem: GitService, skip: list[FactOutcome], now: datetime) -> list[Path]:
+def _corroborate(mem: FlushHost, skip: list[FactOutcome], now: datetime) -> list[Path]:
     """A ``corroborated`` status line (once a day) under each known fact a new one repeats."""
     mark = status_line("corroborated", day=now.date())
     return [p for o in skip if o.decision == "duplicate" and o.target
             for p in _mark(mem, o.target, mark, once=True)]  # fmt: skip
 
 
-def _supersede(mem: GitService, written: list[FactOutcome], now: datetime) -> list[Path]:
+def _supersede(mem: FlushHost, written: list[FactOutcome], now: datetime) -> list[Path]:
     """Mark each known fact that a written one updates as superseded by it."""
     out: list[Path] = []
     for o in written:
@@ -237,7 +259,7 @@ def _supersede(mem: GitService, written: list[FactOutcome], now: datetime) -> li
     return out
 
 
-def _mark(mem: GitService, fact_id: str, mark: str, *, once: bool = False) -> list[Path]:
+def _mark(mem: FlushHost, fact_id: str, mark: str, *, once: bool = False) -> list[Path]:
     """Write ``mark`` under the fact ``fact_id``; the file, when written (else a warning)."""
     found = mem.store.facts_by_prefix(fact_id)
     if not found:
@@ -251,7 +273,7 @@ def _mark(mem: GitService, fact_id: str, mark: str, *, once: bool = False) -> li
         return []
 
 
-def _has_index(mem: GitService, dry_run: bool) -> bool:
+def _has_index(mem: FlushHost, dry_run: bool) -> bool:
     """Use the index for duplicate checks; a dry run only reads one that already exists."""
     return not dry_run or mem.ws.index_path.exists()
 

@@ -102,6 +102,11 @@ def fact_key(text: str) -> str:
     return sha1_hex(norm.encode("utf-8"))
 
 
+def entry_id(text: str) -> str:
+    """The short id of the fact ``text``."""
+    return fact_key(text)[:ID_CHARS]
+
+
 def entry_marks(text: str, today: str) -> tuple[list[str], list[str]]:
     """The ids of the entries in ``text`` (a snippet, a file), in order, and the states
     other than active their status lines give them on ``today`` (YYYY-MM-DD)."""

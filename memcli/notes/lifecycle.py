@@ -34,7 +34,6 @@ __all__ = [
     "KINDS",
     "STATUS_LINE",
     "Status",
-    "entry_id",
     "status_line",
     "status_of",
 ]
@@ -86,13 +85,6 @@ class Status(NamedTuple):
 
 
 PLAIN = Status()
-
-
-def entry_id(text: str) -> str:
-    """The short id of the fact ``text``."""
-    from memcli.notes.entryparse import fact_key  # (which imports this module)
-
-    return fact_key(text)[:ID_CHARS]
 
 
 def without_status(text: str) -> str:

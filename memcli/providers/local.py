@@ -30,7 +30,7 @@ from memcli.config import Settings
 from memcli.errors import ProviderError
 from memcli.index.embedcache import EmbedCache
 from memcli.providers import models, onnxmodel
-from memcli.providers.embeddings import CachedEmbedder, cache_from_settings, local_fingerprint
+from memcli.providers.cached import CachedEmbedder, cache_from_settings, local_fingerprint
 
 #: Texts per model run. With texts sorted by length, batches of 2 to 6 cost the least CPU per
 #: text on LoCoMo chunks; 16 costs 25% more, 64 75% more (benchmarks/local_bench.py).

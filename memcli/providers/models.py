@@ -4,7 +4,7 @@ A model listed here is run from its folder on ONNX Runtime directly
 (:mod:`memcli.providers.onnxmodel`), with the pooling and normalisation it was trained with,
 and its texts get the prefixes it expects (E5 models: ``query: `` before a question,
 ``passage: `` before a stored text). The prefixes are declared here, once per model, and
-applied by the embedder (:class:`memcli.providers.embeddings.CachedEmbedder`); no call site
+applied by the embedder (:class:`memcli.providers.cached.CachedEmbedder`); no call site
 adds them. A model not listed here is read through fastembed; when fastembed does not know
 its name either, :func:`folder_pooling` and :func:`folder_dimensions` describe it from its
 folder. ``memcli init --local --local-model list`` prints :data:`MODELS` with their costs.

@@ -290,8 +290,7 @@ def start_learner(mem: Any) -> Learner:
     """A started :class:`Learner` of ``mem``'s index (a :class:`memcli.memory.Memory`), with
     its settings' threshold (``engine.prune_from``), for a long-lived process: the engine, the
     MCP server."""
-    from memcli.search.candidates import KEYWORD_WEIGHTS
-    from memcli.search.query import STOPWORDS
+    from memcli.search.query import KEYWORD_WEIGHTS, STOPWORDS
 
     common_from = int(mem.settings.get("engine.prune_from"))
     learner = Learner(mem.ws.index_path, KEYWORD_WEIGHTS, STOPWORDS, common_from)

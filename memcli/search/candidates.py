@@ -12,17 +12,11 @@ from memcli.notes.scan import glob_to_regex
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.search import ranking
 from memcli.search.options import Filters
-from memcli.search.query import ParsedQuery
+from memcli.search.query import KEYWORD_WEIGHTS, ParsedQuery
 from memcli.search.results import Hit
 
 if TYPE_CHECKING:
     from memcli.search import pruning
-
-KEYWORD_WEIGHTS = (
-    1.0,
-    0.3,
-    1.0,
-)  # bm25 column weights of the candidate query: text, heading, grams
 
 
 def filter_sql(filters: Filters, store: Store) -> tuple[str, list[Any]]:

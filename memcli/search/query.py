@@ -16,6 +16,9 @@ from typing import NamedTuple
 from memcli.errors import BadInput
 from memcli.index.grams import has_unsegmented, query_pieces, unsegmented_phrase
 
+#: The bm25 column weights of a keyword query: text, heading, grams (the candidates' query,
+#: and the score bounds the engine learns for it, :mod:`memcli.search.bounds`).
+KEYWORD_WEIGHTS = (1.0, 0.3, 1.0)
 #: Words that frame a question more than they say what it is about ("what kind of", "how
 #: many", "did she mention"), dropped like stop words (benchmarks/RESULTS.md: LoCoMo dev).
 QUESTION_WORDS = frozenset("kind sort thing things likely many much mention mentioned".split())

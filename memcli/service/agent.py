@@ -195,9 +195,9 @@ class AgentService(SearchService, FlushService):
 
     def flush_session(self, session_id: str, transcript: str | Path) -> SessionFlush:
         """Flush the turns of an agent session's transcript not flushed before (see
-        :mod:`memcli.agent.sessions`); the record moves on only when the flush succeeded."""
-        from memcli.agent.sessions import SessionLog, turn_digest  # session flushes only
+        :mod:`memcli.flush.sessions`); the record moves on only when the flush succeeded."""
         from memcli.flush.conversation import parse  # session flushes only
+        from memcli.flush.sessions import SessionLog, turn_digest  # session flushes only
         from memcli.flush.source import read_conversation
         from memcli.service.options import FlushOptions
 
@@ -228,7 +228,7 @@ class AgentService(SearchService, FlushService):
         :data:`CATCH_UP_DAYS` days) and memcli never flushed: a session that ended without
         its end hook (Ctrl-C, a crash). ``current``, the session asking, is left out; at
         most :data:`CATCH_UP_MAX`, the newest first."""
-        from memcli.agent.sessions import failed_sessions, recorded_sessions
+        from memcli.flush.sessions import failed_sessions, recorded_sessions
 
         folder = self._sessions_folder()
         due = [(s, t) for s, t in failed_sessions(folder) if s != current and t]
@@ -267,7 +267,7 @@ class InstallReport(NamedTuple):
     agent: str
     scope: str
     action: str  # install or uninstall
-    changes: list[Any]  # memcli.agent.install.Change
+    changes: list[Any]  # memcli.agentsetup.install.Change
     dry_run: bool
 
     @property
@@ -288,7 +288,7 @@ class InstallReport(NamedTuple):
 
 
 class AgentSetup(AgentService):
-    """Installing memcli into coding agents (see :mod:`memcli.agent.install`)."""
+    """Installing memcli into coding agents (see :mod:`memcli.agentsetup.install`)."""
 
     def agent_install(
         self,
@@ -302,7 +302,7 @@ class AgentSetup(AgentService):
         """Write (or with ``remove``, take out) memcli's hooks, MCP server entry and memory
         policy in ``agent``'s settings; ``project`` is the agent's folder (default: the
         workspace). With ``dry_run`` nothing is written."""
-        from memcli.agent import install  # agent set-up only
+        from memcli.agentsetup import install  # agent set-up only
 
         changes = install.plan(
             agent, self.ws.root, scope=scope, project=_resolved(project), remove=remove
@@ -315,8 +315,8 @@ class AgentSetup(AgentService):
     def agent_status(self, project: Path | None = None) -> dict[str, Any]:
         """Where memcli is installed, whether a session-start briefing can be made here, and
         the latest lines of the hooks' log."""
-        from memcli.agent import install  # agent set-up only
-        from memcli.agent.hooks import read_log
+        from memcli.agentsetup import install  # agent set-up only
+        from memcli.agentsetup.hooklog import read_log
 
         try:
             briefing = self.briefing()

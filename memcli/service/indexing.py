@@ -191,7 +191,7 @@ def _git_state(root: Path) -> dict[str, Any] | None:
 
 def _engine(root: Path) -> dict[str, Any] | None:
     """The running engine of the workspace (``memcli serve``), or None."""
-    from memcli.engine.client import ask  # a socket and JSON: no heavy imports
+    from memcli.enginelink import ask  # a socket and JSON: no heavy imports
 
     answer = ask(root, "ping", {}, timeout=0.5)
     info: dict[str, Any] | None = answer["result"] if answer and answer.get("ok") else None

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.errors import BadInput
 from memcli.locks import ProcessLock
-from memcli.notes.lifecycle import ID_CHARS, Status, entry_id, status_line, status_of
+from memcli.notes.entryparse import entry_id
+from memcli.notes.lifecycle import ID_CHARS, Status, status_line, status_of
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.notes import NotesService
 

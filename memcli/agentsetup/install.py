@@ -46,7 +46,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from memcli.agent.hooks import EVENTS
+from memcli.agentsetup.hooklog import EVENTS
 from memcli.errors import BadInput
 
 __all__ = [
