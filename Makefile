@@ -15,7 +15,7 @@ MEMCLI_TEST_MODEL_DIR ?= $(firstword $(patsubst %/model.onnx,%,$(wildcard \
 	$(abspath ../shared/models/$(MODEL_NAME))/model.onnx /work/shared/models/$(MODEL_NAME)/model.onnx)))
 export MEMCLI_TEST_MODEL_DIR
 
-.PHONY: demo test e2e test-latest smoke lock lock-upgrade lint bench bench-guard completions man docs tour clean print-model-dir
+.PHONY: demo test e2e test-latest smoke lock lock-upgrade lint bench bench-guard completions man docs site tour clean print-model-dir
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,7 +32,8 @@ $(VENV)/.installed-dev: pyproject.toml $(LOCK)/test.txt
 demo: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash .ci/demo
 
-# The whole check: lint, types (mypy --strict over the package), then the suite in parallel.
+# The whole check: lint (with the docs site built strictly), types (mypy --strict over the
+# package), then the suite in parallel.
 test: $(VENV)/.installed-dev lint
 	$(BIN)/mypy --strict memcli
 	$(BIN)/python -m pytest
@@ -78,10 +79,15 @@ lock lock-upgrade:
 	$(VENV)-lock/bin/uv pip compile -q $(if $(filter lock-upgrade,$@),--upgrade) --universal \
 		--python-version 3.11 --all-extras pyproject.toml -o $(LOCK)/test.txt
 
+DEVTOOLS := .ci/gendocs.py .ci/gentour.py .ci/mkdocs_hooks.py
+# Never with --quiet: it hides the warnings that --strict counts, and the build then passes.
+MKDOCS   := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
+
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check memcli tests benchmarks .ci/gendocs.py .ci/gentour.py
-	$(BIN)/ruff format --check memcli tests benchmarks .ci/gendocs.py .ci/gentour.py
+	$(BIN)/ruff check memcli tests benchmarks $(DEVTOOLS)
+	$(BIN)/ruff format --check memcli tests benchmarks $(DEVTOOLS)
 	$(BIN)/lint-imports --no-cache
+	$(MKDOCS) build --strict
 
 bench: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/run.py
@@ -92,7 +98,8 @@ bench: $(VENV)/.installed-dev
 bench-guard: $(VENV)/.installed-dev
 	$(BIN)/python benchmarks/bench_guard.py
 
-# completions/ and man/memcli.1 are generated from the command tree (tests check they are current)
+# completions/, man/memcli.1 and docs/reference.md are generated from the command tree (tests
+# check they are current)
 completions: $(VENV)/.installed
 	$(BIN)/python .ci/gendocs.py --only completions
 
@@ -102,7 +109,12 @@ man: $(VENV)/.installed
 docs: $(VENV)/.installed
 	$(BIN)/python .ci/gendocs.py
 
-# README.md's tour is a run of .ci/demo (tests/test_tour.py checks they agree)
+# The documentation site (docs/, mkdocs.yml, Material theme) into build/site; --strict fails on
+# a broken link or anchor, a page missing from the nav, or any other warning.
+site: $(VENV)/.installed-dev
+	$(MKDOCS) build --strict
+
+# docs/tour.md's tour is a run of .ci/demo (tests/test_tour.py checks they agree)
 tour: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python .ci/gentour.py
 

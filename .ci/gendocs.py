@@ -1,6 +1,6 @@
-"""Generate shell completions and the man page from the real command tree.
+"""Generate shell completions, the man page and the command reference from the command tree.
 
-    python .ci/gendocs.py            # write completions/* and man/memcli.1
+    python .ci/gendocs.py            # write completions/*, man/memcli.1, docs/reference.md
     python .ci/gendocs.py --check    # exit 1 when a committed file is stale
     python .ci/gendocs.py --out DIR  # write the files under DIR instead
 
@@ -31,6 +31,7 @@ OUTPUTS = (
     "completions/_memcli",
     "completions/memcli.fish",
     "man/memcli.1",
+    "docs/reference.md",
 )
 GENERATED = "generated from the command tree by 'make docs' (.ci/gendocs.py); do not edit"
 
@@ -799,10 +800,11 @@ def man(tree: Command) -> str:
             "terminal, tables are drawn with colour; when stdout is a pipe or a file they are "
             "plain tab-separated lines with a header, with no escape codes. Progress bars appear "
             "only when stderr is a terminal. --json prints one JSON document (search --jsonl and "
-            "watch --json: one per line) whose field names are stable and documented in the "
-            "README; an empty result is still valid JSON. Paths are relative to the workspace, "
-            "with forward slashes. -q hides warnings and progress; errors are always one line "
-            "on stderr, starting with 'Error:', followed by a 'Hint:' line when there is one."
+            "watch --json: one per line) whose field names are stable and documented in "
+            "docs/json.md; an empty result is still valid JSON. Paths are relative to the "
+            "workspace, with forward slashes. -q hides warnings and progress; errors are always "
+            "one line on stderr, starting with 'Error:', followed by a 'Hint:' line when there "
+            "is one."
         ),
         ".SH CONFIGURATION",
         roff(
@@ -842,12 +844,107 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
 
 
+# -- the command reference (Markdown, docs/reference.md) ------------------------------------
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
+
+
+def md(text: str) -> str:
+    """``text`` as Markdown prose: every character Markdown would read as markup escaped."""
+    return _MD_SPECIAL.sub(r"\\\1", " ".join(text.split()))
+
+
+def _md_help(text: str) -> list[str]:
+    """Help paragraphs: prose joined into one line, indented examples as a code block."""
+    out: list[str] = []
+    for para in _paragraphs(text):
+        if any(ln.startswith("  ") for ln in para.splitlines()):
+            out += ["```text", textwrap.dedent(para).rstrip(), "```", ""]
+        else:
+            out += [md(para), ""]
+    return out
+
+
+def _md_param(p: Param) -> str:
+    text = md(p.help or "")
+    return f"- `{p.label}`" + (f": {text}" if text else "")
+
+
+def reference(tree: Command) -> str:
+    check_examples(tree)
+    out = [
+        f"<!-- {GENERATED} -->",
+        "",
+        "# Command reference",
+        "",
+        md(first_paragraph(tree.help)),
+        "",
+        "Every command, option, setting, environment variable and exit code, generated from the "
+        "command tree by `make docs` (`.ci/gendocs.py`) like the man page (`man -l man/memcli.1`); "
+        "a test fails when this page is stale. Each command also has `--help`.",
+        "",
+        "## Global options",
+        "",
+        "Global options go before the command name.",
+        "",
+        *(_md_param(p) for p in tree.options),
+        "",
+        "## Commands",
+        "",
+    ]
+    for c in tree.walk():
+        if c is tree:
+            continue
+        usage = " ".join(a.metavar for a in c.arguments)
+        if c.commands:
+            has_options = any(not p.eager for p in c.options)
+            usage = ("[OPTIONS] " if has_options else "") + (
+                "[COMMAND]" if c.runs_alone else "COMMAND"
+            )
+        out += [f"### {c.name}", "", "```text", f"{c.name}" + (f" {usage}" if usage else ""), "```"]
+        out += ["", *_md_help(c.help)]
+        shown = [p for p in c.params if not (p.eager and set(p.opts) & {"-h", "--help"})]
+        if shown:
+            out += [_md_param(p) for p in shown] + [""]
+        if c.commands:
+            names = ", ".join(f"`{s.path[-1]}`" for s in c.commands)
+            out += [f"Subcommands: {names}.", ""]
+    out += [
+        "## Settings",
+        "",
+        "Read in layers, later ones win: built-in defaults, the user `config.toml`, the "
+        "workspace `memcli.toml`, environment variables, command-line options "
+        "([configuration](configuration.md)).",
+        "",
+        "| setting | default | environment | meaning |",
+        "|---|---|---|---|",
+    ]
+    for setting in SETTINGS:
+        text = setting.help
+        if setting.bounded:
+            text += f" Allowed: {setting.allowed()}."
+        out.append(
+            f"| `{setting.section}.{setting.name}` | `{_toml(setting.default)}` "
+            f"| `{setting.env}` | {md(text)} |"
+        )
+    out += ["", "## Environment", ""]
+    out += [f"- `{name}`: {md(text)}" for name, text in ENVIRONMENT]
+    out += ["", "## Files", ""]
+    out += [f"- `{name}`: {md(text)}" for name, text in FILES]
+    out += ["", "## Exit status", ""]
+    out += [f"- `{int(code)}`: {md(EXIT_CODES[code])}" for code in ExitCode]
+    out += ["", "## Examples", ""]
+    for text, lines in EXAMPLES:
+        out += [md(text), "", "```sh", lines, "```", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
 # -- driver -------------------------------------------------------------------------------
 GENERATORS: dict[str, Callable[[Command], str]] = {
     "completions/memcli.bash": bash,
     "completions/_memcli": zsh,
     "completions/memcli.fish": fish,
     "man/memcli.1": man,
+    "docs/reference.md": reference,
 }
 
 
@@ -860,7 +957,8 @@ def render_all(tree: Command | None = None) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python .ci/gendocs.py",
-        description="Generate completions/ and man/memcli.1 from the memcli command tree.",
+        description="Generate completions/, man/memcli.1 and docs/reference.md from the memcli "
+        "command tree.",
     )
     parser.add_argument(
         "--out", type=Path, default=None, help="folder to write into (default: the source checkout)"
@@ -870,7 +968,9 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="write nothing; exit 1 when a file differs from what it would be",
     )
-    parser.add_argument("--only", choices=["completions", "man"], help="generate only these")
+    parser.add_argument(
+        "--only", choices=["completions", "man", "docs"], help="generate only these"
+    )
     args = parser.parse_args(argv)
     if args.out is None:
         args.out = Path(__file__).resolve().parents[1]

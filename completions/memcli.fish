@@ -89,7 +89,7 @@ complete -c memcli -n '__memcli_is memcli init' -l hooks -d 'Install git hooks t
 complete -c memcli -n '__memcli_is memcli init' -l local -d 'Semantic search with a local model (needs memcli[local]): sets embedding.model.'
 complete -c memcli -n '__memcli_is memcli init' -l local-model -x -d 'The model --local sets: a fastembed name or a short name (all-MiniLM-L6-v2, English; multilingual-e5-small, about 100 languages). \'list\' shows each with its size, load time and embedding speed. [default: sentence-transformers/all-MiniLM-L6-v2]'
 complete -c memcli -n '__memcli_is memcli init' -l model-path -x -d 'Folder holding the local model\'s files (offline machines).'
-complete -c memcli -n '__memcli_is memcli init' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli init' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli init' -s h -l help -d 'Show this message and exit.'
 complete -c memcli -n '__memcli_is memcli init' -F
 
@@ -102,13 +102,13 @@ complete -c memcli -n '__memcli_is memcli add' -l tag -l tags -x -d 'Tag (repeat
 complete -c memcli -n '__memcli_is memcli add' -l no-redact -d 'Do not redact secrets.'
 complete -c memcli -n '__memcli_is memcli add' -l commit -d 'git commit the file written (nothing else), naming the fact.'
 complete -c memcli -n '__memcli_is memcli add' -l expires -x -d 'It stops applying: 30d, 6w, 3m, 1y or a date.'
-complete -c memcli -n '__memcli_is memcli add' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli add' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli add' -s h -l help -d 'Show this message and exit.'
 
 # memcli index
 complete -c memcli -n '__memcli_is memcli index' -l force -d 'Rebuild the whole index.'
 complete -c memcli -n '__memcli_is memcli index' -l no-embed -d 'Keyword index only: do not compute vectors now.'
-complete -c memcli -n '__memcli_is memcli index' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli index' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli index' -s h -l help -d 'Show this message and exit.'
 
 # memcli search
@@ -128,22 +128,22 @@ complete -c memcli -n '__memcli_is memcli search' -l include-inactive -d 'Also s
 complete -c memcli -n '__memcli_is memcli search' -l explain -d 'Show how each score came to be (JSON: \'explain\' per result).'
 complete -c memcli -n '__memcli_is memcli search' -l format -x -d 'text, json or context (one Markdown block for a prompt).'
 complete -c memcli -n '__memcli_is memcli search' -l max-tokens -x -d 'Token budget of --format context (estimate: characters / 4).'
-complete -c memcli -n '__memcli_is memcli search' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli search' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli search' -l jsonl -d 'One JSON result per line.'
 complete -c memcli -n '__memcli_is memcli search' -l files -d 'Only the paths of matching files.'
 complete -c memcli -n '__memcli_is memcli search' -l batch -d 'Queries from stdin, one JSON per line.'
 complete -c memcli -n '__memcli_is memcli search' -s h -l help -d 'Show this message and exit.'
 
 # memcli status
-complete -c memcli -n '__memcli_is memcli status' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli status' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli status' -s h -l help -d 'Show this message and exit.'
 
 # memcli files
-complete -c memcli -n '__memcli_is memcli files' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli files' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli files' -s h -l help -d 'Show this message and exit.'
 
 # memcli get
-complete -c memcli -n '__memcli_is memcli get' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli get' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli get' -s h -l help -d 'Show this message and exit.'
 
 # memcli supersede
@@ -185,26 +185,26 @@ complete -c memcli -n '__memcli_is memcli flush' -l ns -x -d 'Namespace: memory/
 complete -c memcli -n '__memcli_is memcli flush' -l dry-run -d 'Show the facts that would be written; write nothing.'
 complete -c memcli -n '__memcli_is memcli flush' -l prompt-file -r -F -d 'Instructions for the model (default: llm.prompt_file or built in).'
 complete -c memcli -n '__memcli_is memcli flush' -l commit -d 'git commit the memory file afterwards.'
-complete -c memcli -n '__memcli_is memcli flush' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli flush' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli flush' -s h -l help -d 'Show this message and exit.'
 
 # memcli diff
 complete -c memcli -n '__memcli_is memcli diff' -l since -x -d 'From the last commit before DATE (YYYY-MM-DD or \'2 weeks ago\').'
 complete -c memcli -n '__memcli_is memcli diff' -l stat -d 'Only counts per file.'
-complete -c memcli -n '__memcli_is memcli diff' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli diff' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli diff' -s h -l help -d 'Show this message and exit.'
 
 # memcli log
 complete -c memcli -n '__memcli_is memcli log' -s n -l limit -x -d 'Number of commits. [default: 20]'
 complete -c memcli -n '__memcli_is memcli log' -l since -x -d 'Only commits since DATE.'
-complete -c memcli -n '__memcli_is memcli log' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli log' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli log' -s h -l help -d 'Show this message and exit.'
 
 # memcli sync
 complete -c memcli -n '__memcli_is memcli sync' -l strategy -x -d 'rebase or merge (default: setting git.sync_strategy).'
 complete -c memcli -n '__memcli_is memcli sync' -l no-push -d 'Pull and re-index, do not push.'
 complete -c memcli -n '__memcli_is memcli sync' -l no-commit -d 'Refuse to run with uncommitted memory changes.'
-complete -c memcli -n '__memcli_is memcli sync' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli sync' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli sync' -s h -l help -d 'Show this message and exit.'
 
 # memcli mcp
@@ -223,13 +223,13 @@ complete -c memcli -n '__memcli_is memcli serve' -s h -l help -d 'Show this mess
 complete -c memcli -n '__memcli_is memcli trust' -l show -d 'Show the trust state; change nothing.'
 complete -c memcli -n '__memcli_is memcli trust' -l revoke -d 'Forget the trust in this memcli.toml.'
 complete -c memcli -n '__memcli_is memcli trust' -l list -d 'Every trusted memcli.toml recorded in the user config.'
-complete -c memcli -n '__memcli_is memcli trust' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli trust' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli trust' -s h -l help -d 'Show this message and exit.'
 
 # memcli doctor
 complete -c memcli -n '__memcli_is memcli doctor' -l offline -d 'Do not contact the embedding or LLM server.'
 complete -c memcli -n '__memcli_is memcli doctor' -l timeout -x -d 'How long to wait for each provider. [default: 3.0]'
-complete -c memcli -n '__memcli_is memcli doctor' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli doctor' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli doctor' -s h -l help -d 'Show this message and exit.'
 
 # memcli hooks
@@ -239,15 +239,15 @@ complete -c memcli -n '__memcli_is memcli hooks' -a status -d 'Which hooks are i
 complete -c memcli -n '__memcli_is memcli hooks' -s h -l help -d 'Show this message and exit.'
 
 # memcli hooks install
-complete -c memcli -n '__memcli_is memcli hooks install' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli hooks install' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli hooks install' -s h -l help -d 'Show this message and exit.'
 
 # memcli hooks uninstall
-complete -c memcli -n '__memcli_is memcli hooks uninstall' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli hooks uninstall' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli hooks uninstall' -s h -l help -d 'Show this message and exit.'
 
 # memcli hooks status
-complete -c memcli -n '__memcli_is memcli hooks status' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli hooks status' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli hooks status' -s h -l help -d 'Show this message and exit.'
 
 # memcli agent
@@ -293,28 +293,28 @@ complete -c memcli -n '__memcli_is memcli config' -a get -d 'Print the value of 
 complete -c memcli -n '__memcli_is memcli config' -a set -d 'Write one setting to memcli.toml (or --user config.toml), keeping comments. No secrets.'
 complete -c memcli -n '__memcli_is memcli config' -a unset -d 'Remove one setting from memcli.toml (or --user config.toml), keeping comments.'
 complete -c memcli -n '__memcli_is memcli config' -a path -d 'The config files memcli reads (they need not exist).'
-complete -c memcli -n '__memcli_is memcli config' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli config' -s h -l help -d 'Show this message and exit.'
 
 # memcli config get
-complete -c memcli -n '__memcli_is memcli config get' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config get' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli config get' -s h -l help -d 'Show this message and exit.'
 complete -c memcli -n '__memcli_is memcli config get' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.snippet_before_chars search.hybrid_snippet_before_chars search.neighbour_weight search.heading_weight search.chunk_weight search.proximity_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.freshness index.full_check_files index.full_check_secs index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.prune_from engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score agent.recall_min_similarity'
 
 # memcli config set
 complete -c memcli -n '__memcli_is memcli config set' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
-complete -c memcli -n '__memcli_is memcli config set' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config set' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli config set' -s h -l help -d 'Show this message and exit.'
 complete -c memcli -n '__memcli_is memcli config set' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.snippet_before_chars search.hybrid_snippet_before_chars search.neighbour_weight search.heading_weight search.chunk_weight search.proximity_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.freshness index.full_check_files index.full_check_secs index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.prune_from engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score agent.recall_min_similarity'
 
 # memcli config unset
 complete -c memcli -n '__memcli_is memcli config unset' -l user -d 'The user config.toml instead of the workspace memcli.toml.'
-complete -c memcli -n '__memcli_is memcli config unset' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config unset' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli config unset' -s h -l help -d 'Show this message and exit.'
 complete -c memcli -n '__memcli_is memcli config unset' -a 'embedding.model embedding.model_path embedding.api_base embedding.api_key_env embedding.dimensions embedding.batch_size embedding.timeout embedding.max_retries llm.model llm.api_base llm.api_key_env llm.timeout llm.max_retries llm.prompt_file llm.max_chars llm.max_requests search.limit search.strategy search.min_score search.fusion search.rrf_k search.keyword_weight search.vector_weight search.candidates search.mmr search.mmr_lambda search.time_boost search.name_weight search.trust_confirmed search.trust_extracted search.trust_corroborated search.snippet_lines search.snippet_chars search.snippet_before_chars search.hybrid_snippet_before_chars search.neighbour_weight search.heading_weight search.chunk_weight search.proximity_weight search.max_tokens decay.enabled decay.half_life_days index.include index.max_file_mb index.sync_on_search index.freshness index.full_check_files index.full_check_secs index.chunk_chars index.lock_timeout add.max_kb cache.max_mb watch.debounce_ms git.sync_strategy git.sync_timeout engine.idle_timeout engine.prune_from engine.autostart agent.briefing_tokens agent.briefing_types agent.briefing_latest agent.recall_tokens agent.recall_limit agent.recall_min_score agent.recall_min_similarity'
 
 # memcli config path
 complete -c memcli -n '__memcli_is memcli config path' -l user -d 'Print only the user config file.'
 complete -c memcli -n '__memcli_is memcli config path' -l workspace -d 'Print only the workspace memcli.toml.'
-complete -c memcli -n '__memcli_is memcli config path' -l json -d 'Print JSON (stable field names, see README).'
+complete -c memcli -n '__memcli_is memcli config path' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli config path' -s h -l help -d 'Show this message and exit.'

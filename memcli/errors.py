@@ -10,7 +10,7 @@ from enum import IntEnum
 
 
 class ExitCode(IntEnum):
-    """Process exit codes (documented in --help, README and man page)."""
+    """Process exit codes (documented in --help, the docs and the man page)."""
 
     SUCCESS = 0
     NOT_FOUND = 1  # search or diff found nothing (like grep / git diff --exit-code)

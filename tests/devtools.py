@@ -25,7 +25,7 @@ def load_gendocs() -> ModuleType:
 
 
 def load_gentour() -> ModuleType:
-    """``.ci/gentour.py``, which writes the README's tour from a run of ``.ci/demo``."""
+    """``.ci/gentour.py``, which writes the tour of ``docs/tour.md`` from a run of ``.ci/demo``."""
     spec = importlib.util.spec_from_file_location("gentour", GENTOUR)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

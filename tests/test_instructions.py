@@ -99,12 +99,15 @@ def _strings(obj: Any) -> list[str]:
 
 def test_no_false_positive_on_locomo_and_the_docs() -> None:
     """The false-positive rate on ordinary text: every string of the LoCoMo conversations
-    (turns, summaries, observations, questions) and every paragraph of the project's docs,
-    but those that document the flag by quoting injection phrases (they name the flag)."""
+    (turns, summaries, observations, questions) and every paragraph of the project's docs
+    (README, ARCHITECTURE, CHANGELOG and every page of docs/), but those that document the
+    flag by quoting injection phrases (they name the flag)."""
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    assert {"security.md", "agents.md", "search.md"} <= {p.name for p in pages}
     texts = [
         p
-        for name in ("README.md", "ARCHITECTURE.md", "CHANGELOG.md")
-        for p in re.split(r"\n\s*\n", (ROOT / name).read_text())
+        for path in [ROOT / "README.md", ROOT / "ARCHITECTURE.md", ROOT / "CHANGELOG.md", *pages]
+        for p in re.split(r"\n\s*\n", path.read_text())
         if p.strip() and INSTRUCTION_LIKE not in p
     ]
     if LOCOMO.is_file():

@@ -1,7 +1,7 @@
 """The JSON contract: field names of every command's --json output, pinned.
 
 Scripts and agents read these names; renaming, removing or adding a field must be a decision
-(update this file, the README's "Output and JSON" section and the CHANGELOG), never an
+(update this file, the docs' "Output and JSON" page, docs/json.md, and the CHANGELOG), never an
 accident. Values are checked only for their kind where that is part of the contract.
 """
 

@@ -1,4 +1,4 @@
-"""README.md's tour and ``make demo`` are one thing: the tour is a run of ``.ci/demo``."""
+"""docs/tour.md's tour and ``make demo`` are one thing: the tour is a run of ``.ci/demo``."""
 
 from __future__ import annotations
 
@@ -12,15 +12,18 @@ from tests.devtools import ROOT, load_gentour
 gentour = load_gentour()
 
 
-def readme_commands() -> list[str]:
-    tour = gentour.readme_tour((ROOT / "README.md").read_text(encoding="utf-8"))
+TOUR = ROOT / "docs" / "tour.md"
+
+
+def tour_commands() -> list[str]:
+    tour = gentour.page_tour(TOUR.read_text(encoding="utf-8"))
     return [m.group(1) for m in re.finditer(r"^\$ (.*)$", tour, re.MULTILINE)]
 
 
 def test_the_tour_shows_every_command_the_demo_runs() -> None:
     demo = gentour.demo_commands((ROOT / ".ci" / "demo").read_text(encoding="utf-8"))
     assert len(demo) >= 11
-    assert readme_commands() == demo
+    assert tour_commands() == demo
 
 
 def test_the_tour_is_what_the_demo_prints(tmp_path: Path) -> None:
@@ -28,7 +31,7 @@ def test_the_tour_is_what_the_demo_prints(tmp_path: Path) -> None:
     fresh = gentour.fresh_block(
         {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
     )
-    current = gentour.readme_tour((ROOT / "README.md").read_text(encoding="utf-8"))
+    current = gentour.page_tour(TOUR.read_text(encoding="utf-8"))
     assert gentour.masked(current) == gentour.masked(fresh), "run 'make tour'"
 
 

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from memcli.git.diff import DiffResult, FactLine
     from memcli.git.hooks import HooksReport
 
-JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see README).")
+JSON = typer.Option(False, "--json", help="Print JSON (stable field names, see docs/json.md).")
 
 
 # -- diff -----------------------------------------------------------------------------

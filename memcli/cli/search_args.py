@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # loaded with the search itself, not when --help builds the o
 
 # Kinds of option: ``flag``: True when given; ``switch``: ``--x/--no-x``, None when neither is
 # given; ``int``/``float``/``str``: one value, None when not given; ``list``: repeatable.
-JSON_HELP = "Print JSON (stable field names, see README)."
+JSON_HELP = "Print JSON (stable field names, see docs/json.md)."
 
 
 class Option(NamedTuple):

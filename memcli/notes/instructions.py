@@ -8,7 +8,7 @@ hide something from the user, addressing "the AI reading this") and returns the 
 ``--explain``; :func:`flags` is what search results and the context block carry.
 
 It is tuned for a low false-positive rate on ordinary notes and conversation (the LoCoMo
-conversations and memcli's own README give none; ``tests/test_instructions.py`` measures it),
+conversations and memcli's own docs give none; ``tests/test_instructions.py`` measures it),
 so everyday procedures ("you must be on the VPN", "run this command before deploying") are
 not flagged. It is a flag for the reader, not a filter: nothing is removed.
 """
