@@ -200,7 +200,11 @@ def test_a_wedged_engine_costs_at_most_the_timeout(engine: Path) -> None:
         again = run(
             engine, "search", "session cache", "--json", env={"MEMCLI_ENGINE_TIMEOUT": "0.5"}
         )
-        assert (again.returncode, again.stdout) == (0, r.stdout)  # in process, without asking
+        assert again.returncode == 0  # in process, without asking (requests below)
+        # the same results; `stale` may differ: the engine may have been stopped while it
+        # held the writer's lock, which an in-process search then reports
+        first, second = json.loads(r.stdout), json.loads(again.stdout)
+        assert (second["mode"], second["results"]) == (first["mode"], first["results"])
     finally:
         os.kill(pid, signal.SIGCONT)
     doctor = json.loads(run(engine, "doctor", "--json", "--offline").stdout)
