@@ -715,6 +715,14 @@ def _paragraphs(text: str) -> list[str]:
     return out
 
 
+def _usage(c: Any) -> str:
+    """What follows a command's name in its synopsis: its arguments, or its sub-commands."""
+    if not c.commands:
+        return " ".join(a.metavar for a in c.arguments)
+    has_options = any(not p.eager for p in c.options)
+    return ("[OPTIONS] " if has_options else "") + ("[COMMAND]" if c.runs_alone else "COMMAND")
+
+
 def _help_block(text: str) -> list[str]:
     lines: list[str] = []
     for i, para in enumerate(_paragraphs(text)):
@@ -778,12 +786,7 @@ def man(tree: Command) -> str:
     for c in tree.walk():
         if c is tree:
             continue
-        usage = " ".join(a.metavar for a in c.arguments)
-        if c.commands:
-            has_options = any(not p.eager for p in c.options)
-            usage = ("[OPTIONS] " if has_options else "") + (
-                "[COMMAND]" if c.runs_alone else "COMMAND"
-            )
+        usage = _usage(c)
         heading = " ".join(c.path[1:]) + (f" {usage}" if usage else "")
         out.append(f".SS {_arg(heading)}")
         out += _help_block(c.help)
@@ -894,12 +897,7 @@ def reference(tree: Command) -> str:
     for c in tree.walk():
         if c is tree:
             continue
-        usage = " ".join(a.metavar for a in c.arguments)
-        if c.commands:
-            has_options = any(not p.eager for p in c.options)
-            usage = ("[OPTIONS] " if has_options else "") + (
-                "[COMMAND]" if c.runs_alone else "COMMAND"
-            )
+        usage = _usage(c)
         out += [f"### {c.name}", "", "```text", f"{c.name}" + (f" {usage}" if usage else ""), "```"]
         out += ["", *_md_help(c.help)]
         shown = [p for p in c.params if not (p.eager and set(p.opts) & {"-h", "--help"})]
