@@ -279,3 +279,33 @@ def test_the_grams_column_is_written_only_for_text_that_needs_it(workspace: Path
         store.close()
     assert rows[1:] == [("memory/cjk.md", "缓存 存改 改用 缓 存 改 用"), ("memory/plain.md", None)]
     assert found == 1
+
+
+def test_parse_process_answers_are_read_while_the_writer_is_busy(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the answers are taken on a thread of their own, at most _PARSE_AHEAD ahead of the
+    # writer; a writer slower than the child, or one that stops early, gets the same rows
+    import time
+
+    from memcli.index.parsing import compact, parse_file
+
+    _write_notes(workspace, 40)
+    root = str(workspace) + "/"
+    found = sorted(
+        (p.relative_to(workspace).as_posix() for p in (workspace / "memory").rglob("*.md")),
+    )
+    files = [type("F", (), {"rel": rel})() for rel in found]
+    monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 3)
+    monkeypatch.setattr(parseproc, "_PARSE_AHEAD", 2)
+    want = [compact(parse_file(rel, root + rel, 320)) for rel in found]
+    got = []
+    for parsed in parseproc.parse_elsewhere(root, files, 320):  # type: ignore[arg-type]
+        got.append(parsed)
+        time.sleep(0.002)  # a slow writer: the child waits, the window stays bounded
+    assert got == want
+    started = time.monotonic()
+    gen = parseproc.parse_elsewhere(root, files, 320)  # type: ignore[arg-type]
+    assert next(gen) == want[0]
+    gen.close()  # a writer that failed: the child is stopped at once
+    assert time.monotonic() - started < 4
