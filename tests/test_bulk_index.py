@@ -99,6 +99,7 @@ def test_bulk_load_with_parse_process_equals_file_by_file(
     monkeypatch.setattr(indexer, "BULK_FILES", 5)
     monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
     monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 7)  # several messages, some in flight
+    monkeypatch.setattr(parseproc, "_PARSE_HERE", 4)  # the first files parsed here
     monkeypatch.setattr(
         parseproc,
         "_PARSE_WORKER",
@@ -134,6 +135,7 @@ def test_parse_process_that_dies_falls_back_to_parsing_here(
     monkeypatch.setattr(indexer, "BULK_FILES", 5)
     monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
     monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 7)
+    monkeypatch.setattr(parseproc, "_PARSE_HERE", 4)
     # answers two messages, then exits
     monkeypatch.setattr(
         parseproc,
@@ -298,7 +300,9 @@ def test_parse_process_answers_are_read_while_the_writer_is_busy(
     files = [type("F", (), {"rel": rel})() for rel in found]
     monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 3)
     monkeypatch.setattr(parseproc, "_PARSE_AHEAD", 2)
-    want = [compact(parse_file(rel, root + rel, 320)) for rel in found]
+    monkeypatch.setattr(parseproc, "_PARSE_HERE", 2)
+    want = [parse_file(rel, root + rel, 320) for rel in found]
+    want[2:] = map(compact, want[2:])  # what the child sends
     got = []
     for parsed in parseproc.parse_elsewhere(root, files, 320):  # type: ignore[arg-type]
         got.append(parsed)

@@ -17,6 +17,10 @@ _PARSE_WINDOW = 8  # messages sent to the child and not yet answered
 #: Messages answered and not yet written (a queue in this process): the child parses this far
 #: ahead while the writer's statements run, instead of waiting for the writer to read.
 _PARSE_AHEAD = 64
+#: Files parsed in this process while the child starts (about as many as it parses in the
+#: time Python takes to start and import the parser): the writer does not wait for its first
+#: answer.
+_PARSE_HERE = 256
 _PIPE_BYTES = 1 << 20  # answers the child may write ahead of us (Linux; else 64 KiB)
 #: The child's program: it imports only the parsing module (its start-up cost is measured).
 _PARSE_WORKER = "from memcli.index.parsing import parse_worker; parse_worker()"
@@ -94,7 +98,8 @@ def parse_elsewhere(
     root: str, files: list[FoundFile], target: int, limit: int | None = None
 ) -> Generator[Parsed, None, None]:
     """:func:`parse_file` of each file (found under the folder ``root``, which ends in a
-    separator), in order, computed by a child Python process.
+    separator), in order, computed by a child Python process (the first ``_PARSE_HERE``
+    here, while it starts).
 
     The child gets only pipes (no inherited descriptors, so no lock of ours), reads lists of
     paths and answers with pickled :class:`Parsed` lists; at most ``_PARSE_WINDOW`` lists are
@@ -103,9 +108,10 @@ def parse_elsewhere(
     exactly as it would without the child.
     """
     args = [str(target), *([str(limit)] if limit else [])]
+    here = files[:_PARSE_HERE]
     jobs = [
         [(f.rel, root + f.rel) for f in files[i : i + _PARSE_CHUNK]]
-        for i in range(0, len(files), _PARSE_CHUNK)
+        for i in range(len(here), len(files), _PARSE_CHUNK)
     ]
     done = 0
     proc: subprocess.Popen[bytes] | None = None
@@ -125,6 +131,9 @@ def parse_elsewhere(
             _widen_pipe(proc.stdout.fileno())
             reader = _Reader(proc, jobs)
             reader.start()
+            for f in here:  # while the child starts
+                yield parse_file(f.rel, root + f.rel, target, limit)
+            here = []
             while done < len(jobs):
                 answer = reader.take()
                 if answer is None:
@@ -140,6 +149,8 @@ def parse_elsewhere(
             reader.join()
         if proc is not None and proc.stdout is not None:
             proc.stdout.close()
+    for f in here:  # no child
+        yield parse_file(f.rel, root + f.rel, target, limit)
     for chunk in jobs[done:]:
         for rel, path in chunk:
             yield parse_file(rel, path, target, limit)
