@@ -99,6 +99,7 @@ def test_bulk_load_with_parse_process_equals_file_by_file(
     monkeypatch.setattr(indexer, "BULK_FILES", 5)
     monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
     monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 7)  # several messages, some in flight
+    monkeypatch.setattr(parseproc, "_PARSE_HERE", 4)  # the first files parsed here
     monkeypatch.setattr(
         parseproc,
         "_PARSE_WORKER",
@@ -134,6 +135,7 @@ def test_parse_process_that_dies_falls_back_to_parsing_here(
     monkeypatch.setattr(indexer, "BULK_FILES", 5)
     monkeypatch.setattr(indexer, "PARALLEL_FILES", 5)
     monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 7)
+    monkeypatch.setattr(parseproc, "_PARSE_HERE", 4)
     # answers two messages, then exits
     monkeypatch.setattr(
         parseproc,
@@ -279,3 +281,35 @@ def test_the_grams_column_is_written_only_for_text_that_needs_it(workspace: Path
         store.close()
     assert rows[1:] == [("memory/cjk.md", "缓存 存改 改用 缓 存 改 用"), ("memory/plain.md", None)]
     assert found == 1
+
+
+def test_parse_process_answers_are_read_while_the_writer_is_busy(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the answers are taken on a thread of their own, at most _PARSE_AHEAD ahead of the
+    # writer; a writer slower than the child, or one that stops early, gets the same rows
+    import time
+
+    from memcli.index.parsing import compact, parse_file
+
+    _write_notes(workspace, 40)
+    root = str(workspace) + "/"
+    found = sorted(
+        (p.relative_to(workspace).as_posix() for p in (workspace / "memory").rglob("*.md")),
+    )
+    files = [type("F", (), {"rel": rel})() for rel in found]
+    monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 3)
+    monkeypatch.setattr(parseproc, "_PARSE_AHEAD", 2)
+    monkeypatch.setattr(parseproc, "_PARSE_HERE", 2)
+    want = [parse_file(rel, root + rel, 320) for rel in found]
+    want[2:] = map(compact, want[2:])  # what the child sends
+    got = []
+    for parsed in parseproc.parse_elsewhere(root, files, 320):  # type: ignore[arg-type]
+        got.append(parsed)
+        time.sleep(0.002)  # a slow writer: the child waits, the window stays bounded
+    assert got == want
+    started = time.monotonic()
+    gen = parseproc.parse_elsewhere(root, files, 320)  # type: ignore[arg-type]
+    assert next(gen) == want[0]
+    gen.close()  # a writer that failed: the child is stopped at once
+    assert time.monotonic() - started < 4

@@ -8,6 +8,7 @@ size target. Every non-blank line belongs to exactly one chunk.
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import NamedTuple
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
@@ -41,6 +42,8 @@ def split_lines(text: str) -> list[str]:
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    if "\r" not in text:
+        return lines
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
@@ -73,22 +76,14 @@ _FENCE_CHARS = "`~"
 _ITEM_CHARS = "-*+"
 
 
-def _lead(line: str) -> str:
-    """The first character after leading spaces ('' for a line of spaces)."""
-    return line.lstrip(" ")[:1]
-
-
 def _blocks(lines: list[str]) -> list[_Block]:
     blocks: list[_Block] = []
     stack: list[tuple[int, str]] = []
     crumb = ""
     # ends[k] = characters (newline included) of lines[0:k], so a block's size is a subtraction
-    ends = [0]
-    total = 0
-    for ln in lines:
-        total += len(ln) + 1
-        ends.append(total)
-    leads = [_lead(ln) for ln in lines]
+    ends = list(accumulate([len(ln) + 1 for ln in lines], initial=0))
+    # the first character of each line after leading spaces ('' for a line of spaces)
+    leads = [ln.lstrip(" ")[:1] for ln in lines]
 
     def special(k: int) -> bool:
         """Whether line k is a heading or a fence (which end a paragraph or an item)."""

@@ -465,17 +465,20 @@ class Store:
             )
             rows: list[tuple[Any, ...]] = []
             texts: list[tuple[Any, ...]] = []
+            add_row, add_text = rows.append, texts.append
             i = first
+            # by position, not by name: a bulk load's rows come from the parse process as
+            # plain tuples (memcli.index.parsing.compact), the first 7 fields only when the
+            # status columns hold their defaults
             for file_id, w in zip(file_ids, writes, strict=True):
                 for c in w.chunks:
-                    flags = c[7:]
-                    row = (i, file_id, *c[:2], c.heading, c.types, c.tags, c.hash)
-                    rows.append(row if flags == PLAIN else (*row, *flags))
+                    if len(c) > 7 and c[7:] != PLAIN:
+                        add_row((i, file_id, c[0], c[1], c[2], c[4], c[5], c[6], *c[7:]))
+                    else:
+                        add_row((i, file_id, c[0], c[1], c[2], c[4], c[5], c[6]))
                     # the grams column only for text in scripts written without spaces
-                    text = c.text
-                    texts.append(
-                        (i, text, c.heading, None if text.isascii() else grams(text) or None)
-                    )
+                    text = c[3]
+                    add_text((i, text, c[2], None if text.isascii() else grams(text) or None))
                     i += 1
             # a chunk without status lines leaves their columns to their defaults: binding
             # six more values a row cost as much as the rest of the row (benchmarks/write_cost.py);
