@@ -269,9 +269,10 @@ def test_the_engine_makes_its_embedder_anew_when_the_embedding_settings_change(w
             with Memory.open(ws, overrides) as mem:
                 return mem.settings
 
-        first = engine._shared_embedder(settings("openai/model-a"))
-        assert engine._shared_embedder(settings("openai/model-a")) is first
-        other = engine._shared_embedder(settings("openai/model-b"))
+        shared = engine.warm_memory.shared_embedder
+        first = shared(settings("openai/model-a"))
+        assert shared(settings("openai/model-a")) is first
+        other = shared(settings("openai/model-b"))
         assert other is not first and other.fingerprint != first.fingerprint
     finally:
         engine.close()
