@@ -257,6 +257,47 @@ def test_hooks_with_a_setting_the_engine_would_refuse_answer_as_in_process(engin
     assert [(a.returncode, a.stdout) for a in through] == [(b.returncode, b.stdout) for b in alone]
 
 
+def test_a_setting_changed_while_the_engine_runs_is_honoured_by_its_next_answer(
+    engine: Path,
+) -> None:
+    """`memcli config set` while the engine runs: its next answer takes the setting, as a
+    search in process does (memcli.warm.WarmMemory's reload rule, shared with `memcli mcp`)."""
+    for name, text in (("a", "Zeppelin ships in May."), ("b", "Zeppelin builds run nightly.")):
+        (engine / "memory" / f"zeppelin-{name}.md").write_text(f"# {name}\n\n{text}\n", "utf-8")
+    found = json.loads(run(engine, "search", "zeppelin", "--json").stdout)["results"]
+    assert len(found) == 2
+    assert run(engine, "config", "set", "search.limit", "1").returncode == 0
+    found = json.loads(run(engine, "search", "zeppelin", "--json").stdout)["results"]
+    assert len(found) == 1
+    info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+    assert info["requests"] == 2  # both answered by the engine
+
+
+def test_a_workers_memory_is_opened_anew_when_a_config_file_changes(ws: Path) -> None:
+    """The one reload rule: the workspace's memcli.toml or the user config.toml (which holds
+    the trust records) changed, and the thread's Memory is opened again; otherwise kept."""
+    from memcli.config.layers import user_config_path
+    from memcli.warm import WarmMemory
+
+    warm = WarmMemory(ws)
+    try:
+        first = warm.memory()
+        assert warm.memory() is first and warm.memory(lenient=True) is not first
+        with open(ws / "memcli.toml", "a", encoding="utf-8") as f:
+            f.write("\n[search]\nlimit = 3\n")
+        second = warm.memory()
+        assert second is not first and second.settings.get("search.limit") == 3
+        user = user_config_path()
+        user.parent.mkdir(parents=True, exist_ok=True)
+        with open(user, "a", encoding="utf-8") as f:
+            f.write("\n[search]\nmmr = true\n")
+        third = warm.memory()
+        assert third is not second and third.settings.get("search.mmr") is True
+        assert warm.memory() is third
+    finally:
+        warm.close()
+
+
 def test_the_engine_makes_its_embedder_anew_when_the_embedding_settings_change(ws: Path) -> None:
     from memcli.engine.engine import Engine
     from memcli.memory import Memory
@@ -269,9 +310,10 @@ def test_the_engine_makes_its_embedder_anew_when_the_embedding_settings_change(w
             with Memory.open(ws, overrides) as mem:
                 return mem.settings
 
-        first = engine._shared_embedder(settings("openai/model-a"))
-        assert engine._shared_embedder(settings("openai/model-a")) is first
-        other = engine._shared_embedder(settings("openai/model-b"))
+        shared = engine.warm_memory.shared_embedder
+        first = shared(settings("openai/model-a"))
+        assert shared(settings("openai/model-a")) is first
+        other = shared(settings("openai/model-b"))
         assert other is not first and other.fingerprint != first.fingerprint
     finally:
         engine.close()

@@ -469,6 +469,26 @@ def test_lifecycle_tools(facts: Path, cli: Cli) -> None:
     assert res["bad"].is_error and "no fact has the id '0000'" in text_of(res["bad"])
 
 
+def test_a_setting_changed_during_a_session_is_honoured_by_the_next_call(
+    workspace: Path, cli: Cli
+) -> None:
+    """`memcli config set` while an agent's session runs: the server's next tool call takes
+    the setting, without a restart, as `memcli serve` does (memcli.warm.WarmMemory)."""
+    for name, text in (("a", "Zeppelin ships in May."), ("b", "Zeppelin builds run nightly.")):
+        (workspace / "memory" / f"zeppelin-{name}.md").write_text(f"# {name}\n\n{text}\n", "utf-8")
+
+    async def body(s: ClientSession) -> tuple[str, str]:
+        before = text_of(await s.call_tool("search", {"query": "zeppelin"}))
+        assert cli("config", "set", "search.limit", "1").exit_code == 0
+        after = text_of(await s.call_tool("search", {"query": "zeppelin"}))
+        return before, after
+
+    before, after = session(workspace, body)
+    cited = re.compile(r"^`memory/zeppelin-[ab]\.md:\d+-\d+`$", re.MULTILINE)
+    assert len(cited.findall(before)) == 2, before
+    assert len(cited.findall(after)) == 1, after
+
+
 def test_the_servers_keyword_searches_are_pruned_with_the_same_results(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

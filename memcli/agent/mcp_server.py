@@ -75,28 +75,28 @@ READ_ONLY_TOOLS = ("search", "context", "get", "status")
 
 
 class Engine:
-    """The workspace's :class:`~memcli.memory.Memory`, opened on first use and used only on
-    the engine thread; flushes get a Memory of their own on another thread."""
+    """The MCP tools' access to the workspace: its warm Memory
+    (:class:`memcli.warm.WarmMemory`, reopened when a config file changes, as ``memcli
+    serve``'s is), used only on the engine thread; flushes get a Memory of their own on
+    another thread."""
 
     def __init__(self, workspace: str | None) -> None:
+        from memcli.warm import WarmMemory
+
         self.workspace = workspace
-        self._mem: Any = None
-        #: Learns score bounds in the background, so that keyword searches score only the
-        #: chunks that can rank (memcli.search.bounds), as `memcli serve` does.
-        self.learner: Any = None
+        self.warm = WarmMemory(workspace)
         self._pool = ThreadPoolExecutor(1, thread_name_prefix="memcli-engine")
         self._flush_pool = ThreadPoolExecutor(1, thread_name_prefix="memcli-flush")
 
-    def _memory(self) -> Any:
-        from memcli.memory import Memory
-        from memcli.search.bounds import start_learner
+    @property
+    def learner(self) -> Any:
+        """Learns score bounds in the background, so that keyword searches score only the
+        chunks that can rank (memcli.search.bounds), as `memcli serve` does."""
+        return self.warm.learner
 
-        if self._mem is None:
-            self._mem = Memory.open(self.workspace, lenient=True)
-            self.learner = start_learner(self._mem)
-        self._mem.warnings.clear()
-        self._mem.use_bounds(self.learner.bounds)
-        return self._mem
+    def _memory(self) -> Any:
+        self.warm.start_learner()  # on first use
+        return self.warm.memory(lenient=True)
 
     async def call(self, fn: Callable[[Any], T]) -> T:
         """``fn(memory)`` on the engine thread."""
@@ -116,8 +116,7 @@ class Engine:
     def close(self) -> None:
         for pool in (self._pool, self._flush_pool):
             pool.shutdown(wait=False, cancel_futures=True)
-        if self.learner is not None:
-            self.learner.close()
+        self.warm.close()
 
 
 async def _run(pool: ThreadPoolExecutor, job: Callable[[], T]) -> T:

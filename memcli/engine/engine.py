@@ -14,6 +14,7 @@ from typing import Any
 from memcli.enginelink import PROTOCOL, client_env, engine_files
 from memcli.errors import MemcliError
 from memcli.version import __version__
+from memcli.warm import WarmMemory
 
 __all__ = ["Engine"]
 
@@ -33,14 +34,11 @@ class Engine:
         self.last = time.monotonic()
         self.requests = 0
         self.env = client_env()
-        self._local = threading.local()
-        self._embedder_lock = threading.Lock()
-        self._embedder: Any = None
-        self._embedder_of: tuple[Any, ...] | None = None  # the embedding settings it was made of
+        #: The workspace's Memory (one per worker), its embedder and its score bounds.
+        self.warm_memory = WarmMemory(root)
         self._pool = ThreadPoolExecutor(WORKERS, thread_name_prefix="memcli-engine")
         self._writes = ThreadPoolExecutor(1, thread_name_prefix="memcli-engine-write")
         self.stopping = threading.Event()
-        self._learner: Any = None  # memcli.search.bounds.Learner, started by warm()
         self.watching = False
         #: Set while the watcher is established and its last sync succeeded.
         self.watch_live = threading.Event()
@@ -55,39 +53,11 @@ class Engine:
         }
 
     # -- memories --------------------------------------------------------------------------
-    def _shared_embedder(self, settings: Any) -> Any:
-        """One embedder for every worker (a local model is loaded once), made anew when the
-        ``embedding.*`` settings change, as a command in process would take the new ones."""
-        from memcli.config.registry import REGISTRY
-
-        made_of = tuple(settings.get(key) for key in REGISTRY if key.startswith("embedding."))
-        with self._embedder_lock:
-            if self._embedder_of != made_of:
-                from memcli.service.core import configured_embedder
-
-                self._embedder = configured_embedder(settings)
-                self._embedder_of = made_of
-            return self._embedder
-
     def _memory(self, lenient: bool = False) -> Any:
-        """This worker's Memory, opened anew when a config file changed or the workspace was
-        replaced (deleted and made again at the same path: another folder, another index
-        file); ``lenient``: a bad setting is a warning (as an agent's hooks open theirs in
-        process), not an error."""
-        from memcli.memory import Memory
-
-        stamp = _stamp(self.root)
-        slot = "lenient" if lenient else "strict"
-        held = getattr(self._local, slot, None)
-        if held is None or held[1] != stamp:
-            if held is not None:  # a config changed, or the workspace was made anew
-                held[0].close()
-            opened = Memory.open(self.root, embedder_factory=self._shared_embedder, lenient=lenient)
-            held = (opened, stamp)
-            setattr(self._local, slot, held)
-        mem = held[0]
-        mem.warnings.clear()
-        mem.use_bounds(self._learner.bounds if self._learner is not None else None)
+        """This worker's Memory (:meth:`memcli.warm.WarmMemory.memory`: opened anew when a
+        config file changed or the workspace was replaced); ``lenient``: a bad setting is a
+        warning (as an agent's hooks open theirs in process), not an error."""
+        mem = self.warm_memory.memory(lenient)
         # a live watcher re-indexes what changes: the quick check is enough before a search
         mem.freshness = "recent" if self.watch_live.is_set() else None
         return mem
@@ -211,18 +181,11 @@ class Engine:
             if embedder is not None:
                 embedder.embed(["warm up"], quick=True)
 
-        for step in (load, self._start_learner):
+        for step in (load, self.warm_memory.start_learner):
             try:
                 self._pool.submit(step).result()
             except Exception:  # reported by the searches that need it
                 pass
-
-    def _start_learner(self) -> None:
-        """Learn the score bounds of the index's common terms in the background: a keyword
-        search then scores only the chunks that can rank (memcli.search.pruning)."""
-        from memcli.search.bounds import start_learner
-
-        self._learner = start_learner(self._memory(lenient=True))
 
     def info(self) -> dict[str, Any]:
         sock, _ = engine_files(self.root)
@@ -234,52 +197,14 @@ class Engine:
             "started": self.started,
             "requests": self.requests,
             "idle_timeout_s": self.idle_timeout,
-            "embedder_loaded": self._embedder is not None,
+            "embedder_loaded": self.warm_memory.embedder_loaded,
             "watching": self.watching,
             "watch_ready": self.watch_live.is_set(),
-            "bounds": self._bounds_info(),
+            "bounds": self.warm_memory.bounds_info(),
         }
 
-    def _bounds_info(self) -> dict[str, Any]:
-        """How many terms have a learnt score bound, whether the common ones all do, and how
-        many keyword queries they pruned."""
-        if self._learner is None:
-            return {"terms": 0, "ready": False, "pruned": 0}
-        known = self._learner.bounds
-        return {"terms": len(known), "ready": known.ready.is_set(), "pruned": known.pruned}
-
     def close(self) -> None:
-        if self._learner is not None:
-            self._learner.close()
+        self.warm_memory.stop_learner()  # a scan under way ends before the workers are waited for
         self._pool.shutdown(wait=True, cancel_futures=True)
         self._writes.shutdown(wait=True, cancel_futures=True)
-        with self._embedder_lock:
-            if self._embedder is not None:
-                self._embedder.close()
-
-
-def _stamp(root: Path) -> tuple[Any, ...]:
-    """What a worker's Memory was opened for: the config files' times, and the identity
-    (device, inode) of the workspace folder, its memory folder and its index file."""
-    from memcli.config.layers import user_config_path, workspace_config_path
-
-    def mtime(p: Path) -> float:
-        try:
-            return p.stat().st_mtime
-        except OSError:
-            return 0.0
-
-    def identity(p: Path) -> tuple[int, int]:
-        try:
-            st = p.stat()
-        except OSError:
-            return (0, 0)
-        return (st.st_dev, st.st_ino)
-
-    return (
-        mtime(workspace_config_path(root)),
-        mtime(user_config_path()),
-        identity(root),
-        identity(root / "memory"),
-        identity(root / ".memcli" / "index.db"),
-    )
+        self.warm_memory.close()

@@ -15,8 +15,9 @@ from memcli.notes.workspace import Workspace
 class BatchIndexer:
     """Re-index the paths of one batch; keeps ``filter`` told which folders hold indexed files.
 
-    One embedder serves the whole watch (it holds the embedding cache's connection);
-    :meth:`close` releases it.
+    One embedder serves the whole watch (it holds the embedding cache's connection), made by
+    ``embedder_factory`` (the service's: the index never chooses a provider); :meth:`close`
+    releases it.
     """
 
     def __init__(
@@ -24,12 +25,12 @@ class BatchIndexer:
         ws: Workspace,
         settings: Settings,
         change_filter: ChangeFilter,
-        embedder_factory: EmbedderFactory | None = None,
+        embedder_factory: EmbedderFactory,
     ) -> None:
         self.ws = ws
         self.settings = settings
         self.filter = change_filter
-        self.embedder_factory = embedder_factory  # None: the configured provider's
+        self.embedder_factory = embedder_factory
         self.embeds = bool(configured_model(settings))
         self._embedder: LazyEmbedder | None = None  # one for the run (it holds the cache)
 
@@ -40,13 +41,7 @@ class BatchIndexer:
 
     def _embedder_for_run(self) -> Embedder | None:
         if self._embedder is None:
-            factory = self.embedder_factory
-            if factory is None:
-                # the provider modules (and redaction) are needed only with an embedding model
-                from memcli.providers.embeddings import embedder_from_settings
-
-                factory = embedder_from_settings
-            self._embedder = LazyEmbedder(self.settings, factory)
+            self._embedder = LazyEmbedder(self.settings, self.embedder_factory)
         return self._embedder.get()
 
     def index(self, paths: list[str] | None, lock: ProcessLock | None = None) -> IndexReport:

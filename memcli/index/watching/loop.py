@@ -59,7 +59,7 @@ class Watcher:
         stop_event: threading.Event | None = None,
         *,
         debounce_ms: int | None = None,
-        embedder_factory: EmbedderFactory | None = None,
+        embedder_factory: EmbedderFactory,
     ) -> None:
         self.ws = ws
         self.settings = settings

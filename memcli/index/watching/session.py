@@ -23,7 +23,7 @@ def run_watch(
     debounce_ms: int | None = None,
     stop_event: threading.Event | None = None,
     handle_signals: bool = True,
-    embedder_factory: EmbedderFactory | None = None,
+    embedder_factory: EmbedderFactory,
 ) -> WatchSummary:
     """Watch a workspace until a signal (or ``stop_event``); emits ``stopped`` at the end.
 
