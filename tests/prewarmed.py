@@ -20,6 +20,7 @@ import threading
 from pathlib import Path
 
 _SERVER = Path(__file__).with_name("prewarmed_server.py")
+_EXEC = Path(__file__).with_name("prewarmed_exec.py")
 _lock = threading.Lock()
 _socket: str | None = None
 
@@ -43,17 +44,25 @@ def run(
     }
     with socket.socket(socket.AF_UNIX) as conn:
         conn.settimeout(timeout + 30)
-        conn.connect(_server())
+        conn.connect(server())
+        socket.send_fds(conn, [b"-"], [])  # no streams handed over: output to files
         conn.sendall(json.dumps(request).encode() + b"\n")
         conn.shutdown(socket.SHUT_WR)
         with conn.makefile("rb") as reader:
-            answer = json.loads(reader.read())
+            answer = json.loads(reader.read().splitlines()[-1])
     return subprocess.CompletedProcess(
         [sys.executable, "-m", module, *args], answer["code"], answer["out"], answer["err"]
     )
 
 
-def _server() -> str:
+def command(args: list[str]) -> list[str]:
+    """A command line that runs ``python -m memcli ARGS`` as a child of the server, on the
+    caller's standard streams (``tests/prewarmed_exec.py``): for a process a library starts,
+    such as the MCP client's server."""
+    return [sys.executable, str(_EXEC), server(), *args]
+
+
+def server() -> str:
     """The socket of this process's server, started the first time."""
     global _socket
     with _lock:

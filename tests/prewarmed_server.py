@@ -2,9 +2,12 @@
 
 Run by :mod:`tests.prewarmed` (``python tests/prewarmed_server.py SOCKET``); nothing of memcli
 is imported here, so each child starts memcli from nothing, as ``python -m memcli`` does, and
-finds only LiteLLM (about 4 s to import) already loaded. One JSON request a connection,
-``{"module", "args", "cwd", "env", "input", "timeout"}``, answered ``{"code", "out", "err"}``
-with ``code`` as :class:`subprocess.CompletedProcess` gives it (negative: killed by a signal).
+finds only LiteLLM (about 4 s to import) and the MCP SDK already loaded. One request a
+connection: a byte, with the caller's standard streams attached (``tests/prewarmed_exec.py``)
+or none (output to files), then ``{"module", "args", "cwd", "env", "input", "timeout"}`` as a
+JSON line; answered ``{"pid"}`` at once, then ``{"code"}`` (and ``"out"``, ``"err"`` when the
+output went to files), ``code`` as :class:`subprocess.CompletedProcess` gives it (negative:
+killed by a signal).
 """
 
 from __future__ import annotations
@@ -24,6 +27,12 @@ from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as memcli's loader does
 import litellm  # noqa: E402, F401  - the point of this process
+
+try:  # what `memcli mcp` loads in its background thread (1 to 3 s)
+    import mcp.server.mcpserver  # noqa: F401
+    import mcp_types  # noqa: F401
+except ImportError:  # without the MCP extra
+    pass
 
 
 def main(path: str) -> None:
@@ -51,7 +60,10 @@ def main(path: str) -> None:
 
 
 def serve(conn: socket.socket) -> None:
-    """Run one request in a child of this runner and send back what it did."""
+    """Run one request in a child of this runner and send back what it did: a line with the
+    child's pid, then one with its exit code (and, unless the caller handed its own standard
+    streams over with the request, its output)."""
+    _, fds, _, _ = socket.recv_fds(conn, 1, 3)
     with conn.makefile("rb") as reader:
         request = json.loads(reader.readline())
     tmp = tempfile.mkdtemp(prefix="memcli-run-")  # no `with`: the child unwinds through here
@@ -60,15 +72,16 @@ def serve(conn: socket.socket) -> None:
     pid = os.fork()
     if pid == 0:
         conn.close()
-        run_memcli(request, files)  # never returns
-    code = wait(pid, request["timeout"])
-    answer = {
-        "code": code,
-        "out": files["out"].read_text(errors="replace"),
-        "err": files["err"].read_text(errors="replace"),
-    }
+        run_memcli(request, files, fds)  # never returns
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+    answer: dict[str, Any] = {"code": wait(pid, request["timeout"])}
+    if not fds:
+        answer["out"] = files["out"].read_text(errors="replace")
+        answer["err"] = files["err"].read_text(errors="replace")
     shutil.rmtree(tmp)
-    conn.sendall(json.dumps(answer).encode())
+    conn.sendall(json.dumps(answer).encode() + b"\n")
     conn.close()
 
 
@@ -84,15 +97,17 @@ def wait(pid: int, timeout: float) -> int:
         time.sleep(0.005)
 
 
-def run_memcli(request: dict[str, Any], files: dict[str, Path]) -> None:
-    """Become ``python -m MODULE ARGS`` in ``cwd`` with ``env``; exit as the interpreter would."""
-    stdin = files["in"] if request["input"] is not None else Path(os.devnull)
-    for fd, path, flags in (
-        (0, stdin, os.O_RDONLY),
-        (1, files["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-        (2, files["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
-    ):
-        opened = os.open(path, flags)
+def run_memcli(request: dict[str, Any], files: dict[str, Path], fds: list[int]) -> None:
+    """Become ``python -m MODULE ARGS`` in ``cwd`` with ``env``, on the standard streams
+    ``fds`` handed over (else the files), and exit as the interpreter would."""
+    if not fds:
+        stdin = files["in"] if request["input"] is not None else Path(os.devnull)
+        fds = [
+            os.open(stdin, os.O_RDONLY),
+            os.open(files["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+            os.open(files["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC),
+        ]
+    for fd, opened in enumerate(fds):
         os.dup2(opened, fd)
         os.close(opened)
     os.chdir(request["cwd"])

@@ -19,7 +19,6 @@ import os
 import shutil
 import socket
 import stat
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -150,9 +149,10 @@ def _mcp(root: Path, calls: list[dict[str, str]], refusals: int) -> list[Any]:
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memcli", "-w", str(root), "mcp"], env=dict(os.environ)
-    )
+    from tests import prewarmed
+
+    command = prewarmed.command(["-w", str(root), "mcp"])
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     results: list[Any] = []
 
     async def main() -> None:

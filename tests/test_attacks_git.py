@@ -261,7 +261,7 @@ def test_the_mcp_status_tool_runs_nothing(tmp_path: Path, kind: str) -> None:
     async def body(s: Any) -> str:
         return text_of(await s.call_tool("status", {}))
 
-    answer = session(layout.ws, body)
+    answer = session(layout.ws, body, prewarmed=True)
     assert not (tmp_path / "PWNED").exists()
     if layout.real is not None:
         assert '"branch": "main"' in answer  # the user's repository was asked

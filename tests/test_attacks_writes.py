@@ -98,7 +98,7 @@ def test_the_mcp_lifecycle_tools_change_only_memory_files(tmp_path: Path) -> Non
             await s.call_tool("confirm", {"fact": "CLAUDE.md:3"}),
         ]
 
-    for result in session(clone, body):
+    for result in session(clone, body, prewarmed=True):
         assert result.is_error and "is not a memory file" in text_of(result)
     assert (clone / "CLAUDE.md").read_bytes() == DOC.encode()
 

@@ -25,11 +25,21 @@ from tests.stub_openai import StubOpenAI  # noqa: E402
 TOOLS = {"search", "context", "get", "add", "flush", "status", "supersede", "forget", "confirm"}
 
 
-def session(root: Path, body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
-    """Start ``memcli -w ROOT mcp`` and run ``body`` with an initialised client session."""
-    params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memcli", "-w", str(root), "mcp"], env=dict(os.environ)
-    )
+def prewarm_command(args: list[str]) -> list[str]:
+    from tests import prewarmed
+
+    return prewarmed.command(args)
+
+
+def session(
+    root: Path, body: Callable[[ClientSession], Awaitable[Any]], prewarmed: bool = False
+) -> Any:
+    """Start ``memcli -w ROOT mcp`` and run ``body`` with an initialised client session;
+    ``prewarmed``: the server is a child of a Python with LiteLLM and the SDK imported
+    (:mod:`tests.prewarmed`)."""
+    args = ["-w", str(root), "mcp"]
+    command = prewarm_command(args) if prewarmed else [sys.executable, "-m", "memcli", *args]
+    params = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
 
     async def main() -> Any:
         with open(os.devnull, "w") as errlog:

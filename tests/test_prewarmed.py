@@ -64,3 +64,34 @@ def test_a_command_that_runs_too_long_is_killed(tmp_path: Path) -> None:
     (tmp_path / "slow.py").write_text("import time\nprint('started', flush=True)\ntime.sleep(60)\n")
     warm = prewarmed.run([], tmp_path, dict(os.environ), timeout=1, module="slow")
     assert warm.returncode == -9 and warm.stdout == "started\n"
+
+
+def test_the_launcher_runs_memcli_on_its_own_streams(tmp_path: Path) -> None:
+    """``prewarmed.command`` (what the MCP client starts): the child reads and writes the
+    launcher's own stdin and stdout, and its exit code is the launcher's."""
+    env = dict(os.environ)
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "memcli", "init", "-q"], cwd=tmp_path, env=env, timeout=120
+        ).returncode
+        == 0
+    )
+    added = subprocess.run(
+        prewarmed.command(["add", "--json", "-"]),
+        cwd=tmp_path,
+        env=env,
+        input="Releases leave on Thursdays\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert added.returncode == 0 and '"added": true' in added.stdout, added.stderr
+    refused = subprocess.run(
+        prewarmed.command(["get", "memory/../../etc/passwd"]),
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and refused.stderr.startswith("Error:")
