@@ -1,9 +1,8 @@
-"""Whether the index's vectors can serve a search: their state, the mode, the search plan.
+"""Whether the index's vectors can serve a search: their state and the mode.
 
 :func:`choose_mode` is the one place that decides keyword, vector or hybrid, and why; a
-search (:func:`plan_search`), ``memcli status`` and ``memcli doctor`` (:func:`status_info`)
-all read it. No provider is called here except to embed a search's query, through the
-:class:`~memcli.index.embedder.Embedder` the caller hands in.
+search (:func:`memcli.search.plan.plan_search`), ``memcli status`` and ``memcli doctor``
+(:func:`status_info`) all read it. No provider is called here.
 """
 
 # No `from __future__ import annotations` here: typing compiles each string annotation of a
@@ -13,8 +12,8 @@ from functools import partial
 from typing import Any, NamedTuple
 
 from memcli.config.registry import lookup
-from memcli.errors import BadInput, ProviderError
-from memcli.index.embedder import Embedder, Fingerprint
+from memcli.errors import BadInput
+from memcli.index.embedder import Fingerprint
 from memcli.index.store import Store
 
 
@@ -124,35 +123,6 @@ def choose_mode(
             " (found by keyword only); run 'memcli index' to back-fill",
         )
     return ModeChoice("vector" if strategy == "vector" else "hybrid", state.reason, warnings)
-
-
-class SearchPlan(NamedTuple):
-    """The mode a search runs in, why, and the query vector when vectors take part."""
-
-    mode: str
-    reason: str
-    vector: list[float] | None
-    warnings: list[str]
-
-
-def plan_search(store: Store, embedder: Embedder | None, strategy: str, query: str) -> SearchPlan:
-    """Choose the mode (:func:`choose_mode`) and embed the query (cached); degrade to keyword
-    search with a warning when the provider fails."""
-    choice = choose_mode(
-        check_strategy(strategy),
-        embedder.fingerprint if embedder is not None else None,
-        partial(vector_state, store),
-        query=query,
-        strict=True,
-    )
-    if embedder is None or choice.mode == "keyword":
-        return SearchPlan("keyword", choice.reason, None, list(choice.warnings))
-    try:
-        vector = embedder.embed_query(query)
-    except ProviderError as exc:
-        reason = f"{exc.message}; fell back to keyword search"
-        return SearchPlan("keyword", reason, None, [reason, *embedder.warnings()])
-    return SearchPlan(choice.mode, choice.reason, vector, [*embedder.warnings(), *choice.warnings])
 
 
 def status_info(store: Store, strategy: str, fingerprint: Fingerprint | None) -> dict[str, Any]:

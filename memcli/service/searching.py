@@ -6,9 +6,9 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput
-from memcli.index.vectorplan import plan_search
 from memcli.search.options import Filters, SearchOptions, SearchRequest
 from memcli.search.pipeline import run_search
+from memcli.search.plan import plan_search
 from memcli.search.results import SearchResult
 from memcli.service.indexing import IndexService
 
