@@ -38,7 +38,7 @@ import corpus as corpus_mod  # noqa: E402
 
 from memcli.config.registry import default  # noqa: E402
 from memcli.index import indexer  # noqa: E402
-from memcli.index.grams import grams  # noqa: E402
+from memcli.index.bigrams import grams  # noqa: E402
 from memcli.index.parsing import parse_file  # noqa: E402
 from memcli.index.schema import FTS_TOKENIZER  # noqa: E402
 from memcli.index.store import FileWrite, Store  # noqa: E402

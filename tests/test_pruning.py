@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from memcli.index import db, halves
-from memcli.index.marks import id_mark, index_id, totals
+from memcli.index import db, parallel_rank
+from memcli.index.bookkeeping import id_mark, index_id, totals
 from memcli.index.schema import MIGRATIONS, stamp
 from memcli.memory import Memory
 from memcli.search import bounds, pruning
@@ -129,7 +129,7 @@ def test_pruned_queries_find_what_the_whole_query_finds(mem: Memory) -> None:
 
 def test_pruned_queries_in_two_halves(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     known = learnt(mem)
-    monkeypatch.setattr(halves, "SPLIT_FROM", 1)
+    monkeypatch.setattr(parallel_rank, "SPLIT_FROM", 1)
     assert compare(mem, known, queries(random.Random(4), 30)) > 0
     assert mem.store.second is not None
 

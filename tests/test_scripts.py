@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.index import grams as g
+from memcli.index import bigrams as g
 from memcli.search.context import estimate_tokens
 from memcli.search.query import parse_query
 from tests.conftest import Cli

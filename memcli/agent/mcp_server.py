@@ -239,7 +239,7 @@ def _text(text: str) -> CallToolResult:
 
 
 def context_text(ctx: Any) -> str:
-    """The framed context block of a search (:class:`memcli.service.answers.Context`), then
+    """The framed context block of a search (:class:`memcli.service.search_answers.Context`), then
     the ids of the facts it cites (for supersede, forget and confirm), and what the search
     warned about."""
     result, block = ctx.result, ctx.block

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from memcli.doctor.extras import check_agent, check_cache, check_engine, check_hooks
+from memcli.doctor.hooks_cache import check_agent, check_cache, check_engine, check_hooks
 from memcli.doctor.install import check_fts5, check_python, check_sqlite, check_sqlite_vec
 from memcli.doctor.providers import check_provider
 from memcli.doctor.report import PROBE_TIMEOUT, PROBLEM, Check, DoctorReport

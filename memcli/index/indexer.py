@@ -13,10 +13,10 @@ from pathlib import Path
 from memcli.config import Settings
 from memcli.config.registry import default
 from memcli.index import chunking, db
+from memcli.index.bigrams import GRAMS_VERSION
 from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
 from memcli.index.freshness import Freshness
-from memcli.index.grams import GRAMS_VERSION
 from memcli.index.parsing import Parsed, parse_text
 from memcli.index.store import (
     BULK_FTS_HASH_BYTES,

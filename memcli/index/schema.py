@@ -9,7 +9,7 @@ from memcli.index import db
 APP_ID = "memcli"
 FTS_TOKENIZER = "porter unicode61 remove_diacritics 2"
 #: The keyword index: a chunk's text, its heading breadcrumb, and the search pieces of the
-#: scripts written without spaces (memcli.index.grams; empty for other text).
+#: scripts written without spaces (memcli.index.bigrams; empty for other text).
 FTS_TABLE = (
     f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, heading, grams, tokenize='{FTS_TOKENIZER}')"
 )
@@ -82,7 +82,7 @@ def _m002_skipped(conn: Any) -> None:
 
 def _m003_grams(conn: Any) -> None:
     # A third FTS5 column, ``grams``: search pieces of scripts written without spaces
-    # (memcli.index.grams). FTS5 tables cannot gain a column: the table is made anew, empty,
+    # (memcli.index.bigrams). FTS5 tables cannot gain a column: the table is made anew, empty,
     # and the chunking stamp is dropped, so that the next sync rebuilds the index.
     conn.execute("DROP TABLE chunks_fts")
     conn.execute(FTS_TABLE)

@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 
 from memcli.errors import IndexProblem
 from memcli.index import db
-from memcli.index.grams import grams
-from memcli.index.halves import SecondReader
-from memcli.index.marks import index_id
+from memcli.index.bigrams import grams
+from memcli.index.bookkeeping import index_id
+from memcli.index.parallel_rank import SecondReader
 from memcli.index.schema import (
     APP_ID,
     CHUNK_IDS,
@@ -102,14 +102,14 @@ class Store:
         #: Why the index cannot be written, when it was opened read-only (it answers as it
         #: is and is never synced); empty for a writable index.
         self.readonly = ""
-        #: A second connection for large keyword queries (:mod:`memcli.index.halves`).
+        #: A second connection for large keyword queries (:mod:`memcli.index.parallel_rank`).
         self.second: SecondReader | None = None
         self._freqs: dict[str, int] = {}
         self._freqs_of: tuple[int, bytes] | None = None
         #: Score bounds of common terms (:class:`memcli.search.bounds.TermBounds`), set by
         #: the engine: keyword queries then score only the chunks that can rank.
         self.bounds: Any = None
-        #: The file's random id (memcli.index.marks.index_id), read when it was opened.
+        #: The file's random id (memcli.index.bookkeeping.index_id), read when it was opened.
         self.index_id: str | None = None
 
     # -- opening -------------------------------------------------------

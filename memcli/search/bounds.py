@@ -24,8 +24,8 @@ import threading
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memcli.index.bookkeeping import id_mark, index_id, totals
 from memcli.index.indexfile import file_identity
-from memcli.index.marks import id_mark, index_id, totals
 from memcli.index.store import Store
 
 #: Terms held by this many chunks or more get a bound: below it, scoring all of a term's

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from memcli.index.halves import data_version, split_point
+from memcli.index.parallel_rank import data_version, split_point
 from memcli.index.schema import CHUNK_TEXT, TEXT_JOIN
 from memcli.index.store import Store
 from memcli.notes.scan import glob_to_regex
@@ -82,7 +82,7 @@ def keyword_candidates(
     """Chunk id -> (FTS5 BM25 magnitude, None) for the best ``limit`` matching chunks (ties:
     the lower id first). With learnt score bounds (the engine's) only the chunks that can
     rank are scored (:mod:`memcli.search.pruning`); a large index is ranked in two halves at
-    once (:mod:`memcli.index.halves`)."""
+    once (:mod:`memcli.index.parallel_rank`)."""
     extra, args = filter_sql(filters, store)
     prune = None
     if store.bounds is not None:  # the engine's: only it loads the pruning code

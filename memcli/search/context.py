@@ -42,10 +42,10 @@ CHARS_PER_TOKEN = 4
 
 def cost(text: str) -> int:
     """``text`` in quarter tokens: 1 an ASCII character, 4 an unsegmented-script one
-    (:mod:`memcli.index.grams`), 2 any other."""
+    (:mod:`memcli.index.bigrams`), 2 any other."""
     if text.isascii():
         return len(text)
-    from memcli.index.grams import count_unsegmented  # only non-ASCII text needs it
+    from memcli.index.bigrams import count_unsegmented  # only non-ASCII text needs it
 
     wide = count_unsegmented(text)
     other = sum(1 for ch in text if ord(ch) > 127) - wide

@@ -16,7 +16,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Any, NamedTuple
 
-from memcli.index.marks import totals
+from memcli.index.bookkeeping import totals
 from memcli.index.store import Store
 from memcli.search import bounds as bounds_mod
 from memcli.search.query import ParsedQuery

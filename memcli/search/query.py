@@ -5,7 +5,7 @@ dropped, quoted phrases stay phrases, and identifiers such as ``CX-7742-B``
 become exact token sequences. Stemming is done by FTS5's porter tokenizer on
 both sides. A word ending in ``*`` is a prefix (``valk*``). Text in scripts written
 without spaces (Chinese, Japanese, Korean, Thai...) becomes the pieces the index keeps
-for it (:mod:`memcli.index.grams`): any part of such a text is found.
+for it (:mod:`memcli.index.bigrams`): any part of such a text is found.
 """
 
 # No `from __future__ import annotations` here: typing compiles each string annotation of a
@@ -14,7 +14,7 @@ import re
 from typing import NamedTuple
 
 from memcli.errors import BadInput
-from memcli.index.grams import has_unsegmented, query_pieces, unsegmented_phrase
+from memcli.index.bigrams import has_unsegmented, query_pieces, unsegmented_phrase
 
 #: The bm25 column weights of a keyword query: text, heading, grams (the candidates' query,
 #: and the score bounds the engine learns for it, :mod:`memcli.search.bounds`).

@@ -31,8 +31,8 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, NamedTuple, TypeVar
 
-from memcli.index.grams import grams, has_unsegmented
-from memcli.index.marks import totals
+from memcli.index.bigrams import grams, has_unsegmented
+from memcli.index.bookkeeping import totals
 from memcli.index.schema import FTS_TOKENIZER
 
 K1 = 1.2

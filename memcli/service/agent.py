@@ -138,7 +138,7 @@ class AgentService(SearchService, FlushService):
 
     def recall(self, prompt: str, max_tokens: int | None = None) -> Any:
         """The memories that match ``prompt`` well (score at least ``agent.recall_min_score``,
-        at most ``agent.recall_limit``) as a :class:`~memcli.service.answers.Context`, or
+        at most ``agent.recall_limit``) as a :class:`~memcli.service.search_answers.Context`, or
         None when nothing does, the prompt is too short to search or is a slash command.
         The block quotes the entries that matched, not their neighbours."""
         from memcli.flush.transcripts import strip_recalled  # recall only
@@ -150,7 +150,7 @@ class AgentService(SearchService, FlushService):
         limit = int(self.settings.get("agent.recall_limit"))
         opts = self.search_options(SearchRequest(limit=limit, min_score=0.0))
         from memcli.search.context import render  # recall builds a block
-        from memcli.service.answers import Context  # (with the block)
+        from memcli.service.search_answers import Context  # (with the block)
 
         result = self.search(text[:2000], opts)
         result.hits = self._recalled(result)

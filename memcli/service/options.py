@@ -1,7 +1,7 @@
 """Options and results of the operations that are not on the plain search path (add, get,
 git history and sync, flush, watch, init). They live apart from the service mixins so that a
 search, which imports ``Memory`` and with it every mixin, does not pay for creating these
-classes. The context block's and a batch's results are in :mod:`memcli.service.answers`:
+classes. The context block's and a batch's results are in :mod:`memcli.service.search_answers`:
 the prompt hook makes one."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput
-from memcli.service.answers import BatchAnswer, Context  # noqa: F401  (their old home)
+from memcli.service.search_answers import BatchAnswer, Context  # noqa: F401  (their old home)
 
 if TYPE_CHECKING:
     from memcli.git.sync import SyncResult

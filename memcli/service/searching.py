@@ -13,7 +13,7 @@ from memcli.search.results import SearchResult
 from memcli.service.indexing import IndexService
 
 if TYPE_CHECKING:
-    from memcli.service.answers import BatchAnswer, Context
+    from memcli.service.search_answers import BatchAnswer, Context
 
 
 class SearchService(IndexService):
@@ -60,7 +60,7 @@ class SearchService(IndexService):
         """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
         (default ``search.max_tokens``), with ``path:start-end`` citations."""
         from memcli.search.context import render  # only --format context builds a block
-        from memcli.service.answers import Context  # (with the block)
+        from memcli.service.search_answers import Context  # (with the block)
 
         budget = self.settings.get("search.max_tokens") if max_tokens is None else max_tokens
         if budget < 1:
@@ -72,7 +72,7 @@ class SearchService(IndexService):
         """One answer per line, in order, from one open index: the changed-files check runs
         once, before the first. A blank line or a query that cannot run answers with its
         error, so answer N is always line N's."""
-        from memcli.service.answers import BatchAnswer  # batches only
+        from memcli.service.search_answers import BatchAnswer  # batches only
 
         stale, warnings = self.sync_before_search()
         lines = list(queries)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from memcli.index import halves
+from memcli.index import parallel_rank
 from memcli.memory import Memory
 from memcli.search.candidates import keyword_candidates
 from memcli.search.options import Filters
@@ -45,9 +45,9 @@ def test_two_halves_give_the_whole_query_s_candidates(
     mem = Memory.open(big)
     mem.index()
     whole = candidates(mem, query)
-    assert halves.split_point(mem.store) is None  # a small index runs whole
-    monkeypatch.setattr(halves, "SPLIT_FROM", 1)
-    middle = halves.split_point(mem.store)
+    assert parallel_rank.split_point(mem.store) is None  # a small index runs whole
+    monkeypatch.setattr(parallel_rank, "SPLIT_FROM", 1)
+    middle = parallel_rank.split_point(mem.store)
     assert middle is not None and middle > 1
     split = candidates(mem, query)
     assert mem.store.second is not None  # the other half ran on the second reader
@@ -63,17 +63,19 @@ def test_no_split_inside_a_write_on_a_read_only_or_a_replaced_index(
 ) -> None:
     mem = Memory.open(big)
     mem.index()
-    monkeypatch.setattr(halves, "SPLIT_FROM", 1)
+    monkeypatch.setattr(parallel_rank, "SPLIT_FROM", 1)
     with mem.store.transaction():
-        assert halves.split_point(mem.store) is None  # its writes: unseen by another connection
+        assert (
+            parallel_rank.split_point(mem.store) is None
+        )  # its writes: unseen by another connection
     mem.store.readonly = "a read-only folder"
-    assert halves.split_point(mem.store) is None
+    assert parallel_rank.split_point(mem.store) is None
     mem.store.readonly = ""
-    assert halves.split_point(mem.store) is not None
+    assert parallel_rank.split_point(mem.store) is not None
     replaced = big / "index-copy.db"
     replaced.write_bytes(mem.store.path.read_bytes())
     replaced.replace(mem.store.path)  # a repair put a new file where this one was opened
-    assert halves.split_point(mem.store) is None  # a second connection would read another
+    assert parallel_rank.split_point(mem.store) is None  # a second connection would read another
     mem.close()
 
 
@@ -82,6 +84,6 @@ def test_a_search_is_the_same_split_or_whole(
 ) -> None:
     assert cli("index").exit_code == 0
     whole = cli("search", "valkey session retry", "-n", "15", "--json").stdout
-    monkeypatch.setattr(halves, "SPLIT_FROM", 1)
+    monkeypatch.setattr(parallel_rank, "SPLIT_FROM", 1)
     split = cli("search", "valkey session retry", "-n", "15", "--json").stdout
     assert json.loads(whole)["results"] and split == whole
