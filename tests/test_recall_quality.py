@@ -166,3 +166,16 @@ def test_with_the_local_model_a_prompt_recalls_the_entry_it_means(
 )
 def test_with_the_local_model_an_unrelated_prompt_gets_nothing(hybrid: Path, prompt: str) -> None:
     assert recall(hybrid, prompt) == ""
+
+
+@needs_model
+def test_with_the_local_model_a_recalled_entry_shows_no_secret(hybrid: Path) -> None:
+    """The entry recall quotes is redacted as a search's snippet is, even in a file written
+    by hand (memcli add redacts on the way in)."""
+    token = "ghp_" + "Zq81Lm0Xc4Vb7Nn2Aa9Ss3Dd6Ff1Gg5Hh8Jj"  # built here: no scanner alarm
+    (hybrid / "memory" / "deploy-bot.md").write_text(
+        f"# Deploy bot\n\n- The deploy bot pushes release tags to GitHub with the token {token}\n"
+    )
+    text = recall(hybrid, "Which token does the deploy bot use to push release tags to GitHub?")
+    assert "The deploy bot pushes release tags" in text, text
+    assert token not in text and "[REDACTED:" in text

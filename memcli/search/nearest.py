@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from datetime import date
 
+from memcli.notes.entryparse import entry_marks
+from memcli.notes.redact import redact_lines
 from memcli.search.results import Hit
 from memcli.search.snippets import Passage, split_passages
 
@@ -51,7 +54,7 @@ def nearest_entries(
 
 
 def narrowed(hit: Hit, p: Passage, text: str, sim: float) -> Hit:
-    """A copy of ``hit`` whose snippet is the entry ``p`` alone."""
+    """A copy of ``hit`` whose snippet is the entry ``p`` alone (``text``), redacted."""
     one = Hit(
         hit.chunk_id,
         hit.path,
@@ -65,7 +68,9 @@ def narrowed(hit: Hit, p: Passage, text: str, sim: float) -> Hit:
         hit.score,
     )
     one.state, one.confirmed, one.corroborated = hit.state, hit.confirmed, hit.corroborated
-    one.snippet, one.start_line, one.end_line = text, p.start, p.end
+    one.start_line, one.end_line = p.start, p.end
+    one.ids, _ = entry_marks(text, date.today().isoformat())
+    one.snippet = redact_lines(text).text  # as a search shows it: no secret on screen
     one.scores = {**hit.scores, "entry": round(sim, 4)}
     return one
 
