@@ -1,17 +1,20 @@
 """The options of ``memcli search``, declared once.
 
 :data:`OPTIONS` names every option of ``memcli search``: its field of :class:`SearchArgs`,
-its kind, its command-line names and its help. The Typer command (:mod:`memcli.cli.cmd_core`)
-builds its parameters from it and the fast path (:mod:`memcli.cli.fastpath`) its option table,
-so the two parsers cannot drift apart. :class:`SearchArgs` is what
-:func:`memcli.cli.searching.run` takes. No Typer and no dataclasses here: the fast path imports
-this on every search.
+its kind, its command-line names and its help; those of the request come from the request's
+own declaration (:mod:`memcli.search.request_fields`). The Typer command
+(:mod:`memcli.cli.cmd_core`) builds its parameters from it and the fast path
+(:mod:`memcli.cli.fastpath`) its option table, so the two parsers cannot drift apart.
+:class:`SearchArgs` is what :func:`memcli.cli.searching.run` takes. No Typer and no
+dataclasses here: the fast path imports this on every search.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
+
+from memcli.search.request_fields import REQUEST_FIELDS
 
 if TYPE_CHECKING:  # loaded with the search itself, not when --help builds the options
     from memcli.search.options import SearchRequest
@@ -31,63 +34,15 @@ class Option(NamedTuple):
     help: str
 
 
-#: Every option of ``memcli search``, in the order ``--help`` lists them.
+def _attr(name: str) -> str:
+    """The :class:`SearchArgs` field of a request field (``type`` is a builtin's name)."""
+    return "type_" if name == "type" else name
+
+
+#: Every option of ``memcli search``, in the order ``--help`` lists them: the request's
+#: (declared once, :data:`~memcli.search.request_fields.REQUEST_FIELDS`), then the output's.
 OPTIONS: tuple[Option, ...] = (
-    Option("limit", "int", ("--limit", "-n"), "Number of results."),
-    Option(
-        "min_score",
-        "float",
-        ("--min-score",),
-        "Drop results whose final score (after decay) is below (0..1).",
-    ),
-    Option("source", "list", ("--source",), "Only this namespace (repeatable)."),
-    Option("type_", "list", ("--type",), "Only entries of this type."),
-    Option("tag", "list", ("--tag", "--tags"), "Only entries with this tag."),
-    Option("since", "str", ("--since",), "Only files dated on/after."),
-    Option("until", "str", ("--until",), "Only files dated on/before."),
-    Option(
-        "path",
-        "str",
-        ("--path",),
-        "Only these paths: a shell glob (coder/*, *.md, memory/2026-11-*) or a folder prefix,"
-        " from the workspace or from memory/.",
-    ),
-    Option(
-        "decay",
-        "switch",
-        ("--decay", "--no-decay"),
-        "Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).",
-    ),
-    Option(
-        "strategy",
-        "str",
-        ("--strategy",),
-        "keyword, vector or hybrid (default auto: hybrid when an embedding model is set).",
-    ),
-    Option(
-        "mmr",
-        "switch",
-        ("--mmr", "--no-mmr"),
-        "Diversify results (MMR): near-duplicates do not crowd out.",
-    ),
-    Option(
-        "mmr_lambda",
-        "float",
-        ("--mmr-lambda",),
-        "MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).",
-    ),
-    Option(
-        "include_inactive",
-        "flag",
-        ("--include-inactive",),
-        "Also superseded, retracted and expired facts (flagged).",
-    ),
-    Option(
-        "explain",
-        "flag",
-        ("--explain",),
-        "Show how each score came to be (JSON: 'explain' per result).",
-    ),
+    *(Option(_attr(f.name), f.kind, f.cli, f.help) for f in REQUEST_FIELDS),
     Option("fmt", "str", ("--format",), "text, json or context (one Markdown block for a prompt)."),
     Option(
         "max_tokens",
@@ -130,19 +85,6 @@ class SearchArgs(NamedTuple):
         """What these options ask of the service (the output options stay with the CLI)."""
         from memcli.search.options import SearchRequest  # not on --help
 
-        return SearchRequest(
-            limit=self.limit,
-            min_score=self.min_score,
-            source=list(self.source),
-            type=list(self.type_),
-            tag=list(self.tag),
-            since=self.since,
-            until=self.until,
-            path=self.path,
-            decay=self.decay,
-            strategy=self.strategy,
-            mmr=self.mmr,
-            mmr_lambda=self.mmr_lambda,
-            include_inactive=self.include_inactive,
-            explain=self.explain,
-        ).checked()
+        given = {f.name: getattr(self, _attr(f.name)) for f in REQUEST_FIELDS}
+        lists = {f.name: list(given[f.name]) for f in REQUEST_FIELDS if f.kind == "list"}
+        return SearchRequest(**{**given, **lists}).checked()

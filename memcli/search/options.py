@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.config.registry import default, lookup
 from memcli.errors import BadInput
+from memcli.search.request_fields import REQUEST_FIELDS, flag_of
 
 if TYPE_CHECKING:
     from memcli.search.fusion import FusionParams
@@ -113,7 +114,8 @@ def check_value(key: str, value: Any, name: str | None = None) -> None:
 
 
 class SearchRequest(NamedTuple):
-    """What a caller asks of a search; None and empty leave the settings' value."""
+    """What a caller asks of a search; None and empty leave the settings' value. Its fields
+    are those of :data:`~memcli.search.request_fields.REQUEST_FIELDS`, in order."""
 
     limit: int | None = None
     min_score: float | None = None
@@ -135,11 +137,8 @@ class SearchRequest(NamedTuple):
         numbers against the settings registry's bounds (BadInput). The CLI checks before it
         opens a workspace; :meth:`SearchService.search_options` checks again."""
         since, until = check_date(self.since, "--since"), check_date(self.until, "--until")
-        for name, key, flag in (
-            ("limit", "search.limit", "-n/--limit"),
-            ("min_score", "search.min_score", "--min-score"),
-            ("mmr_lambda", "search.mmr_lambda", "--mmr-lambda"),
-        ):
-            if getattr(self, name) is not None:
-                check_value(key, getattr(self, name), flag)
+        for field in REQUEST_FIELDS:
+            value = getattr(self, field.name)
+            if field.setting is not None and value is not None:
+                check_value(field.setting, value, flag_of(field))
         return self._replace(since=since, until=until)
