@@ -10,6 +10,14 @@ from pathlib import Path
 from tests import prewarmed
 
 
+def initialised(folder: Path) -> dict[str, str]:
+    """``memcli init`` in ``folder``; the environment to run memcli in there."""
+    env = dict(os.environ)
+    init = [sys.executable, "-m", "memcli", "init", "-q"]
+    assert subprocess.run(init, cwd=folder, env=env, timeout=120).returncode == 0
+    return env
+
+
 def both(args: list[str], cwd: Path, env: dict[str, str], input: str | None = None):
     """The same command run by the launcher and by a plain subprocess."""
     plain = subprocess.run(
@@ -25,13 +33,7 @@ def both(args: list[str], cwd: Path, env: dict[str, str], input: str | None = No
 
 
 def test_output_exit_code_folder_and_input_match_a_plain_process(tmp_path: Path) -> None:
-    env = dict(os.environ)
-    assert (
-        subprocess.run(
-            [sys.executable, "-m", "memcli", "init", "-q"], cwd=tmp_path, env=env, timeout=120
-        ).returncode
-        == 0
-    )
+    env = initialised(tmp_path)
     warm, plain = both(["add", "--json", "-"], tmp_path, env, input="Releases leave on Thursdays\n")
     assert warm.returncode == plain.returncode == 0, warm.stderr
     warm, plain = both(["search", "--json", "Thursdays"], tmp_path, env)
@@ -69,13 +71,7 @@ def test_a_command_that_runs_too_long_is_killed(tmp_path: Path) -> None:
 def test_the_launcher_runs_memcli_on_its_own_streams(tmp_path: Path) -> None:
     """``prewarmed.command`` (what the MCP client starts): the child reads and writes the
     launcher's own stdin and stdout, and its exit code is the launcher's."""
-    env = dict(os.environ)
-    assert (
-        subprocess.run(
-            [sys.executable, "-m", "memcli", "init", "-q"], cwd=tmp_path, env=env, timeout=120
-        ).returncode
-        == 0
-    )
+    env = initialised(tmp_path)
     added = subprocess.run(
         prewarmed.command(["add", "--json", "-"]),
         cwd=tmp_path,

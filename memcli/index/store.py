@@ -407,19 +407,7 @@ class Store:
             conn.executemany(
                 "UPDATE files SET mtime_ns=?, size=?, sha256=?, date=?, source=?, evergreen=?,"
                 " indexed_at=? WHERE id=?",
-                [
-                    (
-                        w.mtime_ns,
-                        w.size,
-                        w.sha256,
-                        w.date,
-                        w.source,
-                        int(w.evergreen),
-                        now,
-                        w.file_id,
-                    )
-                    for w in updated
-                ],
+                [(*_file_values(w), now, w.file_id) for w in updated],
             )
         added: list[tuple[Any, ...]] = []
         next_id = 0
@@ -432,19 +420,7 @@ class Store:
                     conn.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0]
                 )
             file_ids.append(next_id)
-            added.append(
-                (
-                    next_id,
-                    w.path,
-                    w.mtime_ns,
-                    w.size,
-                    w.sha256,
-                    w.date,
-                    w.source,
-                    int(w.evergreen),
-                    now,
-                )
-            )
+            added.append((next_id, w.path, *_file_values(w), now))
             next_id += 1
         if added:
             conn.executemany(
@@ -676,3 +652,8 @@ def remove_index_files(path: Path) -> None:
 #: The tables :meth:`Store.clear` drops and makes again, parents before children (``chunks_fts``
 #: too, after them).
 CLEARED = ("files", "skipped", "chunks", "facts")
+
+
+def _file_values(w: FileWrite) -> tuple[Any, ...]:
+    """A file write's values for the columns mtime_ns, size, sha256, date, source, evergreen."""
+    return (w.mtime_ns, w.size, w.sha256, w.date, w.source, int(w.evergreen))

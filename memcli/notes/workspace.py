@@ -9,6 +9,7 @@ from datetime import date
 from pathlib import Path
 from typing import NamedTuple
 
+import memcli.statedir as statedir
 from memcli.errors import BadInput, PathOutsideWorkspace, WorkspaceNotFound
 from memcli.statedir import STATE_DIR, state_path
 
@@ -58,8 +59,6 @@ class Workspace(NamedTuple):
         files in it (a repository that committed it), empty it: it holds derived data only.
         One warning for each thing done. The git index is read again only when it or the
         folder changed since the last check (a stamp in the folder says which)."""
-        from memcli import statedir
-
         warnings = statedir.check(self.root)
         top = find_git_root(self.root)
         if top is None:

@@ -15,8 +15,6 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import date
 
-from memcli.notes.entryparse import entry_marks
-from memcli.notes.redact import redact_lines
 from memcli.search.results import Hit
 from memcli.search.snippets import Passage, split_passages
 
@@ -69,8 +67,7 @@ def narrowed(hit: Hit, p: Passage, text: str, sim: float) -> Hit:
     )
     one.state, one.confirmed, one.corroborated = hit.state, hit.confirmed, hit.corroborated
     one.start_line, one.end_line = p.start, p.end
-    one.ids, _ = entry_marks(text, date.today().isoformat())
-    one.snippet = redact_lines(text).text  # as a search shows it: no secret on screen
+    one.show(text, date.today().isoformat())
     one.scores = {**hit.scores, "entry": round(sim, 4)}
     return one
 

@@ -16,9 +16,7 @@ from datetime import date
 from memcli.errors import BadInput
 from memcli.index.store import Store
 from memcli.notes import instructions
-from memcli.notes.entryparse import entry_marks
 from memcli.notes.lifecycle import without_status
-from memcli.notes.redact import redact_lines
 from memcli.search import ranking, timewords
 from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
 from memcli.search.options import Filters, SearchOptions, check_options
@@ -94,8 +92,7 @@ def run_search(
     for span in spans:
         hit: Hit = span.payload
         hit.start_line, hit.end_line, snippet = span_lines(ft, span)
-        hit.ids, states = entry_marks(snippet, today.isoformat())
-        hit.snippet = redact_lines(snippet).text  # as get shows it: no secret on screen
+        states = hit.show(snippet, today.isoformat())
         hit.snippet = clip(hit.snippet, query, opts.snippet_chars)  # after: no secret half-cut
         phrase = instructions.detect(hit.snippet)
         hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []

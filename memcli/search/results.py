@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from memcli.notes.entryparse import entry_marks
+from memcli.notes.redact import redact_lines
 from memcli.search import ranking
 from memcli.search.snippets import Passage
 
@@ -52,6 +54,14 @@ class Hit:
 
     def __repr__(self) -> str:
         return f"Hit({self.path}:{self.start_line}-{self.end_line}, score={self.score:.4f})"
+
+    def show(self, text: str, today: str) -> list[str]:
+        """Make ``text`` (lines of a file) this hit's snippet as a result shows it: redacted
+        (as ``get`` shows it: no secret on screen), with the ids of the entries it holds;
+        their states (superseded, under review...)."""
+        self.ids, states = entry_marks(text, today)
+        self.snippet = redact_lines(text).text
+        return states
 
     def as_dict(self) -> dict[str, Any]:
         out = {
