@@ -119,7 +119,9 @@ def nearest(t: float) -> Any:
     def rule(cands: list[Cand]) -> list[set[str]]:
         return [c[3] for c in cands if c[2] is not None and c[2] >= t]
 
-    rule.__name__ = f"entry similarity >= {t:.2f}"
+    rule.__name__ = (
+        f"entry similarity >= {t:.2f}" if round(t, 2) == t else f"entry similarity >= {t:.3f}"
+    )
     return rule
 
 
@@ -226,6 +228,7 @@ def measure_mode(
             # the same results as a search's context block: each with its neighbours
             whole = mem.context(text[:2000], shipped, budget) if found else None
             snippets[prompt] = whole.block.text if whole and whole.block.included else ""
+        whole = whole_memory(mem, data, [p for p, _ in relevant] + unrelated, limit)
     sample = [p for p, _ in relevant[:HOOK_SAMPLE]] + unrelated[:HOOK_SAMPLE]
     same = sum(1 for p in sample if hook_text(root, env, p) == blocks[p])
     return {
@@ -233,12 +236,57 @@ def measure_mode(
         "default": default,
         "similarity": similarity,
         "cands": cands,
+        "whole": whole,
         "blocks": blocks,
         "snippets": snippets,
         "limit": limit,
         "hook_same": same,
         "hook_sample": len(sample),
     }
+
+
+def whole_memory(mem: Any, data: dict[str, Any], prompts: list[str], limit: int) -> Any:
+    """Without a search: every entry of the memory ranked by its own similarity to each prompt,
+    the first ``limit`` as candidates (None in keyword mode). What a similarity threshold can
+    reach with the model at all, whatever the search finds."""
+    if mem.embedder is None:
+        return None
+    entries = [
+        (e["id"], f"- {e['time']} [{e['type']}] {e['text']}" + "".join(f" #{t}" for t in e["tags"]))
+        for f in data["files"]
+        for e in f["entries"]
+    ]
+    vectors = mem.embedder.embed([text for _, text in entries])
+    from memcli.search.nearest import cosine
+
+    out: dict[str, list[Cand]] = {}
+    for prompt in prompts:
+        text = " ".join(prompt.split())
+        if len(text) < 12 or text.startswith("/"):  # as recall does
+            out[prompt] = []
+            continue
+        query = mem.embedder.embed_query(text[:2000])
+        sims = sorted(
+            ((cosine(query, v), fid) for (fid, _), v in zip(entries, vectors, strict=True)),
+            reverse=True,
+        )
+        out[prompt] = [(sim, {fid}, sim, {fid}) for sim, fid in sims[:limit]]
+    return out
+
+
+def best_rule(
+    rules: list[Any], rel: list[Any], unr: list[Any]
+) -> tuple[float, str, dict[str, float]] | None:
+    """The rule with the most relevant prompts recalled and unrelated ones within the target,
+    on the tuning half: (its tuning relevant share, its name, its checking figures)."""
+    rt, rc = halves(rel)
+    ut, uc = halves(unr)
+    best: tuple[float, str, dict[str, float]] | None = None
+    for rule in rules:
+        t = evaluate(rule, rt, ut)
+        if t["unrelated"] <= TARGET_UNRELATED and (best is None or t["relevant"] > best[0]):
+            best = (t["relevant"], rule.__name__, evaluate(rule, rc, uc))
+    return best
 
 
 def table(m: dict[str, Any], data: dict[str, Any], ids: dict[str, str], quick: bool) -> str:
@@ -267,6 +315,11 @@ def table(m: dict[str, Any], data: dict[str, Any], ids: dict[str, str], quick: b
         if t["unrelated"] <= TARGET_UNRELATED and (best is None or t["relevant"] > best[0]):
             best = (t["relevant"], rule.__name__, c)
     m["best"] = best
+    if m.get("whole") is not None:
+        sweep = [nearest(round(m["similarity"] + d * 0.005, 3)) for d in range(-30, 21)]
+        whole_rel = [(r["facts"], m["whole"][r["prompt"]]) for r in data["relevant"]]
+        whole_unr = [m["whole"][p] for p in data["unrelated"]]
+        m["whole_best"] = best_rule(sweep, whole_rel, whole_unr)
 
     def shipped(rel_p: list[dict[str, Any]], unr_p: list[str], key: str) -> dict[str, float]:
         found = riders = recalled = 0
@@ -386,6 +439,15 @@ def run(args: argparse.Namespace) -> str:
                 f" unrelated {best[2]['unrelated']:.1%} (checking):"
                 f" {'meets' if met else 'misses'} the targets (relevant >="
                 f" {TARGET_RELEVANT:.0%}, unrelated <= {TARGET_UNRELATED:.0%})."
+            )
+        whole = m.get("whole_best")
+        if whole is not None:
+            out.append(
+                f"  Similarity alone, every entry of the memory ranked by it (no search), the"
+                f" best threshold with unrelated <= {TARGET_UNRELATED:.0%} on the tuning half:"
+                f" {whole[1]}, relevant {whole[0]:.0%} (tuning), {whole[2]['relevant']:.0%}"
+                f" and unrelated {whole[2]['unrelated']:.1%} (checking): the most any"
+                " threshold on this model's similarity can reach."
             )
     return "\n".join(out) + "\n"
 

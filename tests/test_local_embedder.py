@@ -298,8 +298,8 @@ def test_the_multilingual_model_gets_its_prefixes() -> None:
     assert embedder.runtime == "onnxruntime"
     want = _registered_e5(
         [
-            f"passage: {ZH_FACT}",
-            f"passage: {FACTS[0]}",
+            f"query: {ZH_FACT}",
+            f"query: {FACTS[0]}",
             "query: what does the session cache use now",
         ]
     )
@@ -342,3 +342,32 @@ def test_an_english_question_finds_a_fact_written_in_chinese(cli: Cli, workspace
     assert "データベース" in r.json()["results"][0]["snippet"]
     top = cli("search", "--json", "-n", "1", "which store holds the session cache").json()
     assert "Valkey" in top["results"][0]["snippet"]
+
+
+@needs_e5
+def test_vectors_made_with_another_mark_are_made_again(cli: Cli, workspace: Path) -> None:
+    from memcli.index.embedder import Fingerprint
+    from memcli.index.store import Store
+
+    (workspace / "memory" / "note.md").write_text(f"- {ZH_FACT}\n")
+    assert cli("config", "set", "embedding.model", "local/multilingual-e5-small").exit_code == 0
+    assert cli("config", "set", "embedding.model_path", E5_DIR).exit_code == 0
+    assert cli("index").exit_code == 0
+    store = Store.open(workspace / ".memcli" / "index.db")
+    try:
+        now = Fingerprint.parse(store.get_meta("embedding"))
+        assert now is not None and now.prefix == "query: "
+        # as an index whose vectors were made with another mark before each stored text
+        with store.transaction():
+            store.set_meta("embedding", now._replace(prefix="passage: ").key)
+    finally:
+        store.close()
+    r = cli("index")
+    assert r.exit_code == 0, r.stderr
+    assert "changed from local/multilingual-e5-small (texts marked 'passage:')" in r.stderr
+    assert "re-embedding 2 chunks" in r.stderr
+    store = Store.open(workspace / ".memcli" / "index.db")
+    try:
+        assert store.get_meta("embedding") == now.key
+    finally:
+        store.close()

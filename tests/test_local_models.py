@@ -34,7 +34,7 @@ class Recording(CachedEmbedder):
 def test_known_models_by_full_or_short_name() -> None:
     e5 = models.find("local/multilingual-e5-small")
     assert e5 is not None and e5.name == "intfloat/multilingual-e5-small"
-    assert (e5.query_prefix, e5.passage_prefix) == ("query: ", "passage: ")
+    assert (e5.query_prefix, e5.passage_prefix) == ("query: ", "query: ")
     assert models.find("sentence-transformers/all-MiniLM-L6-v2") is models.DEFAULT
     assert models.DEFAULT.query_prefix == models.DEFAULT.passage_prefix == ""
     assert models.find("someone/else") is None
@@ -56,6 +56,31 @@ def test_the_embedder_adds_each_prefix_and_keeps_queries_apart(tmp_path: Path) -
     again = Recording(EmbedCache(tmp_path / "cache.db"))
     assert again.embed_query("Valkey") == query and again.embed(["Valkey"]) == [passage]
     assert again.given == []  # both from the cache
+
+
+def test_the_mark_before_stored_texts_is_part_of_a_models_fingerprint(tmp_path: Path) -> None:
+    from memcli.config import Settings
+    from memcli.providers.cached import local_fingerprint
+    from memcli.providers.embeddings import fingerprint_of
+
+    e5 = local_fingerprint("local/multilingual-e5-small")
+    assert e5.prefix == "query: " and json.loads(e5.key)["prefix"] == "query: "
+    assert Fingerprint.parse(e5.key) == e5
+    # a model without a mark keeps the key its vectors were stored under
+    assert local_fingerprint("local/sentence-transformers/all-MiniLM-L6-v2").key == (
+        '{"dimensions": 0, "model": "local/sentence-transformers/all-MiniLM-L6-v2",'
+        ' "provider": "local"}'
+    )
+    old = '{"dimensions": 0, "model": "local/intfloat/multilingual-e5-small", "provider": "local"}'
+    parsed = Fingerprint.parse(old)
+    assert parsed is not None and parsed.prefix == "" and parsed != e5
+    # a model memcli does not know: the mark its folder declares, as the embedder uses it
+    prompts = {"prompts": {"query": "query: ", "document": "passage: "}}
+    (tmp_path / "config_sentence_transformers.json").write_text(json.dumps(prompts))
+    settings = Settings.defaults()
+    settings.set("embedding.model", "local/example/e5-copy", "test")
+    settings.set("embedding.model_path", str(tmp_path), "test")
+    assert fingerprint_of(settings) == Fingerprint("local", "local/example/e5-copy", 0, "passage: ")
 
 
 def test_a_model_folder_describes_what_fastembed_does_not_know(tmp_path: Path) -> None:

@@ -17,22 +17,30 @@ from memcli.errors import ProviderError
 
 
 class Fingerprint(NamedTuple):  # a NamedTuple: cheap to define on every search's start-up
-    """Which vectors are interchangeable: same provider, model and requested dimensions.
+    """Which vectors are interchangeable: same provider, model, requested dimensions and the
+    prefix put before every stored text.
 
-    ``dimensions`` is the configured size (0 = the model's own default). Vectors with different
-    fingerprints never share the index or a cache key.
+    ``dimensions`` is the configured size (0 = the model's own default); ``prefix`` is the
+    mark a model wants before a stored text (E5: ``query: ``), part of what was embedded.
+    Vectors with different fingerprints never share the index or a cache key. A fingerprint
+    without a prefix keeps the key it always had.
     """
 
     provider: str
     model: str
     dimensions: int
+    prefix: str = ""
 
     @property
     def key(self) -> str:
-        return json.dumps(
-            {"provider": self.provider, "model": self.model, "dimensions": self.dimensions},
-            sort_keys=True,
-        )
+        fields: dict[str, object] = {
+            "provider": self.provider,
+            "model": self.model,
+            "dimensions": self.dimensions,
+        }
+        if self.prefix:
+            fields["prefix"] = self.prefix
+        return json.dumps(fields, sort_keys=True)
 
     @classmethod
     def parse(cls, key: str | None) -> Fingerprint | None:
@@ -40,12 +48,14 @@ class Fingerprint(NamedTuple):  # a NamedTuple: cheap to define on every search'
             return None
         try:
             d = json.loads(key)
-            return cls(str(d["provider"]), str(d["model"]), int(d["dimensions"]))
-        except (ValueError, KeyError, TypeError):
+            prefix = d.get("prefix", "")
+            return cls(str(d["provider"]), str(d["model"]), int(d["dimensions"]), str(prefix))
+        except (ValueError, KeyError, TypeError, AttributeError):
             return None
 
     def label(self) -> str:
-        return f"{self.model} ({self.dimensions} dims)" if self.dimensions else self.model
+        label = f"{self.model} ({self.dimensions} dims)" if self.dimensions else self.model
+        return f"{label} (texts marked {self.prefix.strip()!r})" if self.prefix else label
 
 
 class EmbedStats:

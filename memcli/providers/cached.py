@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from pathlib import Path
 
 from memcli.config import Settings
 from memcli.errors import BadInput, ProviderError
 from memcli.index.embedcache import EmbedCache
 from memcli.index.embedder import EmbedStats, Fingerprint
 
-__all__ = ["LOCAL", "CachedEmbedder", "cache_from_settings", "local_fingerprint", "text_hash"]
+__all__ = [
+    "LOCAL",
+    "CachedEmbedder",
+    "cache_from_settings",
+    "local_fingerprint",
+    "local_model_path",
+    "text_hash",
+]
 
 #: What a question's cache key is the hash of, before its text, when the model marks questions
 #: and passages differently.
@@ -24,9 +32,18 @@ QUERY_KEY = "\x00query\x00"
 LOCAL = "local"
 
 
-def local_fingerprint(model: str) -> Fingerprint:
-    """The fingerprint of a ``local/NAME`` model (its own dimension: none is asked for)."""
-    return Fingerprint(LOCAL, model.strip(), 0)
+def local_fingerprint(model: str, model_path: str = "") -> Fingerprint:
+    """The fingerprint of a ``local/NAME`` model (its own dimension: none is asked for), with
+    the prefix it puts before stored texts (:func:`memcli.providers.models.prefixes`)."""
+    from memcli.providers.models import prefixes
+
+    return Fingerprint(LOCAL, model.strip(), 0, prefixes(model, model_path)[1])
+
+
+def local_model_path(settings: Settings) -> str:
+    """``embedding.model_path`` with ``~`` expanded ("" when unset)."""
+    path = str(settings.get("embedding.model_path") or "").strip()
+    return str(Path(path).expanduser()) if path else ""
 
 
 def text_hash(text: str) -> str:
@@ -39,7 +56,7 @@ class CachedEmbedder:
     fingerprint and the text's hash), de-duplication and batches. A subclass computes the
     vectors the cache misses (:meth:`_compute`) and may prepare texts first (:meth:`_prepare`).
 
-    A model that wants its texts marked (E5: ``query: `` and ``passage: ``) sets
+    A model that wants its texts marked (E5: ``query: ``) sets
     :attr:`query_prefix` and :attr:`passage_prefix`; the prefix is added to the prepared text,
     never to the cache key of a stored text (``chunks.hash``). A query whose prefix differs from
     the passages' is cached under a key of its own.

@@ -30,7 +30,12 @@ from memcli.config import Settings
 from memcli.errors import ProviderError
 from memcli.index.embedcache import EmbedCache
 from memcli.providers import models, onnxmodel
-from memcli.providers.cached import CachedEmbedder, cache_from_settings, local_fingerprint
+from memcli.providers.cached import (
+    CachedEmbedder,
+    cache_from_settings,
+    local_fingerprint,
+    local_model_path,
+)
 
 #: Texts per model run. With texts sorted by length, batches of 2 to 6 cost the least CPU per
 #: text on LoCoMo chunks; 16 costs 25% more, 64 75% more (benchmarks/local_bench.py).
@@ -56,7 +61,8 @@ class LocalEmbedder(CachedEmbedder):
         batch_size: int = 64,
         cache: EmbedCache | None = None,
     ) -> None:
-        super().__init__(local_fingerprint(model), batch_size=batch_size, cache=cache)
+        fingerprint = local_fingerprint(model, model_path)
+        super().__init__(fingerprint, batch_size=batch_size, cache=cache)
         self.name = model_name(model)
         self.model_path = model_path
         self.cache_dir = cache_dir
@@ -64,20 +70,15 @@ class LocalEmbedder(CachedEmbedder):
         #: What runs the model once loaded: "onnxruntime" (a known model's folder) or "fastembed".
         self.runtime = ""
         self.known = models.find(self.name)
-        if self.known is not None:
-            self.query_prefix = self.known.query_prefix
-            self.passage_prefix = self.known.passage_prefix
-        elif model_path:
-            self.query_prefix, self.passage_prefix = models.folder_prefixes(Path(model_path))
+        self.query_prefix, self.passage_prefix = models.prefixes(self.name, model_path)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> LocalEmbedder:
         from memcli.config.layers import cache_dir
 
-        model_path = str(settings.get("embedding.model_path") or "").strip()
         return cls(
             str(settings.get("embedding.model")),
-            model_path=str(Path(model_path).expanduser()) if model_path else "",
+            model_path=local_model_path(settings),
             cache_dir=cache_dir() / "models",
             batch_size=int(settings.get("embedding.batch_size")),
             cache=cache_from_settings(settings),
