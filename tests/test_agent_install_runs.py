@@ -189,7 +189,7 @@ def test_uninstall_removes_what_install_made(cli: Cli, workspace: Path) -> None:
 def test_a_file_keeps_its_indentation_without_the_record(
     cli: Cli, workspace: Path, isolated_env: Path
 ) -> None:
-    from memcli.agentsetup.install import record_path
+    from memcli.agentsetup.record import record_path
 
     settings = workspace / ".claude" / "settings.json"
     settings.parent.mkdir()

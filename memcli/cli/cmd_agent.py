@@ -80,7 +80,7 @@ def _install(
     *,
     remove: bool,
 ) -> None:
-    from memcli.agentsetup import install  # agent set-up only
+    from memcli.agentsetup import commands, installed  # agent set-up only
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -94,16 +94,16 @@ def _install(
         root = mem.ws.root
     warnings: list[str] = []
     if not remove:
-        problem = install.mcp_problem(install.program())
+        problem = commands.mcp_problem(commands.program())
         if problem:  # the rest works without it: the hooks, the policy (memcli search)
             warnings.append(
-                f"the MCP server is not installed: {problem} ({install.MCP_HINT},"
+                f"the MCP server is not installed: {problem} ({commands.MCP_HINT},"
                 " then run this again)"
             )
         if not dry_run:
             where = Path(project).expanduser().resolve() if project is not None else root
-            rows = install.status(root, where)
-            warnings += [w for w in install.scope_warnings(rows) if f" {agent} " in w]
+            rows = installed.status(root, where)
+            warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
     if as_json:
         st.out.json({**report.as_dict(), "warnings": warnings})
         return
@@ -136,7 +136,8 @@ def _where(agent: str, scope: str) -> str:
 
 def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None:
     """The MCP server entry and the policy text, for any other MCP client."""
-    from memcli.agentsetup.install import policy_text, program
+    from memcli.agentsetup.commands import program
+    from memcli.agentsetup.edits import policy_text
 
     prog = program()  # any client, started in any folder: this workspace, named
     entry = {
@@ -157,13 +158,13 @@ def _generic(st: State, root: Path, project: Path | None, as_json: bool) -> None
 @agent_app.command("status")
 def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bool = JSON) -> None:
     """Where memcli is installed, whether the hooks work here, and their latest errors."""
-    from memcli.agentsetup import install  # agent set-up only
+    from memcli.agentsetup.installed import scope_warnings, server_problems  # agent set-up only
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
         report = mem.agent_status(project)
     installed = report["installed"]
-    warnings = install.server_problems(installed) + install.scope_warnings(installed)
+    warnings = server_problems(installed) + scope_warnings(installed)
     if as_json:
         st.out.json({**report, "warnings": warnings})
         return

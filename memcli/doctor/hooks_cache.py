@@ -83,7 +83,7 @@ def check_agent(ctx: dict[str, Any]) -> Check:
     """The agent hooks' log: the latest failure, if any (hooks never fail the agent, so
     this is where a broken one shows)."""
     from memcli.agentsetup.hooklog import read_log  # no imports beyond the standard library
-    from memcli.agentsetup.install import scope_warnings, server_problems, status
+    from memcli.agentsetup.installed import scope_warnings, server_problems, status
 
     ws = ctx.get("ws")
     if ws is None:

@@ -72,7 +72,7 @@ def transcript_folders() -> tuple[Path, ...]:
     """The folders where coding agents keep their session files: Claude Code's
     ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude``), Codex's ``$CODEX_HOME/sessions``
     and ``$CODEX_HOME/archived_sessions`` (default ``~/.codex``), as the agents choose them
-    (see also :func:`memcli.agentsetup.install.claude_dir`)."""
+    (see also :func:`memcli.agentsetup.locations.claude_dir`)."""
     claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser()
     codex = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
     return claude / "projects", codex / "sessions", codex / "archived_sessions"

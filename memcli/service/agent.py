@@ -267,7 +267,7 @@ class InstallReport(NamedTuple):
     agent: str
     scope: str
     action: str  # install or uninstall
-    changes: list[Any]  # memcli.agentsetup.install.Change
+    changes: list[Any]  # memcli.agentsetup.change.Change
     dry_run: bool
 
     @property
@@ -288,7 +288,7 @@ class InstallReport(NamedTuple):
 
 
 class AgentSetup(AgentService):
-    """Installing memcli into coding agents (see :mod:`memcli.agentsetup.install`)."""
+    """Installing memcli into coding agents (see :mod:`memcli.agentsetup.planning`)."""
 
     def agent_install(
         self,
@@ -302,21 +302,20 @@ class AgentSetup(AgentService):
         """Write (or with ``remove``, take out) memcli's hooks, MCP server entry and memory
         policy in ``agent``'s settings; ``project`` is the agent's folder (default: the
         workspace). With ``dry_run`` nothing is written."""
-        from memcli.agentsetup import install  # agent set-up only
+        from memcli.agentsetup.edits import apply  # agent set-up only
+        from memcli.agentsetup.planning import plan
 
-        changes = install.plan(
-            agent, self.ws.root, scope=scope, project=_resolved(project), remove=remove
-        )
+        changes = plan(agent, self.ws.root, scope=scope, project=_resolved(project), remove=remove)
         if not dry_run:
-            install.apply(changes)
+            apply(changes)
         action = "uninstall" if remove else "install"
         return InstallReport(agent, scope, action, changes, dry_run)
 
     def agent_status(self, project: Path | None = None) -> dict[str, Any]:
         """Where memcli is installed, whether a session-start briefing can be made here, and
         the latest lines of the hooks' log."""
-        from memcli.agentsetup import install  # agent set-up only
-        from memcli.agentsetup.hooklog import read_log
+        from memcli.agentsetup.hooklog import read_log  # agent set-up only
+        from memcli.agentsetup.installed import status
 
         try:
             briefing = self.briefing()
@@ -326,7 +325,7 @@ class AgentSetup(AgentService):
         log = read_log(self.ws.root)
         return {
             "workspace": str(self.ws.root),
-            "installed": install.status(self.ws.root, _resolved(project) or self.ws.root),
+            "installed": status(self.ws.root, _resolved(project) or self.ws.root),
             "check": works,
             "flush": self.session_flushing(),
             "errors": [line for line in log if " error: " in line],
