@@ -135,7 +135,7 @@ def run(mode: str, quick: bool) -> dict[str, Any]:
     """Build the histories in a fresh workspace; ``mode`` is ``model`` or ``rules``."""
     from memcli.memory import Memory
     from memcli.notes.workspace import init_workspace
-    from memcli.service.options import FlushOptions
+    from memcli.service.datatypes import FlushOptions
     from tests.stub_openai import StubOpenAI
 
     hs = histories(quick)

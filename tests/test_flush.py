@@ -975,7 +975,7 @@ def test_service_flush_takes_a_path_or_the_text(
     from datetime import datetime
 
     from memcli.memory import Memory
-    from memcli.service.options import FlushOptions
+    from memcli.service.datatypes import FlushOptions
 
     conv = tmp_path / "conversation.json"
     conv.write_text(CONV)
@@ -1005,7 +1005,7 @@ def test_service_flush_appends_after_added_facts_with_one_blank_line(
     from datetime import datetime
 
     from memcli.memory import Memory
-    from memcli.service.options import FlushOptions
+    from memcli.service.datatypes import FlushOptions
 
     now = datetime(2031, 5, 6, 9, 30)
     stub.chat_replies = [reply("Deploys run from the release branch.")]

@@ -18,7 +18,7 @@ from memcli.git.commit import commit_paths
 from memcli.git.repo import open_repo
 from memcli.memory import Memory
 from memcli.notes.workspace import find_git_root, init_workspace
-from memcli.service.options import DiffOptions, LogOptions, SyncOptions
+from memcli.service.datatypes import DiffOptions, LogOptions, SyncOptions
 from tests.conftest import Cli
 from tests.test_git import append, committed_files, git, head, make_repo, repo_workspace, write
 

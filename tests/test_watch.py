@@ -27,7 +27,7 @@ import pytest
 from memcli.index import db
 from memcli.index.indexfile import writer_lock
 from memcli.index.watching.filtering import ChangeFilter
-from memcli.index.watching.locks import watch_lock
+from memcli.index.watching.watch_locks import watch_lock
 from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
@@ -698,7 +698,7 @@ def test_service_watch_called_as_a_library(workspace: Path) -> None:
     """Memory.watch in a thread: events through the callback, one watcher, stop by event."""
     from memcli.errors import AlreadyRunning, BadInput
     from memcli.memory import Memory
-    from memcli.service.options import WatchOptions
+    from memcli.service.datatypes import WatchOptions
 
     with pytest.raises(BadInput):
         WatchOptions(debounce_ms=-1)
@@ -745,7 +745,7 @@ def test_service_watch_embeds_through_the_memory_s_embedder_factory(
     """The watcher uses the embedder the Memory was opened with, not the configured provider's
     (a model no provider serves: without the factory no text would reach an embedder)."""
     from memcli.memory import Memory
-    from memcli.service.options import WatchOptions
+    from memcli.service.datatypes import WatchOptions
     from tests.fake_embedder import FakeProvider
 
     monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL", "seam/only-embed")

@@ -293,7 +293,7 @@ def _marked_ids(hit: Any) -> str:
 
 
 def lines_text(got: Any) -> str:
-    """The lines ``get`` read (a :class:`memcli.service.options.GetResult`), framed as
+    """The lines ``get`` read (a :class:`memcli.service.datatypes.GetResult`), framed as
     quoted data like a search's block, with the ids of the facts among them."""
     from memcli.search.context import Quote, render
 
@@ -493,7 +493,7 @@ def build_server(engine: Engine) -> MCPServer[Any]:
             ),
         ] = "",
     ) -> CallToolResult:
-        from memcli.service.options import FlushOptions
+        from memcli.service.datatypes import FlushOptions
 
         def run(mem: Any) -> dict[str, Any]:
             opts = FlushOptions(text=transcript or None, path=path or None)

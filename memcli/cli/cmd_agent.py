@@ -227,7 +227,7 @@ def agent_flush_session(
 ) -> None:
     """Flush the turns of a session's transcript not flushed before (what the pre-compact
     and session-end hooks start in the background), and with --due the sessions due."""
-    from memcli.agent.hooks import run_due_flushes, run_session_flush
+    from memcli.agent.hook_runner import run_due_flushes, run_session_flush
 
     st = state(ctx)
     if not due and not (session_id and transcript is not None):

@@ -40,7 +40,7 @@ def flush(
     """Extract durable facts from a conversation (LLM), skip known ones, append the rest."""
     # imported when the command runs: --help and the other commands do not load the service
     from memcli.flush.source import read_conversation
-    from memcli.service.options import FlushOptions  # with the service: not on --help
+    from memcli.service.datatypes import FlushOptions  # with the service: not on --help
 
     st = state(ctx)
     # read before the workspace is opened: a missing file is reported first, as always

@@ -40,7 +40,7 @@ def diff(
     as_json: bool = JSON,
 ) -> None:
     """Facts added and removed under memory/ (exit 1 when nothing changed)."""
-    from memcli.service.options import DiffOptions  # with the service: not on --help
+    from memcli.service.datatypes import DiffOptions  # with the service: not on --help
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -133,7 +133,7 @@ def log(
     as_json: bool = JSON,
 ) -> None:
     """Commits that touched memory/, with the number of facts each added and removed."""
-    from memcli.service.options import LogOptions  # with the service: not on --help
+    from memcli.service.datatypes import LogOptions  # with the service: not on --help
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -223,7 +223,7 @@ def sync(
     as_json: bool = JSON,
 ) -> None:
     """Share memory through the upstream remote: commit memory, pull, re-index, push."""
-    from memcli.service.options import SyncOptions  # with the service: not on --help
+    from memcli.service.datatypes import SyncOptions  # with the service: not on --help
 
     st = state(ctx)
     with st.memory() as mem:

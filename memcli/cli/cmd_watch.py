@@ -36,7 +36,7 @@ def watch(
 ) -> None:
     """Re-index memory files as they change, until Ctrl-C (one watcher per workspace)."""
     # imported when the command runs: --help and the other commands do not load the service
-    from memcli.service.options import WatchOptions
+    from memcli.service.datatypes import WatchOptions
 
     st = state(ctx)
     opts = WatchOptions(debounce_ms=debounce)

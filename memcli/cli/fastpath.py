@@ -187,7 +187,7 @@ def run_hook(workspace: str | None, event: str) -> int:
     """Run a hook :func:`hook` accepted: print its JSON, exit 0 whatever happened."""
     import sys
 
-    from memcli.agent.hooks import run_hook as run
+    from memcli.agent.hook_runner import run_hook as run
 
     data = sys.stdin.buffer.read() if not sys.stdin.isatty() else b""
     text = run(event, data.decode("utf-8", errors="replace"), workspace)

@@ -138,7 +138,7 @@ def _start_watcher(
     ``on_event``, or (None) its errors and warnings are logged. While it is established and
     its last sync succeeded, searches trust it and run the quick freshness check."""
     from memcli.memory import Memory
-    from memcli.service.options import WatchOptions
+    from memcli.service.datatypes import WatchOptions
     from memcli.statedir import append_text, state_path
 
     log = state_path(engine.root, "engine.log")

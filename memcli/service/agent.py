@@ -199,7 +199,7 @@ class AgentService(SearchService, FlushService):
         from memcli.flush.conversation import parse  # session flushes only
         from memcli.flush.sessions import SessionLog, turn_digest  # session flushes only
         from memcli.flush.source import read_conversation
-        from memcli.service.options import FlushOptions
+        from memcli.service.datatypes import FlushOptions
 
         log = SessionLog(self._sessions_folder(), session_id)
         with log.lock.acquire(self._lock_timeout()):

@@ -9,7 +9,7 @@ from memcli.service.git import GitService
 
 if TYPE_CHECKING:
     from memcli.flush.facts import FlushResult
-    from memcli.service.options import (
+    from memcli.service.datatypes import (
         FlushOptions,  # the flush modules load on a flush, not with every command
     )
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from memcli.git.diff import DiffResult
     from memcli.git.hooks import HooksReport
     from memcli.git.log import LogEntry
-    from memcli.service.options import DiffOptions, LogOptions, SyncOptions, SyncReport
+    from memcli.service.datatypes import DiffOptions, LogOptions, SyncOptions, SyncReport
 
 # The git room is imported inside the methods: keyword search and status open a Memory too,
 # and must not load the diff, sync and hook code (with difflib and tempfile) they never use.
@@ -42,7 +42,7 @@ class GitService(IndexService):
     def diff(self, opts: DiffOptions | None = None) -> DiffResult:
         """Facts added and removed under ``memory/``."""
         from memcli.git.diff import diff  # git code on git operations only (above)
-        from memcli.service.options import DiffOptions  # option types: not on search/status
+        from memcli.service.datatypes import DiffOptions  # option types: not on search/status
 
         opts = opts or DiffOptions()
         return diff(self.ws.root, opts.rev_range, since=opts.since, memory_dir=MEMORY_DIR)
@@ -50,7 +50,7 @@ class GitService(IndexService):
     def log(self, opts: LogOptions | None = None) -> list[LogEntry]:
         """Commits that touched ``memory/``, newest first, with the facts each changed."""
         from memcli.git.log import log  # git code on git operations only (above)
-        from memcli.service.options import LogOptions  # option types: not on search/status
+        from memcli.service.datatypes import LogOptions  # option types: not on search/status
 
         opts = opts or LogOptions()
         return log(
@@ -60,7 +60,7 @@ class GitService(IndexService):
     def sync(self, opts: SyncOptions | None = None) -> SyncReport:
         """Commit pending memory, pull (rebase or merge), push; then re-index."""
         from memcli.git.sync import sync  # git code on git operations only (above)
-        from memcli.service.options import SyncOptions, SyncReport  # not on search/status
+        from memcli.service.datatypes import SyncOptions, SyncReport  # not on search/status
 
         opts = opts or SyncOptions()
         strategy = opts.strategy or self.settings.get("git.sync_strategy")

@@ -24,7 +24,7 @@ from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.notes import NotesService
 
 if TYPE_CHECKING:
-    from memcli.service.options import SyncOptions, SyncReport
+    from memcli.service.datatypes import SyncOptions, SyncReport
 
 __all__ = ["FactRef", "LifecycleResult", "LifecycleService"]
 

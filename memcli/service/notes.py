@@ -16,7 +16,7 @@ from memcli.service.git import GitService
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from memcli.service.options import AddResult, GetResult
+    from memcli.service.datatypes import AddResult, GetResult
 
 
 class NotesService(GitService):
@@ -122,7 +122,7 @@ class NotesService(GitService):
             red = redact_text(text)
             text, redactions = red.text, list(red.kinds)
         from memcli.notes import entries  # not on the search path, only add's
-        from memcli.service.options import AddResult  # (with the add)
+        from memcli.service.datatypes import AddResult  # (with the add)
 
         block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
         block += "".join(status)
@@ -218,7 +218,7 @@ class NotesService(GitService):
         if start > max(len(lines), 1):
             raise BadInput(f"{path_text} has {len(lines)} lines; line {start} is past the end")
         end = len(lines) if count is None else min(len(lines), start + count - 1)
-        from memcli.service.options import GetResult  # get's own result: not on search
+        from memcli.service.datatypes import GetResult  # get's own result: not on search
 
         return GetResult(self.ws.rel(target), start, end, lines[start - 1 : end])
 

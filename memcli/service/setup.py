@@ -9,7 +9,7 @@ from memcli.notes.workspace import find_git_root, init_workspace
 from memcli.service.core import MemoryCore
 
 if TYPE_CHECKING:
-    from memcli.service.options import InitResult
+    from memcli.service.datatypes import InitResult
 
 
 class SetupService(MemoryCore):
@@ -28,7 +28,7 @@ class SetupService(MemoryCore):
         repository; with ``hooks``, install the git hooks; with ``local`` (a fastembed model
         name), set ``embedding.model = "local/<local>"`` (and ``embedding.model_path``) in the
         workspace's ``memcli.toml``, trusted as the user's own edit. Idempotent."""
-        from memcli.service.options import InitResult  # init runs once: not on every start-up
+        from memcli.service.datatypes import InitResult  # init runs once: not on every start-up
 
         root.mkdir(parents=True, exist_ok=True)
         result = InitResult(root.resolve())

@@ -9,7 +9,7 @@ from memcli.service.core import MemoryCore
 
 if TYPE_CHECKING:
     from memcli.index.watching.events import Emit, WatchSummary
-    from memcli.service.options import (
+    from memcli.service.datatypes import (
         WatchOptions,  # the watcher's modules load on a watch, not with every command
     )
 

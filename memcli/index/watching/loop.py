@@ -26,7 +26,7 @@ from memcli.index.watching.events import (
     warning_event,
 )
 from memcli.index.watching.filtering import ChangeFilter, watch_roots
-from memcli.index.watching.locks import wait_for_writer
+from memcli.index.watching.watch_locks import wait_for_writer
 from memcli.notes.workspace import Workspace
 
 STEP_MS = 100  # watchfiles checks for new events (and for a stop request) this often

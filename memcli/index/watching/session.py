@@ -9,9 +9,9 @@ from typing import Any
 from memcli.config import Settings
 from memcli.index.embedder import EmbedderFactory
 from memcli.index.watching.events import Emit, WatchSummary, stopped_event
-from memcli.index.watching.locks import acquire_watch_lock
 from memcli.index.watching.loop import Watcher
 from memcli.index.watching.signals import stop_on_signals
+from memcli.index.watching.watch_locks import acquire_watch_lock
 from memcli.notes.workspace import Workspace
 
 
