@@ -63,9 +63,7 @@ def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) ->
     when no engine answered (the caller searches in process)."""
     payload = {
         "query": query,
-        "request": {
-            k: list(v) if isinstance(v, tuple) else v for k, v in request._asdict().items()
-        },
+        "request": request.payload(),
         "fmt": fmt,
         "max_tokens": args.max_tokens,
     }

@@ -146,7 +146,7 @@ class Engine:
 
         mem = self._memory()
         notices = self._notices(mem)
-        opts = mem.search_options(SearchRequest(**args["request"]))
+        opts = mem.search_options(SearchRequest.from_payload(args["request"]))
         if args.get("fmt") == "context":
             ctx = mem.context(args["query"], opts, args.get("max_tokens"))
             return {
