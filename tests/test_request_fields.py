@@ -3,6 +3,8 @@ and the CLI's options all come from that one tuple."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from memcli.cli.search_args import OPTIONS, SearchArgs
@@ -41,3 +43,17 @@ def test_cli_values_reach_the_request_field_by_field() -> None:
 def test_a_bounded_field_is_checked_against_its_setting(given: dict, named: str) -> None:
     with pytest.raises(BadInput, match=named):
         SearchRequest(**given).checked()
+
+
+def test_the_engine_payload_is_the_declared_fields_as_json() -> None:
+    request = SearchArgs(limit=3, tag=("db",), since="2026-01-02", mmr=False).request()
+    payload = request.payload()
+    assert list(payload) == [f.name for f in REQUEST_FIELDS]
+    assert json.loads(json.dumps(payload)) == payload
+    assert SearchRequest.from_payload(payload) == request
+    assert SearchRequest.from_payload({"limit": 2}) == SearchRequest(limit=2)
+
+
+def test_the_engine_refuses_a_payload_field_not_declared() -> None:
+    with pytest.raises(ValueError, match="colour"):
+        SearchRequest.from_payload({"limit": 2, "colour": "red"})

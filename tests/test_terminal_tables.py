@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from memcli.cli import render
+from memcli.cli import render, search_text
 from memcli.cli.output import Output
 from memcli.memory import Memory
 from tests.test_conventions import SGR, _imported, memcli, on_terminal
@@ -55,7 +55,7 @@ def test_search_on_a_terminal_is_a_table_fitting_the_width(ws: Path, width: int)
     result = search(ws, "session cache")
     assert len(result.hits) >= 2
     out, buf = terminal(width)
-    render.search_result(out, result, table=True)
+    search_text.hits(out, result.view(), table=True)
     drawn = buf.getvalue()
     lines = plain(drawn).splitlines()
     assert lines[0].startswith("┏") and all(len(ln) <= width for ln in lines), lines
@@ -85,7 +85,7 @@ def test_search_table_never_reads_memory_text_as_markup(workspace: Path) -> None
         "- Cache rule: [bold red]not markup[/] \x1b]0;title\x07 end\n"
     )
     out, buf = terminal(120)
-    render.search_result(out, search(workspace, "cache rule"), table=True)
+    search_text.hits(out, search(workspace, "cache rule").view(), table=True)
     drawn = buf.getvalue()
     assert "[bold red]not markup[/]" in plain(drawn)
     assert "\x07" not in drawn and "\x1b]" not in drawn

@@ -22,6 +22,7 @@ the process at once (exit 130).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import logging
 import os
@@ -30,7 +31,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Annotated, Any, Literal, TypeVar
+from typing import IO, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -39,6 +40,7 @@ from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnno
 from pydantic import Field, ValidationError
 
 from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, VERSION_META
+from memcli.agent.mcp_search import Strings, flags, parameters, request_of, strings
 from memcli.errors import MemcliError
 from memcli.version import __version__
 
@@ -133,18 +135,14 @@ async def _run(pool: ThreadPoolExecutor, job: Callable[[], T]) -> T:
 
 
 # -- errors a model can act on ----------------------------------------------------------------
-#: memcli's messages name command-line flags; a tool's caller knows its parameters.
+#: memcli's messages name command-line flags; a tool's caller knows its parameters: those of
+#: the search request's fields the search tool offers (:func:`memcli.agent.mcp_search.flags`),
+#: then the others.
 _FLAGS = {
-    "-n/--limit": "limit",
-    "--limit": "limit",
+    **flags(),
     "--max-tokens": "max_tokens",
-    "--strategy": "mode",
-    "--since": "since",
     "--until": "until",
-    "--type": "type",
-    "--tag": "tag",
     "--ns": "namespace",
-    "--source": "namespace",
     "--min-score": "min_score",
 }
 _FLAG = re.compile(
@@ -308,22 +306,9 @@ def lines_text(got: Any) -> str:
     return out
 
 
-def _strings(*values: str | list[str] | None) -> tuple[str, ...]:
-    """One list from parameters that take a string or a list of strings (``tag`` and
-    ``tags`` alike), in order, without repeats."""
-    out: list[str] = []
-    for value in values:
-        for item in [value] if isinstance(value, str) else value or []:
-            if item not in out:
-                out.append(item)
-    return tuple(out)
-
-
-Mode = Literal["auto", "keyword", "vector", "hybrid"]
 FactRef = Annotated[
     str, Field(description="The fact's id (from a result's 'Fact ids') or PATH:LINE.")
 ]
-Strings = str | list[str] | None
 Tags = Annotated[Strings, Field(description="Tags: one word each (a string or a list).")]
 TagsToo = Annotated[Strings, Field(description="The same as tags (either name works).")]
 
@@ -332,50 +317,27 @@ def build_server(engine: Engine) -> MCPServer[Any]:
     """The MCP server and its tools, each calling ``engine``."""
     server = _Server("memcli", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
-    @server.tool(
+    async def search(
+        query: Annotated[str, Field(description="What to look for, in plain words.")],
+        **given: Any,
+    ) -> CallToolResult:
+        request = request_of(given)
+        got = await engine.call(lambda m: m.context(query, m.search_options(request)))
+        return _text(context_text(got))
+
+    # the request's parameters come from its declaration (memcli.agent.mcp_search)
+    query = inspect.signature(search).parameters["query"]
+    search.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [query, *parameters()], return_annotation=CallToolResult
+    )
+    server.tool(
         description="Search the project's memory (facts, decisions, procedures) by keywords or"
         " meaning. Use it before acting on anything the project may have decided before."
         " Returns the matching memories as one quoted block, each under its path:start-end"
         " citation, best first, then the ids of the facts it shows.",
         annotations=READ_ONLY,
         structured_output=False,
-    )
-    async def search(
-        query: Annotated[str, Field(description="What to look for, in plain words.")],
-        limit: Annotated[
-            int | None, Field(description="Results at most (1-1000).", ge=1, le=1000)
-        ] = None,
-        type: Annotated[
-            Strings, Field(description="Only entries of these types (decision...).")
-        ] = None,
-        tag: Tags = None,
-        tags: TagsToo = None,
-        namespace: Annotated[
-            str | None, Field(description="Only this namespace (memory/NAME/).")
-        ] = None,
-        since: Annotated[
-            str | None, Field(description="Only files dated on or after YYYY-MM-DD.")
-        ] = None,
-        mode: Annotated[
-            Mode | None, Field(description="keyword, vector, hybrid (default: auto).")
-        ] = None,
-        include_inactive: Annotated[
-            bool, Field(description="Also superseded, retracted and expired facts (flagged).")
-        ] = False,
-    ) -> CallToolResult:
-        from memcli.search.options import SearchRequest
-
-        request = SearchRequest(
-            limit=limit,
-            type=_strings(type),
-            tag=_strings(tag, tags),
-            source=(namespace,) if namespace else (),
-            since=since,
-            strategy=mode,
-            include_inactive=include_inactive,
-        )
-        got = await engine.call(lambda m: m.context(query, m.search_options(request)))
-        return _text(context_text(got))
+    )(search)
 
     @server.tool(
         description="Everything memory holds about a task, as one quoted Markdown block within"
@@ -423,7 +385,7 @@ def build_server(engine: Engine) -> MCPServer[Any]:
             str | None, Field(description="Write to memory/NAME/ instead.")
         ] = None,
     ) -> CallToolResult:
-        labels = _strings(tags, tag)
+        labels = strings(tags, tag)
         data = await engine.call(
             lambda m: m.add(text, type=type, tags=labels, namespace=namespace).as_dict()
         )

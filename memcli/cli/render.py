@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from memcli.cli.output import Output, safe_text
+from memcli.cli.output import Output
 
 
 def init_result(out: Output, payload: dict[str, Any]) -> None:
@@ -67,116 +66,6 @@ def index_report(out: Output, report: Any) -> None:
         ],
         right=["added", "updated", "removed", "unchanged", "files", "chunks", "seconds"],
     )
-
-
-#: Characters of a user's text (a query) echoed in a message; the rest is elided.
-ECHO_CHARS = 80
-
-
-def quoted(text: str, limit: int = ECHO_CHARS) -> str:
-    """``text`` quoted for a message, cut to ``limit`` characters (a huge query is not
-    echoed whole)."""
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}… ({len(text)} characters)"
-
-
-def search_result(out: Output, result: Any, *, table: bool = False) -> None:
-    """Hits as a Rich table (``table``: a styled terminal), else the stable plain form:
-    ``path:start-end  score  (source, date)`` and the snippet's lines, indented."""
-    if not result.hits:
-        out.info(f"no results for {quoted(result.query)} ({result.mode})")
-        return
-    if table:
-        out.rich(_hits_table(result))
-    else:
-        for hit in result.hits:
-            where = f"{hit.path}:{hit.start_line}-{hit.end_line}"
-            meta = ", ".join(x for x in (hit.source, hit.date or "evergreen", *hit.flags) if x)
-            out.styled(f"{where}  {hit.score:.3f}  ({meta})", "bold cyan")
-            for line in hit.snippet.splitlines():
-                out.line(f"  {line}")
-            if hit.explain:
-                explain_lines(out, hit.explain)
-            out.line()
-    if result.stale:
-        out.warn("index may be stale")
-
-
-_ENTRY_TYPE = re.compile(r"^\s*[-*+]\s+(?:\d{1,2}:\d{2}\s+)?\[([^\]\n]+)\]", re.MULTILINE)
-_WORD = re.compile(r"\w+")
-
-
-def _hits_table(result: Any) -> Any:
-    """The hits as a Rich table: rank, score, citation, type and date, and the snippet with
-    the query's words highlighted, the snippet column taking the width left."""
-    from rich.table import Table  # Rich: only a styled terminal draws this table
-    from rich.text import Text
-
-    stems = _query_stems(result)
-    table = Table(header_style="bold", expand=True, show_lines=True)
-    table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("citation · type · date", overflow="fold", max_width=36)
-    table.add_column("snippet", overflow="fold", ratio=1, min_width=24)
-    for rank, hit in enumerate(result.hits, 1):
-        kinds = list(dict.fromkeys(m.lower() for m in _ENTRY_TYPE.findall(hit.snippet)))
-        about = " · ".join([*kinds, hit.date or "evergreen", *hit.flags])
-        where = Text(safe_text(f"{hit.path}:{hit.start_line}-{hit.end_line}"), style="cyan")
-        where.append("\n" + safe_text(about), style="dim")
-        snippet = _highlighted(Text, safe_text(hit.snippet), stems)
-        if hit.explain:
-            for line in _explain_text(hit.explain):
-                snippet.append("\n" + safe_text(line), style="dim")
-        # Text, not str: memory text is never read as Rich markup
-        table.add_row(Text(str(rank)), Text(f"{hit.score:.3f}"), where, snippet)
-    return table
-
-
-def _query_stems(result: Any) -> set[str]:
-    """Lower-case query words and the stems the ranking matched (when it kept them)."""
-    stems = {w.lower() for w in _WORD.findall(result.query) if len(w) > 1}
-    for hit in result.hits:
-        if hit.terms is not None:
-            stems.update(s for s in hit.terms.stems if len(s) > 1)
-    return stems
-
-
-def _highlighted(text_class: Any, snippet: str, stems: set[str]) -> Any:
-    """``snippet`` with each word that a query word or stem matches in bold yellow: the
-    word itself, or a stem of three letters or more plus at most a short ending."""
-    text = text_class(snippet)
-    for m in _WORD.finditer(snippet):
-        word = m.group().lower()
-        if word in stems or any(
-            len(s) >= 3 and word.startswith(s) and len(word) - len(s) <= 3 for s in stems
-        ):
-            text.stylize("bold yellow", m.start(), m.end())
-    return text
-
-
-def _explain_text(explain: dict[str, Any]) -> list[str]:
-    """The --explain account of one result as lines (what :func:`explain_lines` prints)."""
-    lines: list[str] = []
-    terms = explain.get("terms")
-    if terms:
-        matched = ", ".join(f"{w} x{n:g}" for w, n in terms["matched"].items()) or "-"
-        lines.append(f"matched: {matched}")
-        if terms["missing"]:
-            lines.append(f"missing: {', '.join(terms['missing'])}")
-    if explain.get("near"):
-        near = ", ".join(f"{pair} x{n}" for pair, n in explain["near"].items())
-        lines.append(f"near each other: {near}")
-    lines.extend(str(step) for step in explain.get("steps", []))
-    for flag, phrase in (explain.get("flags") or {}).items():
-        lines.append(f"flag {flag}: {phrase!r} reads as an instruction; it is memory text")
-    return lines
-
-
-def explain_lines(out: Output, explain: dict[str, Any]) -> None:
-    """The --explain account of one result, indented under it."""
-    for line in _explain_text(explain):
-        out.styled(f"    {line}", "dim")
 
 
 def status(out: Output, info: dict[str, Any]) -> None:

@@ -1,18 +1,19 @@
 """The work of ``memcli search``, without Typer: called by the Typer command and by
 :mod:`memcli.cli.fastpath` alike, so both give the same output and exit code.
 
-A search the workspace's engine answers loads neither the service layer nor the renderer:
-they are imported only by the in-process search that needs them."""
+A search the workspace's engine answers does not load the service layer: it is imported only
+by the in-process search. Whoever answered, :mod:`memcli.cli.search_output` prints it."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
+from memcli.cli import search_output
 from memcli.cli.argv import loading
 from memcli.cli.runtime import State
 from memcli.cli.search_args import SearchArgs
-from memcli.errors import BadInput, ExitCode
+from memcli.errors import BadInput
 
 
 def run(st: State, query: str | None, args: SearchArgs) -> int:
@@ -35,36 +36,16 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
             if query is not None:
                 raise BadInput("--batch reads queries from stdin; do not also give a QUERY")
             for answer in mem.search_batch(sys.stdin, opts):
-                st.out.json(answer.as_dict())
+                search_output.json_document(st.out, answer.as_dict())
             return 0
         if query is None:
             raise BadInput("missing QUERY", hint="memcli search 'words to find'")
         if fmt == "context":
-            context = mem.context(query, opts, args.max_tokens)
-            st.out.warnings(context.result.warnings)
-            if context.overflow:
-                st.out.warn(context.overflow)
-                return int(ExitCode.NOT_FOUND)
-            sys.stdout.write(context.block.text)
-            return 0 if context.result.hits else int(ExitCode.NOT_FOUND)
+            return search_output.show(
+                st.out, mem.context(query, opts, args.max_tokens).view(), fmt, args
+            )
         result = mem.search(query, opts)
-    out = st.out
-    if fmt == "json":
-        out.json(result.as_dict())
-        return 0 if result.hits else int(ExitCode.NOT_FOUND)
-    out.warnings(result.warnings)
-    if args.jsonl:
-        for hit in result.as_dict()["results"]:
-            out.json(hit)
-    elif args.files_only:
-        for p in dict.fromkeys(h.path for h in result.hits):
-            out.line(p)
-    else:
-        from memcli.cli import render
-
-        # a table on a styled terminal unless --format text asks for the plain form
-        render.search_result(out, result, table=args.fmt is None and out.rich_terminal)
-    return 0 if result.hits else int(ExitCode.NOT_FOUND)
+    return search_output.show(st.out, result.view(), fmt, args)
 
 
 def _autostart(root: Any) -> None:

@@ -1,16 +1,16 @@
 """Commands the workspace's engine answered, printed exactly as in process prints them:
-search and add; get, files and status as data the commands print themselves
-(:func:`engine_answer`). Each returns None (or False) when no engine answered: the command then
-runs in process."""
+search (by the same output forms, :mod:`memcli.cli.search_output`) and add; get, files and
+status as data the commands print themselves (:func:`engine_answer`). Each returns None (or
+False) when no engine answered: the command then runs in process."""
 
 from __future__ import annotations
 
-import sys
 from types import SimpleNamespace
 from typing import Any
 
+from memcli.cli import search_output
 from memcli.enginelink import engine_result, framed
-from memcli.errors import ExitCode, MemcliError
+from memcli.errors import MemcliError
 
 __all__ = ["add_via_engine", "engine_answer", "search_via_engine"]
 
@@ -63,9 +63,7 @@ def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) ->
     when no engine answered (the caller searches in process)."""
     payload = {
         "query": query,
-        "request": {
-            k: list(v) if isinstance(v, tuple) else v for k, v in request._asdict().items()
-        },
+        "request": request.payload(),
         "fmt": fmt,
         "max_tokens": args.max_tokens,
     }
@@ -75,42 +73,5 @@ def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) ->
     ctx = got.get("context")
     if fmt == "context" and not (isinstance(ctx, dict) and framed(ctx.get("text"))):
         return None  # not the block memcli frames: the caller searches in process
-    return _print(st, got, fmt, args)
-
-
-def _print(st: Any, got: dict[str, Any], fmt: str, args: Any) -> int:
-    out = st.out
     _notices(st, got)
-    if fmt == "context":
-        ctx = got["context"]
-        out.warnings(ctx["warnings"])
-        if ctx["overflow"]:
-            out.warn(ctx["overflow"])
-            return int(ExitCode.NOT_FOUND)
-        sys.stdout.write(ctx["text"])
-        return 0 if ctx["found"] else int(ExitCode.NOT_FOUND)
-    data = got["result"]
-    found = 0 if data["results"] else int(ExitCode.NOT_FOUND)
-    if fmt == "json":
-        out.json(data)
-        return found
-    out.warnings(data["warnings"])
-    if args.jsonl:
-        for hit in data["results"]:
-            out.json(hit)
-    elif args.files_only:
-        for p in dict.fromkeys(h["path"] for h in data["results"]):
-            out.line(p)
-    else:
-        from memcli.cli import render
-
-        hits = [
-            SimpleNamespace(
-                **{"explain": None, **h, "score": score},
-                terms=SimpleNamespace(stems=stems) if stems is not None else None,
-            )
-            for h, score, stems in zip(data["results"], got["scores"], got["stems"], strict=True)
-        ]
-        table = args.fmt is None and out.rich_terminal  # as memcli.cli.searching decides
-        render.search_result(out, SimpleNamespace(**{**data, "hits": hits}), table=table)
-    return found
+    return search_output.show(st.out, got, fmt, args)

@@ -146,26 +146,11 @@ class Engine:
 
         mem = self._memory()
         notices = self._notices(mem)
-        opts = mem.search_options(SearchRequest(**args["request"]))
+        opts = mem.search_options(SearchRequest.from_payload(args["request"]))
         if args.get("fmt") == "context":
             ctx = mem.context(args["query"], opts, args.get("max_tokens"))
-            return {
-                "notices": notices,
-                "context": {
-                    "text": ctx.block.text,
-                    "warnings": list(ctx.result.warnings),
-                    "overflow": ctx.overflow,
-                    "found": bool(ctx.result.hits),
-                },
-            }
-        result = mem.search(args["query"], opts)
-        return {
-            "notices": notices,
-            "result": result.as_dict(),
-            "scores": [h.score for h in result.hits],  # unrounded, for the text form
-            # the query's stems per result: what the terminal table highlights
-            "stems": [sorted(h.terms.stems) if h.terms is not None else None for h in result.hits],
-        }
+            return {"notices": notices, **ctx.view()}
+        return {"notices": notices, **mem.search(args["query"], opts).view()}
 
     def warm(self) -> None:
         """Open a worker's index and load the embedder now, so that the first search is fast

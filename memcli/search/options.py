@@ -142,3 +142,19 @@ class SearchRequest(NamedTuple):
             if field.setting is not None and value is not None:
                 check_value(field.setting, value, flag_of(field))
         return self._replace(since=since, until=until)
+
+    def payload(self) -> dict[str, Any]:
+        """This request as JSON for the workspace's engine: every declared field, a list
+        field as a list."""
+        values = [(f, getattr(self, f.name)) for f in REQUEST_FIELDS]
+        return {f.name: list(v) if f.kind == "list" else v for f, v in values}
+
+    @classmethod
+    def from_payload(cls, payload: dict[str, Any]) -> "SearchRequest":
+        """The request of a :meth:`payload`; ValueError when it holds a field not declared
+        (the engine then leaves the search to its caller)."""
+        names = {f.name for f in REQUEST_FIELDS}
+        unknown = sorted(set(payload) - names)
+        if unknown:
+            raise ValueError(f"not fields of a search request: {', '.join(unknown)}")
+        return cls(**payload)

@@ -1,10 +1,13 @@
 """The fields of a search request, declared once: each with its kind, its ``memcli search``
-option names and help, and the setting whose bounds check its value.
+option names and help, the setting whose bounds check its value, and how the MCP ``search``
+tool offers it to a model (its parameter names and descriptions, and the kind it takes there).
 
 :class:`memcli.search.options.SearchRequest` holds exactly these fields (a test keeps them
-equal), its :meth:`~memcli.search.options.SearchRequest.checked` checks the bounded ones, and
-the CLI builds the request part of its options (:mod:`memcli.cli.search_args`) and the request
-itself from them. Plain data, no imports: ``memcli --help`` reads it.
+equal), its :meth:`~memcli.search.options.SearchRequest.checked` checks the bounded ones and
+its payload for the workspace's engine is made of them; the CLI builds the request part of its
+options (:mod:`memcli.cli.search_args`) and the request itself from them, and the MCP server
+its ``search`` tool's parameters (:mod:`memcli.agent.mcp_search`). Plain data, no imports:
+``memcli --help`` reads it.
 """
 
 from typing import NamedTuple
@@ -18,11 +21,24 @@ class RequestField(NamedTuple):
     cli: tuple[str, ...]  # the options of memcli search (a switch: the on and the off name)
     help: str
     setting: str | None = None  # the setting whose bounds a value must keep
+    #: The MCP search tool's (parameter, description) pairs for this field, worded for a
+    #: model; several: the values of all are taken together (aliases); none: not offered.
+    mcp: tuple[tuple[str, str], ...] = ()
+    #: The kind the MCP tool takes when not the field's own: ``str`` for a list field that
+    #: takes one value there (a one-item list).
+    mcp_kind: str | None = None
 
 
 #: Every field of a search request, in the order ``memcli search --help`` lists them.
 REQUEST_FIELDS: tuple[RequestField, ...] = (
-    RequestField("limit", "int", ("--limit", "-n"), "Number of results.", "search.limit"),
+    RequestField(
+        "limit",
+        "int",
+        ("--limit", "-n"),
+        "Number of results.",
+        "search.limit",
+        mcp=(("limit", "Results at most (1-1000)."),),
+    ),
     RequestField(
         "min_score",
         "float",
@@ -30,10 +46,38 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         "Drop results whose final score (after decay) is below (0..1).",
         "search.min_score",
     ),
-    RequestField("source", "list", ("--source",), "Only this namespace (repeatable)."),
-    RequestField("type", "list", ("--type",), "Only entries of this type."),
-    RequestField("tag", "list", ("--tag", "--tags"), "Only entries with this tag."),
-    RequestField("since", "str", ("--since",), "Only files dated on/after."),
+    RequestField(
+        "source",
+        "list",
+        ("--source",),
+        "Only this namespace (repeatable).",
+        mcp=(("namespace", "Only this namespace (memory/NAME/)."),),
+        mcp_kind="str",
+    ),
+    RequestField(
+        "type",
+        "list",
+        ("--type",),
+        "Only entries of this type.",
+        mcp=(("type", "Only entries of these types (decision...)."),),
+    ),
+    RequestField(
+        "tag",
+        "list",
+        ("--tag", "--tags"),
+        "Only entries with this tag.",
+        mcp=(
+            ("tag", "Tags: one word each (a string or a list)."),
+            ("tags", "The same as tags (either name works)."),
+        ),
+    ),
+    RequestField(
+        "since",
+        "str",
+        ("--since",),
+        "Only files dated on/after.",
+        mcp=(("since", "Only files dated on or after YYYY-MM-DD."),),
+    ),
     RequestField("until", "str", ("--until",), "Only files dated on/before."),
     RequestField(
         "path",
@@ -53,6 +97,7 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         "str",
         ("--strategy",),
         "keyword, vector or hybrid (default auto: hybrid when an embedding model is set).",
+        mcp=(("mode", "keyword, vector, hybrid (default: auto)."),),
     ),
     RequestField(
         "mmr",
@@ -72,6 +117,7 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         "flag",
         ("--include-inactive",),
         "Also superseded, retracted and expired facts (flagged).",
+        mcp=(("include_inactive", "Also superseded, retracted and expired facts (flagged)."),),
     ),
     RequestField(
         "explain",
@@ -79,6 +125,19 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         ("--explain",),
         "Show how each score came to be (JSON: 'explain' per result).",
     ),
+)
+
+
+#: The MCP search tool's parameters (after ``query``), in the order it lists them.
+MCP_ORDER: tuple[str, ...] = (
+    "limit",
+    "type",
+    "tag",
+    "tags",
+    "namespace",
+    "since",
+    "mode",
+    "include_inactive",
 )
 
 

@@ -94,6 +94,17 @@ class SearchResult:
         self.warnings: list[str] = []
         self.hits: list[Hit] = []
 
+    def view(self) -> dict[str, Any]:
+        """The result as ``memcli search``'s output forms print it, whoever ran the search
+        (the workspace's engine sends this): its JSON, each hit's unrounded score (the text
+        forms show three digits of it) and the query's stems each hit matched (what a
+        terminal's table highlights)."""
+        return {
+            "result": self.as_dict(),
+            "scores": [h.score for h in self.hits],
+            "stems": [sorted(h.terms.stems) if h.terms is not None else None for h in self.hits],
+        }
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "query": self.query,

@@ -27,6 +27,19 @@ class Context(NamedTuple):
             return f"no result fits in {self.budget} tokens; raise --max-tokens"
         return None
 
+    def view(self) -> dict[str, Any]:
+        """The block as ``memcli search --format context`` prints it, whoever ran the search
+        (the workspace's engine sends this): its text, the search's warnings, why nothing fit
+        (None: something did) and whether anything was found."""
+        return {
+            "context": {
+                "text": self.block.text,
+                "warnings": list(self.result.warnings),
+                "overflow": self.overflow,
+                "found": bool(self.result.hits),
+            }
+        }
+
     def as_dict(self) -> dict[str, Any]:
         """The block for a program that hands it to a model (an MCP tool, a hook): its text,
         its sections with their citations and flags, and what the search said."""
