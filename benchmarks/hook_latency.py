@@ -8,7 +8,8 @@ Usage::
 memcli is built as a wheel and installed (not editable) into a fresh venv with the locked
 dependencies (``make smoke`` does the same), unless ``--venv`` names one already made. The
 workspace holds a few facts; no engine runs; the user's config and runtime folders are those
-platformdirs finds, as for an agent's hook (``--isolated``: this run's own). The three
+platformdirs finds, as for an agent's hook, with ``$XDG_RUNTIME_DIR`` set to a private folder
+when it is not set, as a login session has it (``--isolated``: this run's own folders). The three
 commands alternate, ``--runs`` times each; medians are printed with the load average before
 and after (``os.getloadavg``), which says how far to trust them. ``--instructions`` adds
 their CPU instructions (callgrind, :mod:`grind`), which load does not change.
@@ -77,6 +78,9 @@ def main() -> int:
         env = child_env(tmp)
         if not args.isolated:  # the user's config and runtime folders, as an agent's hook has
             del env["MEMCLI_CONFIG_DIR"], env["MEMCLI_RUNTIME_DIR"]
+            if not env.get("XDG_RUNTIME_DIR"):  # as in a login session (systemd-logind sets it)
+                (tmp / "xdg-runtime").mkdir(mode=0o700)
+                env["XDG_RUNTIME_DIR"] = str(tmp / "xdg-runtime")
         ws = tmp / "ws"
         small_workspace(exe, ws, env)
         payload = json.dumps({"session_id": "s", "cwd": str(ws), "prompt": PROMPT}).encode()
