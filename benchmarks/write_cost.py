@@ -14,8 +14,9 @@ when missing) once, in memory, then writes it into fresh index files and times t
   reads and the ``meta`` mark (``CHUNK_IDS``), the index builds;
 * **without the round-2 additions**: the ``chunks`` insert with the round-1 columns only (no
   state, expires, confirmed, corroborated, fact id, tail: the flags), ``chunks_fts`` with
-  an empty string in the grams column instead of NULL, and without the grams column (round 1),
-  each into a table of that shape.
+  NULL bound in the grams column of text without grams, an empty string stored, an empty
+  string bound and stored as NULL (``nullif``, what memcli does), and without the grams
+  column (round 1), each into a table of that shape.
 
 Nothing asserts; the figures are printed (the schema-7 index id is one row, written once).
 """
@@ -38,7 +39,6 @@ import corpus as corpus_mod  # noqa: E402
 
 from memcli.config.registry import default  # noqa: E402
 from memcli.index import indexer  # noqa: E402
-from memcli.index.bigrams import grams  # noqa: E402
 from memcli.index.parsing import parse_file  # noqa: E402
 from memcli.index.schema import FTS_TOKENIZER  # noqa: E402
 from memcli.index.store import FileWrite, Store  # noqa: E402
@@ -90,12 +90,13 @@ def parsed_corpus(files: int) -> list[FileWrite]:
             path = os.path.join(folder, name)
             rel = os.path.relpath(path, ws).replace(os.sep, "/")
             p = parse_file(rel, path, int(default("index.chunk_chars")))
-            if p.rows is None or p.facts is None or p.sha256 is None:
+            if p.rows is None or p.texts is None or p.facts is None or p.sha256 is None:
                 continue
             size = os.path.getsize(path)
+            source, evergreen = source_of(rel), p.date is None
             out.append(
                 FileWrite(
-                    rel, 1, size, p.sha256, p.date, source_of(rel), p.date is None, p.rows, p.facts
+                    rel, 1, size, p.sha256, p.date, source, evergreen, p.rows, p.texts, p.facts
                 )
             )
     return out
@@ -121,6 +122,10 @@ def memcli_write(writes: list[FileWrite]) -> dict[str, float]:
     return dict(spent)
 
 
+#: The status columns' defaults (a chunk without status lines leaves them so).
+STATUS_DEFAULTS = ("", None, 0, 0, None, "")
+
+
 def variant(writes: list[FileWrite], what: str) -> float:
     """CPU seconds of one insert written as round 1 wrote it, into a table of that shape."""
     from memcli.index import db
@@ -128,18 +133,18 @@ def variant(writes: list[FileWrite], what: str) -> float:
     rows: list[tuple[Any, ...]] = []
     i = 0
     for fid, w in enumerate(writes, 1):
-        for c in w.chunks:
+        for c, t in zip(w.chunks, w.texts, strict=True):
             i += 1
             if what == "chunks, round-1 columns":
-                rows.append((i, fid, *c[:2], c.heading, c.types, c.tags, c.hash))
+                rows.append((i, fid, *c[:6]))
             elif what == "chunks, all columns":
-                rows.append((i, fid, *c[:2], c.heading, c.types, c.tags, c.hash, *c[7:]))
+                rows.append((i, fid, *c[:6], *(c[6:] or STATUS_DEFAULTS)))
             elif what == "chunks_fts, grams NULL":
-                rows.append((i, c.text, c.heading, None if c.text.isascii() else grams(c.text)))
-            elif what == "chunks_fts, grams ''":
-                rows.append((i, c.text, c.heading, grams(c.text)))
+                rows.append((i, t[0], t[1], t[2] or None))
+            elif what.startswith("chunks_fts, grams ''"):
+                rows.append((i, *t))
             else:
-                rows.append((i, c.text, c.heading))
+                rows.append((i, t[0], t[1]))
     with tempfile.TemporaryDirectory() as tmp:
         conn = db.connect(Path(tmp) / "v.db")
         tok = FTS_TOKENIZER
@@ -164,7 +169,8 @@ def variant(writes: list[FileWrite], what: str) -> float:
             conn.execute(
                 f"CREATE VIRTUAL TABLE f USING fts5(text, heading, grams, tokenize='{tok}')"
             )
-            sql = "INSERT INTO f (rowid, text, heading, grams) VALUES (?, ?, ?, ?)"
+            grams_value = "nullif(?, '')" if what.endswith("stored NULL") else "?"
+            sql = f"INSERT INTO f (rowid, text, heading, grams) VALUES (?, ?, ?, {grams_value})"
         t = time.process_time()
         conn.execute("BEGIN")
         conn.executemany(sql, rows)
@@ -195,6 +201,7 @@ def main(argv: list[str] | None = None) -> int:
         "chunks, round-1 columns",
         "chunks_fts, grams NULL",
         "chunks_fts, grams ''",
+        "chunks_fts, grams '' stored NULL",
         "chunks_fts, no grams column",
     ):
         v = min(variant(writes, what) for _ in range(args.rounds))

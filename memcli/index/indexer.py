@@ -308,7 +308,12 @@ class Indexer:
             return
         if parsed.warning:
             report.warnings.append(f"{f.rel}: {parsed.warning}")
-        if parsed.rows is None or parsed.facts is None or parsed.sha256 is None:
+        if (
+            parsed.rows is None
+            or parsed.texts is None
+            or parsed.facts is None
+            or parsed.sha256 is None
+        ):
             if known is not None:
                 self.store.remove_file(known.id)
                 report.removed += 1
@@ -325,6 +330,7 @@ class Indexer:
                 source_of(f.rel),
                 parsed.date is None,
                 parsed.rows,
+                parsed.texts,
                 parsed.facts,
                 known.id if known is not None else None,
             )

@@ -11,9 +11,15 @@ import sys
 from typing import Any, NamedTuple
 
 from memcli.index import chunking
-from memcli.index.store import PLAIN, ChunkRow
+from memcli.index.bigrams import grams
+from memcli.index.store import ChunkValues, TextValues
 from memcli.notes.scan import read_text
 from memcli.notes.workspace import EVERGREEN_FILE, date_from_name
+
+
+def _grams(text: str) -> str:
+    """The grams column of a chunk's text: '' for text in scripts written with spaces."""
+    return "" if text.isascii() else grams(text)
 
 
 def _file_date(rel: str, text: str) -> str | None:
@@ -22,8 +28,12 @@ def _file_date(rel: str, text: str) -> str | None:
     return chunking.front_matter_date(text) or date_from_name(rel)
 
 
-def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[tuple[str, int]]]:
-    """Chunk a file and extract its facts (entry hashes with their line)."""
+Rows = tuple[list[ChunkValues], list[TextValues], list[tuple[str, int]]]
+
+
+def build_rows(rel: str, text: str, target: int) -> Rows:
+    """Chunk a file and extract its facts: each chunk's values (:data:`ChunkValues`) and
+    full-text values (:data:`TextValues`), and the entry hashes with their line."""
     import hashlib  # not needed by searches, only by indexing
 
     from memcli.notes import entries  # (with hashlib) not needed by searches, only by indexing
@@ -68,19 +78,14 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
             " ".join(sorted({t for n in span if n in line_tags for t in line_tags[n]})),
         )
 
-    rows = []
+    rows: list[ChunkValues] = []
+    texts: list[TextValues] = []
     for c in chunking.chunk_lines(view, target):
         digest = sha256(c.text.encode("utf-8")).hexdigest()
         rows.append(
-            ChunkRow(
-                c.start_line,
-                c.end_line,
-                c.heading,
-                c.text,
-                *labels(c.start_line, c.end_line),
-                digest,
-            )
+            (c.start_line, c.end_line, c.heading, *labels(c.start_line, c.end_line), digest)
         )
+        texts.append((c.text, c.heading, _grams(c.text)))
     crumbs = {b[0] + 1: b[3] for b in chunking.blocks(lines)} if own else {}
     for line, end, fact_id, st in own:
         last = end  # the status lines that end the entry are its tail: shown, not searched
@@ -89,23 +94,12 @@ def build_rows(rel: str, text: str, target: int) -> tuple[list[ChunkRow], list[t
         body_text = "\n".join(lines[line - 1 : last])
         tail = "".join("\n" + text for text in lines[last:end])
         digest = sha256((body_text + tail).encode("utf-8")).hexdigest()
-        rows.append(
-            ChunkRow(
-                line,
-                end,
-                crumbs.get(line, ""),
-                body_text,
-                *labels(line, end),
-                digest,
-                "" if st.state == "active" else st.state,
-                st.expires,
-                st.confirmed,
-                st.corroborated,
-                fact_id,
-                tail,
-            )
-        )
-    return rows, facts
+        heading = crumbs.get(line, "")
+        state = "" if st.state == "active" else st.state
+        status = (state, st.expires, st.confirmed, st.corroborated, fact_id, tail)
+        rows.append((line, end, heading, *labels(line, end), digest, *status))
+        texts.append((body_text, heading, _grams(body_text)))
+    return rows, texts, facts
 
 
 class Parsed(NamedTuple):
@@ -113,7 +107,8 @@ class Parsed(NamedTuple):
 
     rel: str
     sha256: str | None
-    rows: list[ChunkRow] | None  # None: binary file, or unreadable (see error)
+    rows: list[ChunkValues] | None  # None: binary file, or unreadable (see error)
+    texts: list[TextValues] | None  # one a row
     facts: list[tuple[str, int]] | None
     date: str | None
     warning: str | None
@@ -126,16 +121,16 @@ def parse_file(rel: str, path: str, target: int, limit: int | None = None) -> Pa
     try:
         data, text, warning = read_text(path, limit)
     except OSError as exc:
-        return Parsed(rel, None, None, None, None, None, str(exc.strerror or exc))
+        return Parsed(rel, None, None, None, None, None, None, str(exc.strerror or exc))
     return parse_text(rel, hashlib.sha256(data).hexdigest(), text, warning, target)
 
 
 def parse_text(rel: str, digest: str, text: str | None, warning: str | None, target: int) -> Parsed:
     """A file already read and hashed, parsed (``text`` None: a binary file)."""
     if text is None:
-        return Parsed(rel, digest, None, None, None, warning, None)
-    rows, facts = build_rows(rel, text, target)
-    return Parsed(rel, digest, rows, facts, _file_date(rel, text), warning, None)
+        return Parsed(rel, digest, None, None, None, None, warning, None)
+    rows, texts, facts = build_rows(rel, text, target)
+    return Parsed(rel, digest, rows, texts, facts, _file_date(rel, text), warning, None)
 
 
 def parse_worker() -> None:
@@ -151,18 +146,5 @@ def parse_worker() -> None:
             chunk = pickle.load(stdin)
         except EOFError:
             return
-        pickle.dump([compact(parse_file(rel, path, target, limit)) for rel, path in chunk], stdout)
+        pickle.dump([parse_file(rel, path, target, limit) for rel, path in chunk], stdout)
         stdout.flush()
-
-
-def compact(parsed: Parsed) -> Parsed:
-    """``parsed`` with its chunk rows as plain tuples, cut to their first 7 fields when the
-    status fields hold their defaults (:data:`memcli.index.store.PLAIN`): what the parse
-    process sends. A named tuple is pickled as a call to its class, which made unpickling
-    a 10k-file load's 109k rows cost more than the rest of the message;
-    :meth:`memcli.index.store.Store.write_files` reads rows by position."""
-    rows = parsed.rows
-    if not rows:
-        return parsed
-    plain = [r[:7] if r[7:] == PLAIN else tuple(r) for r in rows]
-    return parsed._replace(rows=plain)  # type: ignore[arg-type]  # ChunkRow's fields, in order

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from itertools import groupby
+from itertools import chain, groupby, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memcli.errors import IndexProblem
 from memcli.index import db
-from memcli.index.bigrams import grams
 from memcli.index.bookkeeping import index_id
 from memcli.index.parallel_rank import SecondReader
 from memcli.index.schema import (
@@ -35,34 +34,30 @@ class FileState(NamedTuple):
     sha256: str
 
 
-class ChunkRow(NamedTuple):
-    """What the indexer stores for one chunk."""
-
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    types: str
-    tags: str
-    hash: str
-    state: str = ""  # of a chunk of one entry with status lines (memcli.notes.lifecycle)
-    expires: str | None = None
-    confirmed: int = 0
-    corroborated: int = 0
-    fact_id: str | None = None
-    tail: str = ""  # the status lines ending the entry: shown with it, not searched
-
-
-#: The status columns of a chunk (``ChunkRow[7:]``) of a chunk without status lines: the
-#: columns' defaults in the schema.
-PLAIN: tuple[Any, ...] = ("", None, 0, 0, None, "")
+#: A chunk's ``chunks`` columns as the parser gives them: start_line, end_line, heading,
+#: types, tags, hash, then, only for a chunk with status lines (memcli.notes.lifecycle),
+#: state, expires, confirmed, corroborated, fact_id and tail (the status lines ending the
+#: entry: shown with it, not searched). A plain tuple: the parse process pickles them, and a
+#: named tuple is unpickled by calling its class, per row.
+ChunkValues = tuple[Any, ...]
+#: A chunk's full-text columns: text, heading and grams (memcli.index.bigrams: pieces of
+#: scripts written without spaces, '' for other text, stored as NULL).
+TextValues = tuple[str, str, str]
 _CHUNK_COLUMNS = "id, file_id, start_line, end_line, heading, types, tags, hash"
 _STATUS_COLUMNS = "state, expires, confirmed, corroborated, fact_id, tail"
-#: The insert of a chunk row by its length: without and with the status columns.
+#: The insert of a chunk row (:data:`ChunkValues` after its id and file id) by its length:
+#: without and with the status columns. Binding the six status values for every chunk cost
+#: as much as the rest of the row (benchmarks/write_cost.py): they keep their defaults.
 CHUNK_INSERTS = {
     8: f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 8)})",
     14: f"INSERT INTO chunks ({_CHUNK_COLUMNS}, {_STATUS_COLUMNS}) VALUES ({', '.join('?' * 14)})",
 }
+#: The insert of a full-text row (:data:`TextValues` after its id). Grams are bound as ''
+#: and stored as NULL: a NULL bound costs more than a string (the driver looks for an
+#: adapter of None for each).
+TEXT_INSERT = "INSERT INTO chunks_fts (rowid, text, heading, grams) VALUES (?, ?, ?, nullif(?, ''))"
+#: ``a + b`` of two tuples, mapped over a batch's rows without a Python call per row.
+_join = tuple.__add__
 
 
 class FileWrite(NamedTuple):
@@ -76,7 +71,8 @@ class FileWrite(NamedTuple):
     date: str | None
     source: str
     evergreen: bool
-    chunks: list[ChunkRow]
+    chunks: list[ChunkValues]
+    texts: list[TextValues]  # one a chunk, in the same order
     facts: list[tuple[str, int]]
     file_id: int | None = None
 
@@ -365,26 +361,6 @@ class Store:
         self._delete_file_rows(file_id)
         self.conn.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
-    def write_file(
-        self,
-        path: str,
-        *,
-        mtime_ns: int,
-        size: int,
-        sha256: str,
-        date: str | None,
-        source: str,
-        evergreen: bool,
-        chunks: list[ChunkRow],
-        facts: Iterable[tuple[str, int]],
-        file_id: int | None = None,
-    ) -> int:
-        """Insert or replace one file with all its chunks and facts."""
-        write = FileWrite(
-            path, mtime_ns, size, sha256, date, source, evergreen, chunks, list(facts), file_id
-        )
-        return self.write_files([write])[0]
-
     def write_files(self, writes: Sequence[FileWrite]) -> list[int]:
         """Insert or replace many files with all their chunks and facts (inside the caller's
         write transaction); their file ids, in order.
@@ -428,51 +404,42 @@ class Store:
                 " indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 added,
             )
-        count = sum(len(w.chunks) for w in writes)
-        if count:
-            first = conn.execute(
-                "SELECT max(coalesce(max(id), 0),"
-                " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1"
-                " FROM chunks",
-                (CHUNK_IDS,),
-            ).fetchone()[0]
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (CHUNK_IDS, str(first + count - 1))
-            )
-            rows: list[tuple[Any, ...]] = []
-            texts: list[tuple[Any, ...]] = []
-            add_row, add_text = rows.append, texts.append
-            i = first
-            # by position, not by name: a bulk load's rows come from the parse process as
-            # plain tuples (memcli.index.parsing.compact), the first 7 fields only when the
-            # status columns hold their defaults
-            for file_id, w in zip(file_ids, writes, strict=True):
-                for c in w.chunks:
-                    if len(c) > 7 and c[7:] != PLAIN:
-                        add_row((i, file_id, c[0], c[1], c[2], c[4], c[5], c[6], *c[7:]))
-                    else:
-                        add_row((i, file_id, c[0], c[1], c[2], c[4], c[5], c[6]))
-                    # the grams column only for text in scripts written without spaces
-                    text = c[3]
-                    add_text((i, text, c[2], None if text.isascii() else grams(text) or None))
-                    i += 1
-            # a chunk without status lines leaves their columns to their defaults: binding
-            # six more values a row cost as much as the rest of the row (benchmarks/write_cost.py);
-            # runs of each kind keep the ids in order
-            for width, run in groupby(rows, len):
-                conn.executemany(CHUNK_INSERTS[width], run)
-            conn.executemany(
-                "INSERT INTO chunks_fts (rowid, text, heading, grams) VALUES (?, ?, ?, ?)", texts
-            )
+        self._insert_chunks(file_ids, writes)
         conn.executemany(
-            "INSERT INTO facts (hash, file_id, line) VALUES (?, ?, ?)",
-            [
-                (h, file_id, line)
+            "INSERT INTO facts (hash, line, file_id) VALUES (?, ?, ?)",
+            chain.from_iterable(
+                map(_join, w.facts, repeat((file_id,)))
                 for file_id, w in zip(file_ids, writes, strict=True)
-                for h, line in w.facts
-            ],
+            ),
         )
         return file_ids
+
+    def _insert_chunks(self, file_ids: list[int], writes: Sequence[FileWrite]) -> None:
+        """Insert the chunks of files written (:meth:`write_files`), with their full-text rows:
+        the ids above :data:`CHUNK_IDS`, in order, each row its values after its ids."""
+        conn = self.conn
+        count = sum(len(w.chunks) for w in writes)
+        if not count:
+            return
+        first = conn.execute(
+            "SELECT max(coalesce(max(id), 0),"
+            " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1"
+            " FROM chunks",
+            (CHUNK_IDS,),
+        ).fetchone()[0]
+        conn.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (CHUNK_IDS, str(first + count - 1))
+        )
+        rows: list[tuple[Any, ...]] = []
+        texts: list[tuple[Any, ...]] = []
+        for file_id, w in zip(file_ids, writes, strict=True):
+            ids = range(first, first + len(w.chunks))
+            rows += map(_join, zip(ids, repeat(file_id)), w.chunks)
+            texts += map(_join, zip(ids), w.texts)
+            first = ids.stop
+        for width, run in groupby(rows, len):  # runs of each width keep the ids in order
+            conn.executemany(CHUNK_INSERTS[width], run)
+        conn.executemany(TEXT_INSERT, texts)
 
     def drop_bulk_indexes(self) -> None:
         """Drop the secondary indexes before a bulk load (inside the caller's transaction).
