@@ -4,6 +4,8 @@ and the CLI's options all come from that one tuple."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,3 +59,34 @@ def test_the_engine_payload_is_the_declared_fields_as_json() -> None:
 def test_the_engine_refuses_a_payload_field_not_declared() -> None:
     with pytest.raises(ValueError, match="colour"):
         SearchRequest.from_payload({"limit": 2, "colour": "red"})
+
+
+def test_each_field_reaches_its_search_option_or_filter(workspace: Path) -> None:
+    from memcli.memory import Memory
+
+    values: dict[str, Any] = {
+        "limit": 7,
+        "min_score": 0.2,
+        "source": ["ns"],
+        "type": ["decision"],
+        "tag": ["infra"],
+        "since": "2026-01-02",
+        "until": "2026-02-03",
+        "path": "memory/*",
+        "decay": True,
+        "strategy": "keyword",
+        "mmr": True,
+        "mmr_lambda": 0.4,
+        "include_inactive": True,
+        "explain": True,
+    }
+    assert set(values) == {f.name for f in REQUEST_FIELDS}
+    with Memory.open(workspace) as mem:
+        opts = mem.search_options(SearchRequest(**values))
+        plain = mem.search_options(SearchRequest())
+    for field in REQUEST_FIELDS:
+        name = field.filter or field.name
+        where = opts.filters if field.filter else opts
+        want = tuple(values[field.name]) if field.kind == "list" else values[field.name]
+        assert getattr(where, name) == want, field.name
+        assert getattr(plain.filters if field.filter else plain, name) != want, field.name

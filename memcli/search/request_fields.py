@@ -3,8 +3,9 @@ option names and help, the setting whose bounds check its value, and how the MCP
 tool offers it to a model (its parameter names and descriptions, and the kind it takes there).
 
 :class:`memcli.search.options.SearchRequest` holds exactly these fields (a test keeps them
-equal), its :meth:`~memcli.search.options.SearchRequest.checked` checks the bounded ones and
-its payload for the workspace's engine is made of them; the CLI builds the request part of its
+equal), its :meth:`~memcli.search.options.SearchRequest.checked` checks the bounded ones, its
+payload for the workspace's engine is made of them, and the service sends each to its search
+option or filter (``Memory.search_options``); the CLI builds the request part of its
 options (:mod:`memcli.cli.search_args`) and the request itself from them, and the MCP server
 its ``search`` tool's parameters (:mod:`memcli.agent.mcp_search`). Plain data, no imports:
 ``memcli --help`` reads it.
@@ -27,6 +28,9 @@ class RequestField(NamedTuple):
     #: The kind the MCP tool takes when not the field's own: ``str`` for a list field that
     #: takes one value there (a one-item list).
     mcp_kind: str | None = None
+    #: The :class:`~memcli.search.options.Filters` field it fills; None: the
+    #: :class:`~memcli.search.options.SearchOptions` field of its own name.
+    filter: str | None = None
 
 
 #: Every field of a search request, in the order ``memcli search --help`` lists them.
@@ -53,6 +57,7 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         "Only this namespace (repeatable).",
         mcp=(("namespace", "Only this namespace (memory/NAME/)."),),
         mcp_kind="str",
+        filter="sources",
     ),
     RequestField(
         "type",
@@ -60,6 +65,7 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         ("--type",),
         "Only entries of this type.",
         mcp=(("type", "Only entries of these types (decision...)."),),
+        filter="types",
     ),
     RequestField(
         "tag",
@@ -70,6 +76,7 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
             ("tag", "Tags: one word each (a string or a list)."),
             ("tags", "The same as tags (either name works)."),
         ),
+        filter="tags",
     ),
     RequestField(
         "since",
@@ -77,14 +84,16 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         ("--since",),
         "Only files dated on/after.",
         mcp=(("since", "Only files dated on or after YYYY-MM-DD."),),
+        filter="since",
     ),
-    RequestField("until", "str", ("--until",), "Only files dated on/before."),
+    RequestField("until", "str", ("--until",), "Only files dated on/before.", filter="until"),
     RequestField(
         "path",
         "str",
         ("--path",),
         "Only these paths: a shell glob (coder/*, *.md, memory/2026-11-*) or a folder prefix,"
         " from the workspace or from memory/.",
+        filter="path_glob",
     ),
     RequestField(
         "decay",
@@ -118,6 +127,7 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         ("--include-inactive",),
         "Also superseded, retracted and expired facts (flagged).",
         mcp=(("include_inactive", "Also superseded, retracted and expired facts (flagged)."),),
+        filter="include_inactive",
     ),
     RequestField(
         "explain",

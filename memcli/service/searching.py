@@ -9,6 +9,7 @@ from memcli.errors import BadInput
 from memcli.search.options import Filters, SearchOptions, SearchRequest
 from memcli.search.pipeline import run_search
 from memcli.search.plan import plan_search
+from memcli.search.request_fields import REQUEST_FIELDS
 from memcli.search.results import SearchResult
 from memcli.service.indexing import IndexService
 
@@ -36,25 +37,17 @@ class SearchService(IndexService):
     def search_options(self, request: SearchRequest | None = None) -> SearchOptions:
         """The options of a search: the settings, with what ``request`` sets on top."""
         req = (request or SearchRequest()).checked()
-        given: dict[str, Any] = {
-            name: getattr(req, name)
-            for name in ("limit", "min_score", "decay", "strategy", "mmr", "mmr_lambda")
-            if getattr(req, name) is not None
-        }
+        options: dict[str, Any] = {}
+        filters: dict[str, Any] = {}
+        for field in REQUEST_FIELDS:  # each to its option or its filter, as declared
+            value = getattr(req, field.name)
+            if field.filter is not None:
+                filters[field.filter] = tuple(value) if field.kind == "list" else value
+            elif value is not None:
+                options[field.name] = value
         if req.mmr_lambda is not None:
-            given["mmr"] = req.mmr is not False  # a trade-off given means MMR, unless turned off
-        filters = Filters(
-            sources=tuple(req.source),
-            types=tuple(req.type),
-            tags=tuple(req.tag),
-            since=req.since,
-            until=req.until,
-            path_glob=req.path,
-            include_inactive=req.include_inactive,
-        )
-        return SearchOptions.from_settings(
-            self.settings, filters=filters, explain=req.explain, **given
-        )
+            options["mmr"] = req.mmr is not False  # a trade-off given means MMR, unless turned off
+        return SearchOptions.from_settings(self.settings, filters=Filters(**filters), **options)
 
     def context(self, query: str, opts: SearchOptions, max_tokens: int | None = None) -> Context:
         """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
