@@ -48,8 +48,15 @@ class WatchProcess:
     def __init__(self, root: Path, *args: str, json_events: bool = True) -> None:
         cmd = [sys.executable, "-m", "memcli", "-w", str(root), "watch"]
         cmd += ["--json", *args] if json_events else list(args)
+        # SIGHUP as a terminal leaves it, even when the tests run under nohup (which a watch
+        # respects: an ignored SIGHUP stays ignored)
         self.proc = subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1
+            cmd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+            preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL),
         )
         self.pid = self.proc.pid
         self.events: queue.Queue[Event | None] = queue.Queue()
