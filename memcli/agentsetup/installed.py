@@ -22,34 +22,26 @@ def status(ws_root: Path, project: Path) -> list[dict[str, Any]]:
     """Where memcli is installed: per agent and scope, its hooks, MCP server (and, when it
     could not start, why: ``mcp_problem``) and policy."""
     out: list[dict[str, Any]] = []
-    for scope in ("project", "user"):
-        settings_path, servers_path, policy_path = claude_files(scope, project)
-        entry = _server_of(servers_path)
-        out.append(
-            {
-                "agent": "claude-code",
-                "scope": scope,
-                "hooks": _installed_hooks(settings_path),
-                "mcp": entry is not None,
-                "mcp_problem": _entry_problem(entry),
-                "policy": _has_policy(policy_path),
-                "files": [str(settings_path), str(servers_path), str(policy_path)],
-            }
-        )
-    for scope in ("project", "user"):
-        config, hooks_path, policy_path = codex_files(scope, project)
-        entry = _codex_server(config)
-        out.append(
-            {
-                "agent": "codex",
-                "scope": scope,
-                "hooks": _installed_hooks(hooks_path),
-                "mcp": entry is not None,
-                "mcp_problem": _entry_problem(entry),
-                "policy": _has_policy(policy_path),
-                "files": [str(config), str(hooks_path), str(policy_path)],
-            }
-        )
+    # each agent's files per scope, and which of them holds the hooks and the server
+    agents = (
+        ("claude-code", claude_files, 0, 1, _server_of),
+        ("codex", codex_files, 1, 0, _codex_server),
+    )
+    for agent, files_of, hooks_at, server_at, server_in in agents:
+        for scope in ("project", "user"):
+            files = files_of(scope, project)
+            entry = server_in(files[server_at])
+            out.append(
+                {
+                    "agent": agent,
+                    "scope": scope,
+                    "hooks": _installed_hooks(files[hooks_at]),
+                    "mcp": entry is not None,
+                    "mcp_problem": _entry_problem(entry),
+                    "policy": _has_policy(files[2]),
+                    "files": [str(f) for f in files],
+                }
+            )
     return out
 
 
