@@ -446,8 +446,8 @@ def run(args: argparse.Namespace) -> str:
                 f"  Similarity alone, every entry of the memory ranked by it (no search), the"
                 f" best threshold with unrelated <= {TARGET_UNRELATED:.0%} on the tuning half:"
                 f" {whole[1]}, relevant {whole[0]:.0%} (tuning), {whole[2]['relevant']:.0%}"
-                f" and unrelated {whole[2]['unrelated']:.1%} (checking): the most any"
-                " threshold on this model's similarity can reach."
+                f" and unrelated {whole[2]['unrelated']:.1%} (checking), of thresholds swept"
+                " from 0.15 below to 0.10 above the model's value in steps of 0.005."
             )
     return "\n".join(out) + "\n"
 

@@ -371,3 +371,34 @@ def test_vectors_made_with_another_mark_are_made_again(cli: Cli, workspace: Path
         assert store.get_meta("embedding") == now.key
     finally:
         store.close()
+
+
+def test_a_model_folder_unreadable_from_a_subfolder_keeps_the_vectors(
+    local: Cli, workspace: Path, tmp_path: Path
+) -> None:
+    # a model memcli does not know, in a folder given relative to the workspace, whose prompts
+    # mark texts: a search run from a subfolder cannot read that folder, and must not take it
+    # for another model (dropping every vector, then failing to embed them again)
+    folder = workspace / "models" / "mini"
+    folder.mkdir(parents=True)
+    for f in Path(MODEL_DIR).iterdir():
+        (folder / f.name).symlink_to(f)
+    prompts = {"prompts": {"query": "q: ", "document": "d: "}}
+    (folder / "config_sentence_transformers.json").write_text(json.dumps(prompts))
+    env = {
+        **os.environ,
+        "MEMCLI_EMBEDDING_MODEL": "local/example/minilm-copy",
+        "MEMCLI_EMBEDDING_MODEL_PATH": "models/mini",
+    }
+
+    def memcli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+        run = [sys.executable, "-m", "memcli", *args]
+        return subprocess.run(run, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+    assert memcli(workspace, "index").returncode == 0
+    before = json.loads(memcli(workspace, "status", "--json").stdout)["embedding"]["vectors"]
+    assert before > 0
+    memcli(workspace / "memory", "search", "--json", "who has a pet")
+    assert (
+        json.loads(memcli(workspace, "status", "--json").stdout)["embedding"]["vectors"] == before
+    )

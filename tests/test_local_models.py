@@ -74,13 +74,14 @@ def test_the_mark_before_stored_texts_is_part_of_a_models_fingerprint(tmp_path: 
     old = '{"dimensions": 0, "model": "local/intfloat/multilingual-e5-small", "provider": "local"}'
     parsed = Fingerprint.parse(old)
     assert parsed is not None and parsed.prefix == "" and parsed != e5
-    # a model memcli does not know: the mark its folder declares, as the embedder uses it
+    # a model memcli does not know: its settings alone, whatever its folder declares (a
+    # folder unreadable from where a command runs must not look like another model)
     prompts = {"prompts": {"query": "query: ", "document": "passage: "}}
     (tmp_path / "config_sentence_transformers.json").write_text(json.dumps(prompts))
     settings = Settings.defaults()
     settings.set("embedding.model", "local/example/e5-copy", "test")
     settings.set("embedding.model_path", str(tmp_path), "test")
-    assert fingerprint_of(settings) == Fingerprint("local", "local/example/e5-copy", 0, "passage: ")
+    assert fingerprint_of(settings) == Fingerprint("local", "local/example/e5-copy", 0)
 
 
 def test_a_model_folder_describes_what_fastembed_does_not_know(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from memcli.cli.search_args import OPTIONS, SearchArgs
 from memcli.errors import BadInput
-from memcli.search.options import SearchRequest
+from memcli.search.options import Filters, SearchRequest
 from memcli.search.request_fields import REQUEST_FIELDS
 
 
@@ -84,6 +84,11 @@ def test_each_field_reaches_its_search_option_or_filter(workspace: Path) -> None
     with Memory.open(workspace) as mem:
         opts = mem.search_options(SearchRequest(**values))
         plain = mem.search_options(SearchRequest())
+    assert opts.filters == Filters(
+        ("ns",), ("decision",), ("infra",), "2026-01-02", "2026-02-03", "memory/*", True
+    )
+    assert (opts.limit, opts.min_score, opts.decay, opts.strategy) == (7, 0.2, True, "keyword")
+    assert (opts.mmr, opts.mmr_lambda, opts.explain) == (True, 0.4, True)
     for field in REQUEST_FIELDS:
         name = field.filter or field.name
         where = opts.filters if field.filter else opts

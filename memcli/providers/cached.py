@@ -9,21 +9,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
-from pathlib import Path
 
 from memcli.config import Settings
 from memcli.errors import BadInput, ProviderError
 from memcli.index.embedcache import EmbedCache
 from memcli.index.embedder import EmbedStats, Fingerprint
 
-__all__ = [
-    "LOCAL",
-    "CachedEmbedder",
-    "cache_from_settings",
-    "local_fingerprint",
-    "local_model_path",
-    "text_hash",
-]
+__all__ = ["LOCAL", "CachedEmbedder", "cache_from_settings", "local_fingerprint", "text_hash"]
 
 #: What a question's cache key is the hash of, before its text, when the model marks questions
 #: and passages differently.
@@ -32,18 +24,16 @@ QUERY_KEY = "\x00query\x00"
 LOCAL = "local"
 
 
-def local_fingerprint(model: str, model_path: str = "") -> Fingerprint:
+def local_fingerprint(model: str) -> Fingerprint:
     """The fingerprint of a ``local/NAME`` model (its own dimension: none is asked for), with
-    the prefix it puts before stored texts (:func:`memcli.providers.models.prefixes`)."""
-    from memcli.providers.models import prefixes
+    the prefix a model memcli knows puts before stored texts
+    (:data:`memcli.providers.models.MODELS`). A model known only by its folder keeps a
+    fingerprint of its settings alone: a folder that cannot be read from where a command runs
+    must not look like another model (that would drop the index's vectors)."""
+    from memcli.providers.models import find
 
-    return Fingerprint(LOCAL, model.strip(), 0, prefixes(model, model_path)[1])
-
-
-def local_model_path(settings: Settings) -> str:
-    """``embedding.model_path`` with ``~`` expanded ("" when unset)."""
-    path = str(settings.get("embedding.model_path") or "").strip()
-    return str(Path(path).expanduser()) if path else ""
+    known = find(model)
+    return Fingerprint(LOCAL, model.strip(), 0, known.passage_prefix if known else "")
 
 
 def text_hash(text: str) -> str:

@@ -22,13 +22,7 @@ from memcli.index.embedder import Embedder, Fingerprint, configured_model
 from memcli.index.store import Store
 from memcli.notes.redact import redact
 from memcli.providers import remote
-from memcli.providers.cached import (
-    LOCAL,
-    CachedEmbedder,
-    cache_from_settings,
-    local_fingerprint,
-    local_model_path,
-)
+from memcli.providers.cached import LOCAL, CachedEmbedder, cache_from_settings, local_fingerprint
 
 __all__ = [
     "RemoteEmbedder",
@@ -119,7 +113,7 @@ def fingerprint_of(settings: Settings) -> Fingerprint | None:
     """The fingerprint of the configured embedding model, without a cache or a provider call."""
     model = configured_model(settings)
     if model and remote.provider_name(model) == LOCAL:
-        return local_fingerprint(model, local_model_path(settings))
+        return local_fingerprint(model)
     embedder = RemoteEmbedder.from_settings(settings, with_cache=False)  # checks the settings too
     return embedder.fingerprint if embedder is not None else None
 

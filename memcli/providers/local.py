@@ -30,12 +30,7 @@ from memcli.config import Settings
 from memcli.errors import ProviderError
 from memcli.index.embedcache import EmbedCache
 from memcli.providers import models, onnxmodel
-from memcli.providers.cached import (
-    CachedEmbedder,
-    cache_from_settings,
-    local_fingerprint,
-    local_model_path,
-)
+from memcli.providers.cached import CachedEmbedder, cache_from_settings, local_fingerprint
 
 #: Texts per model run. With texts sorted by length, batches of 2 to 6 cost the least CPU per
 #: text on LoCoMo chunks; 16 costs 25% more, 64 75% more (benchmarks/local_bench.py).
@@ -61,8 +56,7 @@ class LocalEmbedder(CachedEmbedder):
         batch_size: int = 64,
         cache: EmbedCache | None = None,
     ) -> None:
-        fingerprint = local_fingerprint(model, model_path)
-        super().__init__(fingerprint, batch_size=batch_size, cache=cache)
+        super().__init__(local_fingerprint(model), batch_size=batch_size, cache=cache)
         self.name = model_name(model)
         self.model_path = model_path
         self.cache_dir = cache_dir
@@ -76,9 +70,10 @@ class LocalEmbedder(CachedEmbedder):
     def from_settings(cls, settings: Settings) -> LocalEmbedder:
         from memcli.config.layers import cache_dir
 
+        model_path = str(settings.get("embedding.model_path") or "").strip()
         return cls(
             str(settings.get("embedding.model")),
-            model_path=local_model_path(settings),
+            model_path=str(Path(model_path).expanduser()) if model_path else "",
             cache_dir=cache_dir() / "models",
             batch_size=int(settings.get("embedding.batch_size")),
             cache=cache_from_settings(settings),
