@@ -91,10 +91,10 @@ class Settings:
 
 def _xdg_folder(variable: str, default: str) -> Path | None:
     """On Linux, memcli's folder in the XDG base folder ``variable`` names (when it holds an
-    absolute path) or in its ``default`` under an absolute ``$HOME``, which is what
-    platformdirs answers there; None elsewhere, or without an absolute ``$HOME``: then
-    platformdirs is asked. Importing it (tempfile, shutil, bz2, lzma, random) costs about
-    8 ms, a tenth of a prompt hook's whole run."""
+    absolute path: a relative one is ignored, as the XDG spec says) or in its ``default`` under
+    an absolute ``$HOME``, which is what platformdirs answers there; None elsewhere, or
+    without an absolute ``$HOME``: then platformdirs is asked. Importing it (tempfile,
+    shutil, bz2, lzma, random) costs about 8 ms, a tenth of a prompt hook's whole run."""
     if not sys.platform.startswith("linux"):
         return None
     base = os.environ.get(variable, "")
