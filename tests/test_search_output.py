@@ -4,6 +4,7 @@ through the same forms."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,7 @@ def _engine_search(root: Path, **args: Any) -> dict[str, Any]:
     finally:
         engine.close()
     assert answer["ok"], answer
-    result: dict[str, Any] = answer["result"]
+    result: dict[str, Any] = json.loads(json.dumps(answer["result"]))  # as on the wire
     assert result.pop("notices") == []
     return result
 
@@ -80,8 +81,9 @@ def test_in_process_and_through_the_engine_the_same_printer_prints(
     st = State(workspace=str(ws))
     assert searching.run(st, "session cache", args) == 0
     in_process = capsys.readouterr()
-    (fmt, view), *_ = shown
-    monkeypatch.setattr(via_engine, "_ask", lambda *_: {"notices": [], **view})
+    fmt = shown[0][0]
+    sent = _engine_search(ws, query="session cache", request=args.request().payload(), fmt=fmt)
+    monkeypatch.setattr(via_engine, "_ask", lambda *_: {"notices": [], **sent})
     assert via_engine.search_via_engine(st, "session cache", args.request(), fmt, args) == 0
     assert capsys.readouterr() == in_process
     assert [f for f, _ in shown] == [fmt, fmt]
