@@ -63,6 +63,13 @@ def log(msg: str) -> None:
 
 
 # -- the workspace ---------------------------------------------------------------------------
+def entry_line(e: dict[str, Any]) -> str:
+    """An entry of the data as ``memcli add`` writes it: a list item with its time, type and
+    tags."""
+    tags = "".join(f" #{t}" for t in e["tags"])
+    return f"- {e['time']} [{e['type']}] {e['text']}{tags}"
+
+
 def write_memory(root: Path, data: dict[str, Any], today: date) -> dict[str, str]:
     """The data's dated files under ``root/memory``; fact id by fact text."""
     texts: dict[str, str] = {}
@@ -70,8 +77,7 @@ def write_memory(root: Path, data: dict[str, Any], today: date) -> dict[str, str
         day = (today - timedelta(days=int(f["days_ago"]))).isoformat()
         lines = [f"# {day}", ""]
         for e in f["entries"]:
-            tags = "".join(f" #{t}" for t in e["tags"])
-            lines.append(f"- {e['time']} [{e['type']}] {e['text']}{tags}")
+            lines.append(entry_line(e))
             texts[e["text"]] = e["id"]
         (root / "memory" / f"{day}.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     return texts
@@ -190,6 +196,7 @@ def measure_mode(
     from memcli.search.context import _core
     from memcli.search.nearest import nearest_entries
     from memcli.search.options import SearchRequest
+    from memcli.service.agent import MIN_RECALL_CHARS, RECALL_QUERY_CHARS
 
     relevant = [(r["prompt"], r["facts"]) for r in data["relevant"]]
     unrelated = list(data["unrelated"])
@@ -206,8 +213,8 @@ def measure_mode(
         for prompt in [p for p, _ in relevant] + unrelated:
             text = " ".join(prompt.split())
             found: list[Cand] = []
-            if len(text) >= 12 and not text.startswith("/"):  # as recall does
-                result = mem.search(text[:2000], opts)
+            if len(text) >= MIN_RECALL_CHARS and not text.startswith("/"):  # as recall does
+                result = mem.search(text[:RECALL_QUERY_CHARS], opts)
                 if result.mode != mode:
                     raise SystemExit(f"searched in mode {result.mode}, not {mode}")
                 near: dict[int, tuple[float, set[str]]] = {}
@@ -226,7 +233,7 @@ def measure_mode(
             ctx = mem.recall(prompt)
             blocks[prompt] = ctx.block.text if ctx is not None else ""
             # the same results as a search's context block: each with its neighbours
-            whole = mem.context(text[:2000], shipped, budget) if found else None
+            whole = mem.context(text[:RECALL_QUERY_CHARS], shipped, budget) if found else None
             snippets[prompt] = whole.block.text if whole and whole.block.included else ""
         whole = whole_memory(mem, data, [p for p, _ in relevant] + unrelated, limit)
     sample = [p for p, _ in relevant[:HOOK_SAMPLE]] + unrelated[:HOOK_SAMPLE]
@@ -247,25 +254,23 @@ def measure_mode(
 
 def whole_memory(mem: Any, data: dict[str, Any], prompts: list[str], limit: int) -> Any:
     """Without a search: every entry of the memory ranked by its own similarity to each prompt,
-    the first ``limit`` as candidates (None in keyword mode). What a similarity threshold can
-    reach with the model at all, whatever the search finds."""
+    the first ``limit`` as candidates (None in keyword mode): what a threshold on the model's
+    own similarity does, whatever the search finds."""
+    from memcli.search.nearest import cosine
+    from memcli.service.agent import MIN_RECALL_CHARS, RECALL_QUERY_CHARS
+
     if mem.embedder is None:
         return None
-    entries = [
-        (e["id"], f"- {e['time']} [{e['type']}] {e['text']}" + "".join(f" #{t}" for t in e["tags"]))
-        for f in data["files"]
-        for e in f["entries"]
-    ]
+    entries = [(e["id"], entry_line(e)) for f in data["files"] for e in f["entries"]]
     vectors = mem.embedder.embed([text for _, text in entries])
-    from memcli.search.nearest import cosine
 
     out: dict[str, list[Cand]] = {}
     for prompt in prompts:
         text = " ".join(prompt.split())
-        if len(text) < 12 or text.startswith("/"):  # as recall does
+        if len(text) < MIN_RECALL_CHARS or text.startswith("/"):  # as recall does
             out[prompt] = []
             continue
-        query = mem.embedder.embed_query(text[:2000])
+        query = mem.embedder.embed_query(text[:RECALL_QUERY_CHARS])
         sims = sorted(
             ((cosine(query, v), fid) for (fid, _), v in zip(entries, vectors, strict=True)),
             reverse=True,
@@ -308,13 +313,9 @@ def table(m: dict[str, Any], data: dict[str, Any], ids: dict[str, str], quick: b
             f" {t['riders']:.2f} | {c['relevant']:.0%} | {c['unrelated']:.1%} | {c['riders']:.2f} |"
         )
 
-    best: tuple[float, str, dict[str, float]] | None = None
     for rule in rules:
-        t, c = evaluate(rule, rt, ut), evaluate(rule, rc, uc)
-        rows.append(row(rule.__name__, t, c))
-        if t["unrelated"] <= TARGET_UNRELATED and (best is None or t["relevant"] > best[0]):
-            best = (t["relevant"], rule.__name__, c)
-    m["best"] = best
+        rows.append(row(rule.__name__, evaluate(rule, rt, ut), evaluate(rule, rc, uc)))
+    m["best"] = best_rule(rules, rel, unr)
     if m.get("whole") is not None:
         sweep = [nearest(round(m["similarity"] + d * 0.005, 3)) for d in range(-30, 21)]
         whole_rel = [(r["facts"], m["whole"][r["prompt"]]) for r in data["relevant"]]

@@ -24,6 +24,8 @@ __all__ = ["AgentService", "Briefing", "SessionFlush"]
 
 #: Prompts shorter than this (in characters, stripped) get no recall: "yes", "go on", "ok".
 MIN_RECALL_CHARS = 12
+#: How much of a prompt recall searches with (the start of a long paste says what it is about).
+RECALL_QUERY_CHARS = 2000
 #: Chunks read per briefing section before entries are picked from them.
 _CHUNKS_PER_ENTRY = 2
 
@@ -152,7 +154,7 @@ class AgentService(SearchService, FlushService):
         from memcli.search.context import render  # recall builds a block
         from memcli.service.search_answers import Context  # (with the block)
 
-        result = self.search(text[:2000], opts)
+        result = self.search(text[:RECALL_QUERY_CHARS], opts)
         result.hits = self._recalled(result)
         block = render(result.query, result.hits, budget, matches_only=True)
         return Context(result, block, budget) if block.included else None
