@@ -89,3 +89,30 @@ def test_a_purged_fact_leaves_no_bytes_in_the_index_or_the_cache(
             found = [w for w in (b"purgemark", b"zq81lm0xc4") if w in data]
             assert found == [], path
     assert memcli(clone, "search", "Thursdays").code == 0  # the rest is intact (keyword)
+
+
+#: Characters ``str.splitlines`` takes for line breaks and editors, git and ``get`` do not.
+ODD_BREAKS = ["\x0c", "\x0b", "\x1c", "\x1e", "\x85", "\u2028", "\u2029", "\r"]
+
+
+@pytest.mark.parametrize("brk", ODD_BREAKS, ids=[f"U+{ord(c):04X}" for c in ODD_BREAKS])
+def test_odd_line_breaks_do_not_shift_a_files_facts(tmp_path: Path, brk: str) -> None:
+    """A file whose lines hold a form feed or a Unicode line separator is indexed, searched
+    and diffed with its facts on their own lines (the chunker's and ``get``'s numbering):
+    an entry with status lines after such a character used to stop every sync."""
+    text = f"# Ops\n\n- Rotate the deploy key{brk} monthly\npage{brk}break\n- Staging runs on port 8443\n  - confirmed 2026-11-20\n"
+    clone = hostile_clone(tmp_path, {"memory/ops.md": text})
+    run = memcli(clone, "index", "--json")
+    assert run.code == 0, run.err
+    hits = memcli(clone, "search", "staging port", "--json")
+    assert hits.code == 0, hits.err
+    [hit] = [h for h in hits.json()["results"] if "8443" in h["snippet"]]
+    assert hit["start_line"] <= 5 and hit["end_line"] == 6
+    assert entry_id("Staging runs on port 8443") in hit["ids"]
+    got = memcli(clone, "get", "memory/ops.md:5", "--json")
+    assert got.code == 0, got.err
+    assert "Staging runs on port 8443" in got.out
+    (clone / "memory" / "ops.md").write_text(text + "- Backups run at 02:00\n")
+    diff = memcli(clone, "diff", "--json")
+    assert diff.code == 0, diff.err
+    assert "Backups run at 02:00" in diff.out and "8443" not in diff.out

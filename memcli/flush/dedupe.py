@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memcli.errors import BadInput
 from memcli.flush.facts import Fact, FactOutcome
-from memcli.index.chunking import split_lines
+from memcli.notes.lines import split_lines
 from memcli.index.store import Store
 from memcli.notes import entries
 from memcli.search.options import SearchOptions

@@ -14,6 +14,7 @@ from memcli.git.repo import run_git
 from memcli.git.scope import WORKTREE, Change, Scope, blob_shas
 from memcli.notes.entries import parse_entries
 from memcli.notes.lifecycle import STATUS_LINE
+from memcli.notes.lines import split_lines
 
 __all__ = ["WORKTREE", "DiffResult", "FactLine", "FileDiff", "diff", "fact_changes"]
 
@@ -155,8 +156,8 @@ def _file_diff(scope: Scope, c: Change, before: bytes, after: bytes) -> FileDiff
 
 def fact_changes(before: str, after: str) -> tuple[list[FactLine], list[FactLine]]:
     """(added, removed): facts or prose lines touched by a line diff of two texts."""
-    old_lines = before.splitlines()
-    new_lines = after.splitlines()
+    old_lines = split_lines(before)
+    new_lines = split_lines(after)
     matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
     gone: set[int] = set()
     came: set[int] = set()

@@ -11,6 +11,8 @@ import re
 from itertools import accumulate
 from typing import NamedTuple
 
+from memcli.notes.lines import split_lines
+
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
 _ITEM = re.compile(r"^( {0,3})(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -35,16 +37,6 @@ class _Block(NamedTuple):
     kind: str
     heading: str
     size: int
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines as editors and ``get`` number them: split at ``\\n``, ``\\r`` dropped."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    if "\r" not in text:
-        return lines
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
 def front_matter_end(lines: list[str]) -> int:

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from memcli.index import chunking
 from memcli.index.bigrams import grams
 from memcli.index.store import ChunkValues, TextValues
+from memcli.notes.lines import split_lines
 from memcli.notes.scan import read_text
 from memcli.notes.workspace import EVERGREEN_FILE, date_from_name
 
@@ -58,7 +59,7 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
     # lines that carry a type or tags, sorted, so each chunk looks up only its own range
     marked = sorted({*line_types, *line_tags})
     sha256 = hashlib.sha256
-    lines = chunking.split_lines(text)
+    lines = split_lines(text)
     view = lines
     if own:  # the other chunks are made without these entries' lines (blank in their place)
         view = list(lines)

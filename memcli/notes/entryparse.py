@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 
 from memcli.digest import sha1_hex
+from memcli.notes.lines import split_lines
 from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE
 
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
@@ -25,7 +26,7 @@ def entry_fields(
     """What :func:`parse_entries` finds, as plain tuples ``(text, type, tags, time, line,
     end_line, status_lines)``: the indexer's fast path, which needs no :class:`Entry`
     objects. ``end_line`` counts the status lines in (they belong to the item)."""
-    lines = text.splitlines()
+    lines = split_lines(text)
     n = len(lines)
     i = 0
     in_fence = False

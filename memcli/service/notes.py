@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput, GitError, MemcliError, PathOutsideWorkspace
-from memcli.index.chunking import split_lines
+from memcli.notes.lines import split_lines
 from memcli.notes.scan import Matcher, read_text
 from memcli.notes.workspace import MEMORY_DIR, date_from_name
 from memcli.service.core import SEARCH_EMBED_LIMIT
