@@ -100,7 +100,10 @@ def test_odd_line_breaks_do_not_shift_a_files_facts(tmp_path: Path, brk: str) ->
     """A file whose lines hold a form feed or a Unicode line separator is indexed, searched
     and diffed with its facts on their own lines (the chunker's and ``get``'s numbering):
     an entry with status lines after such a character used to stop every sync."""
-    text = f"# Ops\n\n- Rotate the deploy key{brk} monthly\npage{brk}break\n- Staging runs on port 8443\n  - confirmed 2026-11-20\n"
+    text = (
+        f"# Ops\n\n- Rotate the deploy key{brk} monthly\npage{brk}break\n"
+        "- Staging runs on port 8443\n  - confirmed 2026-11-20\n"
+    )
     clone = hostile_clone(tmp_path, {"memory/ops.md": text})
     run = memcli(clone, "index", "--json")
     assert run.code == 0, run.err

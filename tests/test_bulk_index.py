@@ -312,3 +312,44 @@ def test_parse_process_answers_are_read_while_the_writer_is_busy(
     assert next(gen) == want[0]
     gen.close()  # a writer that failed: the child is stopped at once
     assert time.monotonic() - started < 4
+
+
+def test_the_writer_parses_what_a_slow_parse_process_has_not_reached(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a child that takes a second a message: the writer parses every message nobody has
+    # claimed instead of waiting, and takes the child's answers in order when they come
+    import time
+
+    from memcli.index.parsing import parse_file
+
+    _write_notes(workspace, 60)
+    root = str(workspace) + "/"
+    found = sorted(
+        (p.relative_to(workspace).as_posix() for p in (workspace / "memory").rglob("*.md")),
+    )
+    files = [type("F", (), {"rel": rel})() for rel in found]
+    monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 2)
+    monkeypatch.setattr(parseproc, "_PARSE_WINDOW", 2)
+    monkeypatch.setattr(parseproc, "_PARSE_HERE", 2)
+    monkeypatch.setattr(
+        parseproc,
+        "_PARSE_WORKER",
+        "import pickle, sys, time; from memcli.index.parsing import parse_file\n"
+        "while True:\n"
+        "    try:\n"
+        "        chunk = pickle.load(sys.stdin.buffer)\n"
+        "    except EOFError:\n"
+        "        break\n"
+        "    time.sleep(1)\n"
+        "    out = [parse_file(r, p, int(sys.argv[1])) for r, p in chunk]\n"
+        "    pickle.dump(out, sys.stdout.buffer)\n"
+        "    sys.stdout.flush()",
+    )
+    want = [parse_file(rel, root + rel, 320) for rel in found]
+    started = time.monotonic()
+    got = list(parseproc.parse_elsewhere(root, files, 320))  # type: ignore[arg-type]
+    assert got == want
+    # 30 messages: waiting on the child for each would take 30 s; the writer parsed all but
+    # the two in flight
+    assert time.monotonic() - started < 10

@@ -11,9 +11,9 @@ from pathlib import Path
 
 from memcli.errors import BadInput
 from memcli.flush.facts import Fact, FactOutcome
-from memcli.notes.lines import split_lines
 from memcli.index.store import Store
 from memcli.notes import entries
+from memcli.notes.lines import split_lines
 from memcli.search.options import SearchOptions
 from memcli.search.pipeline import run_search
 from memcli.search.query import STOPWORDS

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import pickle
 import subprocess
 import sys
 import threading
-from collections.abc import Generator
+from collections import deque
+from collections.abc import Callable, Generator
 from typing import Any
 
 from memcli.index.parsing import Parsed, parse_file
@@ -27,49 +29,70 @@ _PARSE_WORKER = "from memcli.index.parsing import parse_worker; parse_worker()"
 
 
 class _Reader(threading.Thread):
-    """Feeds the child its messages and reads its answers into a bounded list, on a thread
-    of its own: SQLite lets go of the interpreter while it writes, so the child's answers
-    are taken (and more files sent) while the writer's statements run. Without it the child
-    stalled whenever the pipe filled during a write, and the writer waited on the child in
-    turn: a 10k-file load spent a third of its time so."""
+    """Feeds the child its messages and reads its answers, on a thread of its own: SQLite
+    lets go of the interpreter while it writes, so the child's answers are taken (and more
+    files sent) while the writer's statements run. Without it the child stalled whenever the
+    pipe filled during a write, and the writer waited on the child in turn.
+
+    The messages are shared out: the child gets the next one each time it answers, and the
+    writer, when the message it needs next is not parsed yet, takes the next one nobody has
+    (:meth:`claim`) and parses it itself instead of waiting. The two processes then share
+    the parsing by how fast each goes: a 10k-file load whose writer waited on the child for a
+    third of its time has both cores busy to the end."""
 
     def __init__(self, proc: subprocess.Popen[bytes], jobs: list[list[tuple[str, str]]]) -> None:
         super().__init__(name="memcli-parse-reader", daemon=True)
         self.proc = proc
         self.jobs = jobs
-        self.answers: list[list[Parsed]] = []  # read, not yet taken (bounded by _PARSE_AHEAD)
-        self.taken = 0  # answers the writer has taken
+        self.next = 0  # the first message nobody has claimed
+        self.sent: deque[int] = deque()  # messages with the child, oldest first
+        self.answers: dict[int, list[Parsed]] = {}  # parsed, not yet taken
+        self.taken = 0  # messages the writer has taken (the index of the one it needs next)
         self.failed = False  # the child died or answered garbage: the rest is parsed here
         self.done = False  # no more answers will come (all read, failed or stopped)
         self.stopping = False
         self.cond = threading.Condition()
 
-    def run(self) -> None:
-        import pickle  # only bulk loads need it
+    def _send(self) -> None:
+        """Claim the next message for the child and send it (without the lock held)."""
+        with self.cond:
+            k = self.claim()
+            if k is None:
+                return
+            self.sent.append(k)
+        pickle.dump(self.jobs[k], self.proc.stdin)  # type: ignore[arg-type]
 
+    def claim(self) -> int | None:
+        """The next message nobody has, now this caller's (called with the lock held)."""
+        if self.next >= len(self.jobs):
+            return None
+        self.next += 1
+        return self.next - 1
+
+    def run(self) -> None:
         proc = self.proc
         assert proc.stdin is not None and proc.stdout is not None
-        jobs, sent, read = self.jobs, 0, 0
         try:
-            while sent < min(_PARSE_WINDOW, len(jobs)):
-                pickle.dump(jobs[sent], proc.stdin)
-                sent += 1
+            for _ in range(_PARSE_WINDOW):
+                self._send()
             proc.stdin.flush()
-            while read < len(jobs):
+            while self.sent:
                 answer = pickle.load(proc.stdout)
-                read += 1
                 with self.cond:
-                    self.answers.append(answer)
+                    self.answers[self.sent.popleft()] = answer
                     self.cond.notify_all()
-                    # the writer is this far behind: wait before asking for more
-                    while not self.stopping and read - self.taken >= _PARSE_AHEAD:
+                    # the writer is this far behind: wait before asking for more (unless
+                    # the message it needs is not among the answers: it is still coming)
+                    while (
+                        not self.stopping
+                        and len(self.answers) >= _PARSE_AHEAD
+                        and self.taken in self.answers
+                    ):
                         self.cond.wait()
                     if self.stopping:
                         return
-                if sent < len(jobs):
-                    pickle.dump(jobs[sent], proc.stdin)
-                    proc.stdin.flush()
-                    sent += 1
+                self._send()
+                proc.stdin.flush()
         except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
             self.failed = True  # the child is gone (or this end was closed): parse the rest here
         finally:
@@ -77,16 +100,27 @@ class _Reader(threading.Thread):
                 self.done = True
                 self.cond.notify_all()
 
-    def take(self) -> list[Parsed] | None:
-        """The next answer, waiting for it; None when no more will come."""
+    def take(self, parse: Callable[[list[tuple[str, str]]], list[Parsed]]) -> list[Parsed]:
+        """The next message's answer. While it is not there, the writer parses the next
+        message nobody has with ``parse``; once no more answers will come (the child died),
+        it parses the message it needs."""
         with self.cond:
-            while not self.answers and not self.done:
-                self.cond.wait()
-            if not self.answers:
-                return None
-            self.taken += 1
-            self.cond.notify_all()
-            return self.answers.pop(0)
+            while True:
+                k = self.taken
+                if k in self.answers:
+                    self.taken += 1
+                    self.cond.notify_all()
+                    return self.answers.pop(k)
+                mine = k if self.done else self.claim()
+                if mine is None:
+                    self.cond.wait()
+                    continue
+                self.cond.release()
+                try:
+                    parsed = parse(self.jobs[mine])
+                finally:
+                    self.cond.acquire()
+                self.answers[mine] = parsed
 
     def stop(self) -> None:
         with self.cond:
@@ -98,12 +132,13 @@ def parse_elsewhere(
     root: str, files: list[FoundFile], target: int, limit: int | None = None
 ) -> Generator[Parsed, None, None]:
     """:func:`parse_file` of each file (found under the folder ``root``, which ends in a
-    separator), in order, computed by a child Python process (the first ``_PARSE_HERE``
-    here, while it starts).
+    separator), in order, computed by a child Python process and by this one (the first
+    ``_PARSE_HERE`` here while the child starts, then any message the writer would
+    otherwise wait for: :class:`_Reader`).
 
     The child gets only pipes (no inherited descriptors, so no lock of ours), reads lists of
     paths and answers with pickled :class:`Parsed` lists; at most ``_PARSE_WINDOW`` lists are
-    in flight, and at most ``_PARSE_AHEAD`` answers wait to be taken. If the child cannot
+    in flight, and about ``_PARSE_AHEAD`` answers wait to be taken. If the child cannot
     start or dies, the rest is parsed here, so a file that breaks the parser fails the sync
     exactly as it would without the child.
     """
@@ -113,6 +148,10 @@ def parse_elsewhere(
         [(f.rel, root + f.rel) for f in files[i : i + _PARSE_CHUNK]]
         for i in range(len(here), len(files), _PARSE_CHUNK)
     ]
+
+    def parse(job: list[tuple[str, str]]) -> list[Parsed]:
+        return [parse_file(rel, path, target, limit) for rel, path in job]
+
     done = 0
     proc: subprocess.Popen[bytes] | None = None
     reader: _Reader | None = None
@@ -135,9 +174,7 @@ def parse_elsewhere(
                 yield parse_file(f.rel, root + f.rel, target, limit)
             here = []
             while done < len(jobs):
-                answer = reader.take()
-                if answer is None:
-                    break
+                answer = reader.take(parse)
                 done += 1
                 yield from answer
     finally:
@@ -151,9 +188,8 @@ def parse_elsewhere(
             proc.stdout.close()
     for f in here:  # no child
         yield parse_file(f.rel, root + f.rel, target, limit)
-    for chunk in jobs[done:]:
-        for rel, path in chunk:
-            yield parse_file(rel, path, target, limit)
+    for job in jobs[done:]:
+        yield from parse(job)
 
 
 def _end(proc: subprocess.Popen[Any], kill: bool) -> None:

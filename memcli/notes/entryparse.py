@@ -11,8 +11,8 @@ import re
 from collections.abc import Iterator
 
 from memcli.digest import sha1_hex
-from memcli.notes.lines import split_lines
 from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE
+from memcli.notes.lines import split_lines
 
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
 _TAG = re.compile(r"^#([\w][\w\-/]*)$")
