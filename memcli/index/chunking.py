@@ -8,6 +8,7 @@ size target. Every non-blank line belongs to exactly one chunk.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
@@ -31,12 +32,9 @@ class Chunk(NamedTuple):
     text: str
 
 
-class _Block(NamedTuple):
-    start: int  # 0-based index of first line
-    end: int  # 0-based index of last line (inclusive)
-    kind: str
-    heading: str
-    size: int
+#: A block: ``(start, end, kind, heading, size)``, lines 0-based and inclusive, ``size`` in
+#: characters with the newlines (a plain tuple: made for every paragraph of every file).
+_Block = tuple[int, int, str, str, int]
 
 
 def front_matter_end(lines: list[str]) -> int:
@@ -63,9 +61,9 @@ def front_matter_date(text: str) -> str | None:
 
 # First non-space characters that can open a heading, a fence or a list item; a line
 # starting with anything else is tested against none of the (slower) patterns.
-_HEADING_CHARS = "#"
 _FENCE_CHARS = "`~"
 _ITEM_CHARS = "-*+"
+_SPECIAL_CHARS = "#`~"  # a heading's or a fence's
 
 
 def _blocks(lines: list[str]) -> list[_Block]:
@@ -76,21 +74,22 @@ def _blocks(lines: list[str]) -> list[_Block]:
     ends = list(accumulate([len(ln) + 1 for ln in lines], initial=0))
     # the first character of each line after leading spaces ('' for a line of spaces)
     leads = [ln.lstrip(" ")[:1] for ln in lines]
+    heading_match = _HEADING.match
+    fence_match = _FENCE.match
+    item_match = _ITEM.match
 
     def special(k: int) -> bool:
-        """Whether line k is a heading or a fence (which end a paragraph or an item)."""
-        c = leads[k]
-        if c == "#":
-            return _HEADING.match(lines[k]) is not None
-        if c == "`" or c == "~":
-            return _FENCE.match(lines[k]) is not None
-        return False
+        """Whether line k (whose first character is one of ``_SPECIAL_CHARS``) is a heading
+        or a fence (which end a paragraph or an item)."""
+        if leads[k] == "#":
+            return heading_match(lines[k]) is not None
+        return fence_match(lines[k]) is not None
 
     n = len(lines)
     i = 0
     fm = front_matter_end(lines)
     if fm > 0:
-        blocks.append(_Block(0, fm, "front", crumb, ends[fm + 1]))
+        blocks.append((0, fm, "front", crumb, ends[fm + 1]))
         i = fm + 1
     while i < n:
         line = lines[i]
@@ -99,57 +98,55 @@ def _blocks(lines: list[str]) -> list[_Block]:
             i += 1
             continue
         if c in _FENCE_CHARS:
-            fence = _FENCE.match(line)
+            fence = fence_match(line)
             if fence:
                 mark = fence.group(1)
                 j = i + 1
                 while j < n and not lines[j].lstrip().startswith(mark):
                     j += 1
                 end = min(j, n - 1)
-                blocks.append(_Block(i, end, "code", crumb, ends[end + 1] - ends[i]))
+                blocks.append((i, end, "code", crumb, ends[end + 1] - ends[i]))
                 i = end + 1
                 continue
-        elif c in _HEADING_CHARS:
-            head = _HEADING.match(line)
+        elif c == "#":
+            head = heading_match(line)
             if head:
                 level = len(head.group(1))
                 while stack and stack[-1][0] >= level:
                     stack.pop()
                 stack.append((level, (head.group(2) or "").strip()))
                 crumb = " > ".join(t for _, t in stack if t)
-                blocks.append(_Block(i, i, "heading", crumb, ends[i + 1] - ends[i]))
+                blocks.append((i, i, "heading", crumb, ends[i + 1] - ends[i]))
                 i += 1
                 continue
-        item = _ITEM.match(line) if (c in _ITEM_CHARS or c.isdigit()) else None
+        item = item_match(line) if (c in _ITEM_CHARS or c.isdigit()) else None
         j = i + 1
         if item:
             indent = len(item.group(1))
             while j < n:
-                nxt = lines[j]
                 d = leads[j]
-                if not d or nxt.isspace():
+                if not d or lines[j].isspace():
                     break
                 if d in _ITEM_CHARS or d.isdigit():
-                    sub = _ITEM.match(nxt)
+                    sub = item_match(lines[j])
                     if sub and len(sub.group(1)) <= indent:
                         break
-                elif special(j):
+                elif d in _SPECIAL_CHARS and special(j):
                     break
                 j += 1
-            blocks.append(_Block(i, j - 1, "item", crumb, ends[j] - ends[i]))
+            blocks.append((i, j - 1, "item", crumb, ends[j] - ends[i]))
         else:
             while j < n:
-                nxt = lines[j]
                 d = leads[j]
-                if not d or nxt.isspace():
+                if not d or lines[j].isspace():
                     break
                 if d in _ITEM_CHARS or d.isdigit():
-                    if _ITEM.match(nxt):
+                    if item_match(lines[j]):
                         break
-                elif special(j):
+                elif d in _SPECIAL_CHARS and special(j):
                     break
                 j += 1
-            blocks.append(_Block(i, j - 1, "para", crumb, ends[j] - ends[i]))
+            blocks.append((i, j - 1, "para", crumb, ends[j] - ends[i]))
         i = j
     return blocks
 
@@ -159,52 +156,63 @@ def blocks(lines: list[str]) -> list[tuple[int, int, str, str]]:
 
     ``kind`` is one of front, heading, item, para, code; ``heading`` the breadcrumb.
     """
-    return [(b.start, b.end, b.kind, b.heading) for b in _blocks(lines)]
+    return [b[:4] for b in _blocks(lines)]
 
 
 def _split_large(block: _Block, lines: list[str], target: int) -> list[_Block]:
     """Cut a block larger than the target at line boundaries."""
-    if block.size <= target or block.start == block.end:
-        return [block]
+    first, last, kind, heading, _ = block
     out: list[_Block] = []
-    start, size = block.start, 0
-    for k in range(block.start, block.end + 1):
+    start, size = first, 0
+    for k in range(first, last + 1):
         width = len(lines[k]) + 1
         if size and size + width > target:
-            out.append(_Block(start, k - 1, block.kind, block.heading, size))
+            out.append((start, k - 1, kind, heading, size))
             start, size = k, 0
         size += width
-    out.append(_Block(start, block.end, block.kind, block.heading, size))
+    out.append((start, last, kind, heading, size))
     return out
+
+
+def chunk_rows(lines: list[str], target: int = 320) -> list[tuple[int, int, str, str]]:
+    """:func:`chunk_lines` as plain tuples ``(start_line, end_line, heading, text)``."""
+    chunks: list[tuple[int, int, str, str]] = []
+    join = "\n".join
+    first = -1  # first line of the chunk being packed (-1: none yet)
+    heading = ""  # its heading
+    # the last block packed: its end line, kind and heading
+    prev_end, prev_kind, prev_heading = -1, "", ""
+    size = 0
+    for block in _blocks(lines):
+        if block[4] > target and block[0] != block[1]:
+            pieces: Sequence[_Block] = _split_large(block, lines, target)
+        else:
+            pieces = (block,)
+        for start, end, kind, crumb, width in pieces:
+            if first >= 0 and not (
+                (
+                    crumb == prev_heading
+                    and kind != "heading"
+                    and kind != "front"
+                    and prev_kind != "front"
+                    and size + width <= target
+                )
+                or (prev_kind == "heading" and crumb == prev_heading)
+            ):
+                chunks.append((first + 1, prev_end + 1, heading, join(lines[first : prev_end + 1])))
+                first, size = -1, 0
+            if first < 0:
+                first, heading = start, crumb
+            prev_end, prev_kind, prev_heading = end, kind, crumb
+            size += width
+    if first >= 0:
+        chunks.append((first + 1, prev_end + 1, heading, join(lines[first : prev_end + 1])))
+    return chunks
 
 
 def chunk_lines(lines: list[str], target: int = 320) -> list[Chunk]:
     """Chunk already-split lines; see :func:`chunk_markdown`."""
-    chunks: list[Chunk] = []
-    first: _Block | None = None  # first and last block of the chunk being packed
-    prev: _Block | None = None
-    size = 0
-
-    for block in _blocks(lines):
-        pieces = (block,) if block.size <= target else _split_large(block, lines, target)
-        for piece in pieces:
-            if prev is not None and first is not None:  # both set or both None
-                same_section = piece.heading == prev.heading and piece.kind != "heading"
-                packable = piece.kind != "front" and prev.kind != "front"
-                if not (same_section and packable and size + piece.size <= target) and not (
-                    prev.kind == "heading" and piece.heading == prev.heading
-                ):
-                    text = "\n".join(lines[first.start : prev.end + 1])
-                    chunks.append(Chunk(first.start + 1, prev.end + 1, first.heading, text))
-                    first, size = None, 0
-            if first is None:
-                first = piece
-            prev = piece
-            size += piece.size
-    if first is not None and prev is not None:
-        text = "\n".join(lines[first.start : prev.end + 1])
-        chunks.append(Chunk(first.start + 1, prev.end + 1, first.heading, text))
-    return chunks
+    return [Chunk(*row) for row in chunk_rows(lines, target)]
 
 
 def chunk_markdown(text: str, target: int = 320) -> list[Chunk]:

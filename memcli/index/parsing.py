@@ -81,12 +81,10 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
 
     rows: list[ChunkValues] = []
     texts: list[TextValues] = []
-    for c in chunking.chunk_lines(view, target):
-        digest = sha256(c.text.encode("utf-8")).hexdigest()
-        rows.append(
-            (c.start_line, c.end_line, c.heading, *labels(c.start_line, c.end_line), digest)
-        )
-        texts.append((c.text, c.heading, _grams(c.text)))
+    for start, end, heading, chunk in chunking.chunk_rows(view, target):
+        digest = sha256(chunk.encode("utf-8")).hexdigest()
+        rows.append((start, end, heading, *labels(start, end), digest))
+        texts.append((chunk, heading, "" if chunk.isascii() else grams(chunk)))
     crumbs = {b[0] + 1: b[3] for b in chunking.blocks(lines)} if own else {}
     for line, end, fact_id, st in own:
         last = end  # the status lines that end the entry are its tail: shown, not searched
