@@ -41,23 +41,24 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
     from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE, status_of
 
     facts: list[tuple[str, int]] = []
-    line_types: dict[int, str] = {}
-    line_tags: dict[int, list[str]] = {}
+    # the lines of entries with a type or tags (in order), each with its type and its tags
+    # (lowercased, sorted, without repeats)
+    label: dict[int, tuple[str, str]] = {}
     fact_key = entries.fact_key
     own: list[tuple[int, int, str, Any]] = []  # entries with status lines: their own chunk
     for body, kind, tags, _time, line, end, status in entries.entry_fields(text):
         key = fact_key(body)
         facts.append((key, line))
-        if kind:
-            line_types[line] = kind.lower()
-        if tags:
-            line_tags[line] = [t.lower() for t in tags]
+        if kind or tags:
+            label[line] = (
+                kind.lower() if kind else "",
+                " ".join(sorted({t.lower() for t in tags})),
+            )
         if status:
             st = status_of(status)
             if not st.plain:
                 own.append((line, end, key[:ID_CHARS], st))
-    # lines that carry a type or tags, sorted, so each chunk looks up only its own range
-    marked = sorted({*line_types, *line_tags})
+    marked = list(label)  # sorted: entries come in order
     sha256 = hashlib.sha256
     lines = split_lines(text)
     view = lines
@@ -65,18 +66,20 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
         view = list(lines)
         for line, end, _, _ in own:
             view[line - 1 : end] = [""] * (end - line + 1)
+    left, right = bisect.bisect_left, bisect.bisect_right
 
     def labels(start: int, end: int) -> tuple[str, str]:
-        if not marked:
+        """The types and the tags of the entries on lines ``start..end``."""
+        lo = left(marked, start)
+        hi = right(marked, end, lo)
+        if hi - lo == 1:
+            return label[marked[lo]]
+        if lo == hi:
             return "", ""
-        lo = bisect.bisect_left(marked, start)
-        hi = bisect.bisect_right(marked, end, lo)
-        if lo >= hi:
-            return "", ""
-        span = marked[lo:hi]
+        span = [label[n] for n in marked[lo:hi]]
         return (
-            " ".join(sorted({line_types[n] for n in span if n in line_types})),
-            " ".join(sorted({t for n in span if n in line_tags for t in line_tags[n]})),
+            " ".join(sorted({kind for kind, _ in span if kind})),
+            " ".join(sorted({t for _, tags in span for t in tags.split()})),
         )
 
     rows: list[ChunkValues] = []
