@@ -30,6 +30,8 @@ def entry_fields(
     n = len(lines)
     i = 0
     in_fence = False
+    no_status: tuple[str, ...] = ()
+    entry = _ENTRY.match
     while i < n:
         line = lines[i]
         c = line[:1]
@@ -39,51 +41,57 @@ def entry_fields(
                 in_fence = not in_fence
             i += 1
             continue
-        m = None if in_fence else _ENTRY.match(line)
-        if not m:
-            i += 1
-            continue
-        start = i
-        body = [m.group(3)]
-        status: list[str] = []
+        m = None if in_fence else entry(line)
         i += 1
+        if not m:
+            continue
+        line_no = i
+        last = m.group(3)
+        body: list[str] | None = None  # the lines before the last, when there are several
+        status: list[str] | None = None
         while i < n:
             nxt = lines[i]
             if not nxt.startswith(_INDENTS) or nxt.isspace():
                 break
             if nxt.lstrip()[:2] in _ITEM_MARKS and STATUS_LINE.match(nxt):
-                status.append(nxt)
+                if status is None:
+                    status = [nxt]
+                else:
+                    status.append(nxt)
             else:
-                body.append(nxt.strip())
+                if body is None:
+                    body = [last]
+                else:
+                    body.append(last)
+                last = nxt.strip()
             i += 1
-        yield _entry_fields(body, m.group(1), m.group(2), start + 1, i, tuple(status))
+        tags: tuple[str, ...] = ()
+        if "#" in last:
+            tail = _TAGS.search(last)
+            if tail:
+                tags = tuple(word[1:] for word in tail.group().split(" "))
+                last = last[: tail.start()]
+        last = last.rstrip()
+        if body is None:
+            fact = last
+        else:
+            body.append(last)
+            fact = "\n".join(filter(None, body))
+        yield (
+            fact,
+            m.group(2),
+            tags,
+            m.group(1),
+            line_no,
+            i,
+            no_status if status is None else tuple(status),
+        )
 
 
 _ITEM_MARKS = ("- ", "* ", "+ ")
-
-
-def _entry_fields(
-    body: list[str],
-    time: str | None,
-    kind: str | None,
-    line: int,
-    end: int,
-    status: tuple[str, ...] = (),
-) -> tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]:
-    last = body[-1]
-    tags: tuple[str, ...] = ()
-    if "#" in last:
-        words = last.split(" ")
-        found: list[str] = []
-        while words and _TAG.match(words[-1]):
-            found.append(words.pop()[1:])
-        if found:
-            found.reverse()
-            tags = tuple(found)
-            last = " ".join(words)
-    body[-1] = last.rstrip()
-    text = "\n".join(b for b in body if b)
-    return text, kind, tags, time, line, end, status
+#: The tags that end an entry's last line: ``#word`` words (:data:`_TAG`), each after a space
+#: or at the start, up to the end of the line.
+_TAGS = re.compile(r"#(?<![^ ]#)[\w][\w\-/]*(?: #[\w][\w\-/]*)*\Z")
 
 
 #: Characters that do not show: a fact holding one is the same fact without it.
