@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-import pickle
+import marshal
 import subprocess
 import sys
 import threading
@@ -60,7 +60,7 @@ class _Reader(threading.Thread):
             if k is None:
                 return
             self.sent.append(k)
-        pickle.dump(self.jobs[k], self.proc.stdin)  # type: ignore[arg-type]
+        marshal.dump(self.jobs[k], self.proc.stdin)  # type: ignore[arg-type]
 
     def claim(self) -> int | None:
         """The next message nobody has, now this caller's (called with the lock held)."""
@@ -77,7 +77,7 @@ class _Reader(threading.Thread):
                 self._send()
             proc.stdin.flush()
             while self.sent:
-                answer = pickle.load(proc.stdout)
+                answer = [Parsed._make(p) for p in marshal.load(proc.stdout)]
                 with self.cond:
                     self.answers[self.sent.popleft()] = answer
                     self.cond.notify_all()
@@ -93,7 +93,7 @@ class _Reader(threading.Thread):
                         return
                 self._send()
                 proc.stdin.flush()
-        except (OSError, EOFError, pickle.UnpicklingError, ValueError, TypeError):
+        except (OSError, EOFError, ValueError, TypeError):
             self.failed = True  # the child is gone (or this end was closed): parse the rest here
         finally:
             with self.cond:
@@ -137,7 +137,7 @@ def parse_elsewhere(
     otherwise wait for: :class:`_Reader`).
 
     The child gets only pipes (no inherited descriptors, so no lock of ours), reads lists of
-    paths and answers with pickled :class:`Parsed` lists; at most ``_PARSE_WINDOW`` lists are
+    paths and answers with :class:`Parsed` lists (``marshal``); at most ``_PARSE_WINDOW`` lists are
     in flight, and about ``_PARSE_AHEAD`` answers wait to be taken. If the child cannot
     start or dies, the rest is parsed here, so a file that breaks the parser fails the sync
     exactly as it would without the child.

@@ -137,16 +137,18 @@ def parse_text(rel: str, digest: str, text: str | None, warning: str | None, tar
 
 def parse_worker() -> None:
     """The child of :func:`memcli.index.parseproc.parse_elsewhere`: lists of (rel, path) in,
-    :class:`Parsed` lists out (pickled, on stdin and stdout)."""
-    import pickle  # only the parse process and its parent need it
+    lists of :class:`Parsed` as plain tuples out (``marshal``, on stdin and stdout: the same
+    interpreter at both ends, and about twice as fast as ``pickle`` for these rows)."""
+    import marshal  # only the parse process and its parent need it
 
     target = int(sys.argv[1])
     limit = int(sys.argv[2]) if len(sys.argv) > 2 else None
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     while True:
         try:
-            chunk = pickle.load(stdin)
+            chunk = marshal.load(stdin)
         except EOFError:
             return
-        pickle.dump([parse_file(rel, path, target, limit) for rel, path in chunk], stdout)
+        answer = [tuple(parse_file(rel, path, target, limit)) for rel, path in chunk]
+        marshal.dump(answer, stdout)
         stdout.flush()

@@ -37,8 +37,8 @@ class FileState(NamedTuple):
 #: A chunk's ``chunks`` columns as the parser gives them: start_line, end_line, heading,
 #: types, tags, hash, then, only for a chunk with status lines (memcli.notes.lifecycle),
 #: state, expires, confirmed, corroborated, fact_id and tail (the status lines ending the
-#: entry: shown with it, not searched). A plain tuple: the parse process pickles them, and a
-#: named tuple is unpickled by calling its class, per row.
+#: entry: shown with it, not searched). A plain tuple: the parse process sends them with
+#: ``marshal``, which takes no named tuple.
 ChunkValues = tuple[Any, ...]
 #: A chunk's full-text columns: text, heading and grams (memcli.index.bigrams: pieces of
 #: scripts written without spaces, '' for other text, stored as NULL).
