@@ -140,11 +140,11 @@ def test_parse_process_that_dies_falls_back_to_parsing_here(
     monkeypatch.setattr(
         parseproc,
         "_PARSE_WORKER",
-        "import marshal, sys; from memcli.index.parsing import parse_file\n"
+        "import sys; from memcli.index.parsing import parse_file, receive, send\n"
         "for _ in range(2):\n"
-        "    chunk = marshal.load(sys.stdin.buffer)\n"
+        "    chunk = receive(sys.stdin.buffer)\n"
         "    out = [tuple(parse_file(r, p, int(sys.argv[1]))) for r, p in chunk]\n"
-        "    marshal.dump(out, sys.stdout.buffer)\n"
+        "    send(sys.stdout.buffer, out)\n"
         "    sys.stdout.flush()\n"
         "sys.exit(3)",
     )
@@ -335,15 +335,15 @@ def test_the_writer_parses_what_a_slow_parse_process_has_not_reached(
     monkeypatch.setattr(
         parseproc,
         "_PARSE_WORKER",
-        "import marshal, sys, time; from memcli.index.parsing import parse_file\n"
+        "import sys, time; from memcli.index.parsing import parse_file, receive, send\n"
         "while True:\n"
         "    try:\n"
-        "        chunk = marshal.load(sys.stdin.buffer)\n"
+        "        chunk = receive(sys.stdin.buffer)\n"
         "    except EOFError:\n"
         "        break\n"
         "    time.sleep(1)\n"
         "    out = [tuple(parse_file(r, p, int(sys.argv[1]))) for r, p in chunk]\n"
-        "    marshal.dump(out, sys.stdout.buffer)\n"
+        "    send(sys.stdout.buffer, out)\n"
         "    sys.stdout.flush()",
     )
     want = [parse_file(rel, root + rel, 320) for rel in found]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import marshal
 import subprocess
 import sys
 import threading
@@ -11,7 +10,7 @@ from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
-from memcli.index.parsing import Parsed, parse_file
+from memcli.index.parsing import Parsed, parse_file, receive, send
 from memcli.notes.scan import FoundFile
 
 _PARSE_CHUNK = 32  # files per message to the parse process
@@ -60,7 +59,7 @@ class _Reader(threading.Thread):
             if k is None:
                 return
             self.sent.append(k)
-        marshal.dump(self.jobs[k], self.proc.stdin)  # type: ignore[arg-type]
+        send(self.proc.stdin, self.jobs[k])
 
     def claim(self) -> int | None:
         """The next message nobody has, now this caller's (called with the lock held)."""
@@ -77,7 +76,7 @@ class _Reader(threading.Thread):
                 self._send()
             proc.stdin.flush()
             while self.sent:
-                answer = [Parsed._make(p) for p in marshal.load(proc.stdout)]
+                answer = [Parsed._make(p) for p in receive(proc.stdout)]
                 with self.cond:
                     self.answers[self.sent.popleft()] = answer
                     self.cond.notify_all()
@@ -137,10 +136,10 @@ def parse_elsewhere(
     otherwise wait for: :class:`_Reader`).
 
     The child gets only pipes (no inherited descriptors, so no lock of ours), reads lists of
-    paths and answers with :class:`Parsed` lists (``marshal``); at most ``_PARSE_WINDOW`` lists are
-    in flight, and about ``_PARSE_AHEAD`` answers wait to be taken. If the child cannot
-    start or dies, the rest is parsed here, so a file that breaks the parser fails the sync
-    exactly as it would without the child.
+    paths and answers with :class:`Parsed` lists (:func:`~memcli.index.parsing.send`); at
+    most ``_PARSE_WINDOW`` lists are in flight, and about ``_PARSE_AHEAD`` answers wait to be
+    taken. If the child cannot start or dies, the rest is parsed here, so a file that breaks
+    the parser fails the sync exactly as it would without the child.
     """
     args = [str(target), *([str(limit)] if limit else [])]
     here = files[:_PARSE_HERE]
