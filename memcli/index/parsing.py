@@ -137,8 +137,8 @@ def parse_text(rel: str, digest: str, text: str | None, warning: str | None, tar
 
 def send(stream: Any, value: Any) -> None:
     """Write ``value`` to the pipe ``stream`` (``marshal``, after its length in 8 bytes:
-    the same interpreter at both ends, and about twice as fast as ``pickle`` for these
-    rows). Not flushed."""
+    the same interpreter at both ends; sending and taking these rows costs about 40% less
+    CPU than with ``pickle``). Not flushed."""
     import marshal  # only the parse process and its parent need it
 
     data = marshal.dumps(value)
