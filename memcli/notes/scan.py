@@ -405,7 +405,10 @@ def read_text(path: str | Path, limit: int | None = None) -> tuple[bytes, str | 
     whole line within the limit, and the warning says so: a file is never dropped whole for
     its size."""
     with open(path, "rb") as fh:
-        data = fh.read() if limit is None else fh.read(limit + 1)
+        if limit is None:
+            data = fh.read()
+        else:  # read(n) allocates n bytes first: ask for no more than the file holds
+            data = fh.read(min(os.fstat(fh.fileno()).st_size, limit) + 1)
         cut = None
         if limit is not None and len(data) > limit:
             end = data.rfind(b"\n", 0, limit)
