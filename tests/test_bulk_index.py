@@ -13,6 +13,7 @@ from memcli.config import load_settings
 from memcli.index import indexer, parseproc
 from memcli.index.indexer import Indexer
 from memcli.index.indexfile import open_store
+from memcli.index.parsing import Parsed, parse_file
 from memcli.notes.workspace import find_workspace
 
 
@@ -283,6 +284,18 @@ def test_the_grams_column_is_written_only_for_text_that_needs_it(workspace: Path
     assert found == 1
 
 
+def _notes_to_parse(workspace: Path, n: int) -> tuple[str, list[Any], list[Parsed]]:
+    """``n`` notes written: the workspace folder (with its separator), the files as the
+    scan gives them to the parse process, and each file's parse done here."""
+    _write_notes(workspace, n)
+    root = str(workspace) + "/"
+    found = sorted(
+        (p.relative_to(workspace).as_posix() for p in (workspace / "memory").rglob("*.md")),
+    )
+    files = [type("F", (), {"rel": rel})() for rel in found]
+    return root, files, [parse_file(rel, root + rel, 320) for rel in found]
+
+
 def test_parse_process_answers_are_read_while_the_writer_is_busy(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -290,18 +303,10 @@ def test_parse_process_answers_are_read_while_the_writer_is_busy(
     # writer; a writer slower than the child, or one that stops early, gets the same rows
     import time
 
-    from memcli.index.parsing import parse_file
-
-    _write_notes(workspace, 40)
-    root = str(workspace) + "/"
-    found = sorted(
-        (p.relative_to(workspace).as_posix() for p in (workspace / "memory").rglob("*.md")),
-    )
-    files = [type("F", (), {"rel": rel})() for rel in found]
+    root, files, want = _notes_to_parse(workspace, 40)
     monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 3)
     monkeypatch.setattr(parseproc, "_PARSE_AHEAD", 2)
     monkeypatch.setattr(parseproc, "_PARSE_HERE", 2)
-    want = [parse_file(rel, root + rel, 320) for rel in found]
     got = []
     for parsed in parseproc.parse_elsewhere(root, files, 320):  # type: ignore[arg-type]
         got.append(parsed)
@@ -321,14 +326,7 @@ def test_the_writer_parses_what_a_slow_parse_process_has_not_reached(
     # claimed instead of waiting, and takes the child's answers in order when they come
     import time
 
-    from memcli.index.parsing import parse_file
-
-    _write_notes(workspace, 60)
-    root = str(workspace) + "/"
-    found = sorted(
-        (p.relative_to(workspace).as_posix() for p in (workspace / "memory").rglob("*.md")),
-    )
-    files = [type("F", (), {"rel": rel})() for rel in found]
+    root, files, want = _notes_to_parse(workspace, 60)
     monkeypatch.setattr(parseproc, "_PARSE_CHUNK", 2)
     monkeypatch.setattr(parseproc, "_PARSE_WINDOW", 2)
     monkeypatch.setattr(parseproc, "_PARSE_HERE", 2)
@@ -346,7 +344,6 @@ def test_the_writer_parses_what_a_slow_parse_process_has_not_reached(
         "    send(sys.stdout.buffer, out)\n"
         "    sys.stdout.flush()",
     )
-    want = [parse_file(rel, root + rel, 320) for rel in found]
     started = time.monotonic()
     got = list(parseproc.parse_elsewhere(root, files, 320))  # type: ignore[arg-type]
     assert got == want
