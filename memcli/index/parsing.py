@@ -87,7 +87,7 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
     for start, end, heading, chunk in chunking.chunk_rows(view, target):
         digest = sha256(chunk.encode("utf-8")).hexdigest()
         rows.append((start, end, heading, *labels(start, end), digest))
-        texts.append((chunk, heading, "" if chunk.isascii() else grams(chunk)))
+        texts.append((chunk, heading, _grams(chunk)))
     crumbs = {b[0] + 1: b[3] for b in chunking.blocks(lines)} if own else {}
     for line, end, fact_id, st in own:
         last = end  # the status lines that end the entry are its tail: shown, not searched
