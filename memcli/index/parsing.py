@@ -155,9 +155,9 @@ def receive(stream: Any) -> Any:
     head = stream.read(8)
     if not head:
         raise EOFError
-    size = int.from_bytes(head, "little") if len(head) == 8 else -1
-    data = stream.read(size) if size >= 0 else b""
-    if size < 0 or len(data) != size:
+    size = int.from_bytes(head, "little")
+    data = stream.read(size) if len(head) == 8 else b""
+    if len(data) != size or len(head) != 8:
         raise EOFError("the pipe ended inside a message")
     return marshal.loads(data)
 
