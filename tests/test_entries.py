@@ -60,6 +60,6 @@ def test_append_adds_missing_newline(tmp_path: Path) -> None:
     target = tmp_path / "m" / "f.md"
     target.parent.mkdir()
     target.write_text("hand written without newline")
-    with locked_append(target) as fd:
+    with locked_append(target, within=(tmp_path,)) as fd:
         append_text(fd, target, "- 10:00 fact\n")
     assert target.read_text() == "hand written without newline\n- 10:00 fact\n"

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from memcli import safewrite
 from memcli.errors import BadInput
 
 
@@ -56,29 +57,14 @@ def files_of(agent: str, scope: str, project: Path) -> tuple[Path, ...]:
 def project_file(path: Path, project: Path) -> Path:
     """The file install reads and writes for ``path``: itself, or, when it or a folder on
     its way is a link, the file the link leads to, as long as that stays inside the project
-    (``CLAUDE.md -> AGENTS.md``). A link leading out of it is refused: a repository may have
-    committed one pointing at the user's files (``.claude/settings.json`` to a credentials
-    file, ``CLAUDE.md`` to a shell profile), which install would read into a tracked file. A
-    file outside the project (user scope) is the user's own to link."""
+    (``CLAUDE.md -> AGENTS.md``; :func:`memcli.safewrite.target`). A link leading out of it
+    is refused: a repository may have committed one pointing at the user's files
+    (``.claude/settings.json`` to a credentials file, ``CLAUDE.md`` to a shell profile),
+    which install would read into a tracked file. A file outside the project (user scope)
+    is the user's own to link."""
     top = Path(os.path.abspath(project))
     try:
-        rel = Path(os.path.abspath(path)).relative_to(top)
+        Path(os.path.abspath(path)).relative_to(top)
     except ValueError:
         return path
-    current = top
-    for part in rel.parts:
-        current = current / part
-        if current.is_symlink():
-            break
-    else:
-        return path
-    target = Path(os.path.realpath(path))
-    inside = top.resolve()
-    if inside not in target.parents or ".git" in target.relative_to(inside).parts:
-        raise BadInput(
-            f"{current} is a link leading out of the project (to {os.path.realpath(current)}):"
-            " memcli reads and writes no file through it (a repository may point one at your"
-            " files)",
-            hint="replace the link with a plain file, or remove it, and run this again",
-        )
-    return target
+    return safewrite.target(path, top)

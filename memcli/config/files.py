@@ -3,12 +3,11 @@ command line, no secrets, comments and layout kept (tomlkit), atomic replacement
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from memcli import safewrite
 from memcli.config.layers import TRUST_TABLE, Settings, apply_table
 from memcli.config.registry import coerce, lookup, split_key
 from memcli.errors import ConfigError
@@ -122,23 +121,12 @@ def write_setting(
         apply_table(Settings.defaults(), data, "check", path)
     except tomllib.TOMLDecodeError as exc:  # pragma: no cover - tomlkit wrote it
         raise ConfigError(f"{path}: the change would make invalid TOML: {exc}") from None
-    replace_file(path, new_text)
+    replace_file(path, new_text, *(() if user else (path.parent,)))
     return True
 
 
-def replace_file(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+def replace_file(path: Path, text: str, *within: Path) -> None:
+    """Replace a config file whole (:func:`memcli.safewrite.replace`, its mode kept);
+    ``within``: the folders it must stay in (a workspace's ``memcli.toml``: the workspace),
+    none for the user's own files."""
+    safewrite.replace(path, text.encode("utf-8"), *within)

@@ -266,7 +266,14 @@ def _mark(mem: FlushHost, fact_id: str, mark: str, *, once: bool = False) -> lis
         return []
     path = mem.ws.root / found[0][1]
     try:
-        marked = annotate(path, fact_id, [mark], once=once, writers=mem.ws.writers_lock)
+        marked = annotate(
+            path,
+            fact_id,
+            [mark],
+            once=once,
+            writers=mem.ws.writers_lock,
+            within=mem.ws.memory_bounds,
+        )
         return [path] if marked else []
     except (BadInput, OSError) as exc:
         mem.warnings.append(f"could not mark {fact_id}: {getattr(exc, 'message', exc)}")

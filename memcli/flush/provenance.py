@@ -77,7 +77,7 @@ def append_facts(
     writer added meanwhile, in ``result``.
     """
     rel = ws.rel(target)
-    with entries.appending(target, ws.writers_lock) as file:
+    with entries.appending(target, ws.writers_lock, within=ws.memory_bounds) as file:
         existing = file.text
         line = heading_line(existing, result.conversation)
         if line:

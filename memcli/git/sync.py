@@ -218,7 +218,7 @@ def _rehome_marks(scope: Scope, before: str | None) -> None:
             replaced.update(successors(text))
     for path in changed:
         try:
-            rehome_superseded_in(path, replaced)
+            rehome_superseded_in(path, replaced, (scope.top, scope.top / scope.pathspec))
         except (OSError, BadInput):
             continue
 

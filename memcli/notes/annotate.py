@@ -20,13 +20,14 @@ def annotate(
     purge: bool = False,
     once: bool = False,
     writers: Path | None = None,
+    within: tuple[Path, ...],
 ) -> bool:
     """Write ``marks`` (status lines) under the fact ``fact_id`` in ``path``, found again
     under the lock; ``purge``: its text becomes ``(forgotten)`` first; ``once``: a mark the
     fact already has is not written again. BadInput when the fact is no longer there.
-    Returns whether anything was written. ``writers``: the workspace's writers lock
-    (:func:`memcli.notes.entries.locked_append`)."""
-    with editing(path, writers) as file:
+    Returns whether anything was written. ``writers``: the workspace's writers lock;
+    ``within``: where the file must stay (:func:`memcli.notes.entries.locked_append`)."""
+    with editing(path, writers, within=within) as file:
         entry = next(
             (e for e in parse_entries(file.text) if fact_key(e.text)[:ID_CHARS] == fact_id), None
         )
@@ -113,9 +114,10 @@ def rehome_superseded(text: str, replaced: dict[str, str] | None = None) -> str 
     return "".join(out)
 
 
-def rehome_superseded_in(path: Path, replaced: dict[str, str]) -> bool:
-    """:func:`rehome_superseded` on a file, under its lock; whether it changed."""
-    with editing(path) as file:
+def rehome_superseded_in(path: Path, replaced: dict[str, str], within: tuple[Path, ...]) -> bool:
+    """:func:`rehome_superseded` on a file, under its lock; whether it changed. ``within``:
+    where the file must stay (:func:`memcli.notes.entries.locked_append`)."""
+    with editing(path, within=within) as file:
         new = rehome_superseded(file.text, replaced)
         if new is None:
             return False

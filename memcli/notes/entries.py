@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+from memcli import safewrite
 from memcli.errors import BadInput, WriteFailed, os_cause
 from memcli.locks import lock_file, shared
 from memcli.notes.controls import strip_controls
@@ -95,16 +96,18 @@ def parse_entries(text: str) -> list[Entry]:
 _REOPEN_TRIES = 20
 
 
-def _lock_current(path: Path, flags: int) -> int:
-    """Open ``path`` and lock it (:func:`memcli.locks.lock_file`), making sure the file
-    locked is the one at the path once the lock is held: a file replaced while this writer
-    waited (git rebasing or merging it writes a new file) is opened and locked again, so no
-    write lands in a file that is no longer there."""
+def _lock_current(path: Path, flags: int, within: tuple[Path, ...]) -> tuple[Path, int]:
+    """Open the file memcli writes for ``path`` (:func:`memcli.safewrite.open_file`: no link
+    out of ``within`` followed, a regular file) and lock it (:func:`memcli.locks.lock_file`),
+    making sure the file locked is the one at the path once the lock is held: a file
+    replaced while this writer waited (an edit, git rebasing or merging it writes a new
+    file) is opened and locked again, so no write lands in a file that is no longer there.
+    ``(the file's path, its descriptor)``."""
     for _ in range(_REOPEN_TRIES):
-        fd = os.open(path, flags, 0o644)
+        real, fd = safewrite.open_file(path, flags, *within)
         try:
             lock_file(fd)
-            held, now = os.fstat(fd), os.stat(path)
+            held, now = os.fstat(fd), os.stat(real)
         except FileNotFoundError:  # removed meanwhile: open (and with O_CREAT, make) it anew
             os.close(fd)
             continue
@@ -112,13 +115,15 @@ def _lock_current(path: Path, flags: int) -> int:
             os.close(fd)
             raise
         if (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino):
-            return fd
+            return real, fd
         os.close(fd)
     raise WriteFailed(f"cannot write {path}: it keeps being replaced; nothing was written")
 
 
 @contextmanager
-def locked_append(path: Path, writers: Path | None = None) -> Iterator[int]:
+def locked_append(
+    path: Path, writers: Path | None = None, *, within: tuple[Path, ...]
+) -> Iterator[int]:
     """Open ``path`` for appending under an exclusive lock; yield the fd.
 
     The lock is an advisory, blocking ``flock`` on the file itself
@@ -128,12 +133,13 @@ def locked_append(path: Path, writers: Path | None = None) -> Iterator[int]:
     and a lock on the memory file cannot hold the pid a timeout message would name. The file
     locked is the one at the path when the lock is held (:func:`_lock_current`).
     ``writers``: the workspace's writers lock, held shared meanwhile (``sync`` holds it
-    exclusive while git rewrites memory files).
+    exclusive while git rewrites memory files). ``within``: the folders the file must stay
+    in, links resolved (:func:`memcli.safewrite.target`).
     """
     with shared(writers) if writers is not None else nullcontext():
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd = _lock_current(path, os.O_RDWR | os.O_APPEND | os.O_CREAT)
+            safewrite.target(path.parent, *within).mkdir(parents=True, exist_ok=True)
+            _, fd = _lock_current(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, within)
         except (FileExistsError, NotADirectoryError, IsADirectoryError) as exc:
             # A file where a folder is needed (``MEMORY.md/x.md``) or a folder named like it.
             raise BadInput(f"cannot append to {path}: {exc.strerror}") from None
@@ -219,38 +225,44 @@ class Appender:
 
 
 @contextmanager
-def appending(path: Path, writers: Path | None = None) -> Iterator[Appender]:
+def appending(
+    path: Path, writers: Path | None = None, *, within: tuple[Path, ...]
+) -> Iterator[Appender]:
     """Lock ``path`` for appending and read it: the one way memcli adds to a memory file.
 
     The caller checks the current text (a duplicate, a heading a racing writer added) and
     appends, all under the same lock, so checks and write cannot interleave with another
-    memcli process writing the same file. ``writers``: see :func:`locked_append`.
+    memcli process writing the same file. ``writers``, ``within``: see :func:`locked_append`.
     """
-    with locked_append(path, writers) as fd:
-        yield Appender(path, fd, _read_fd(fd))
+    with locked_append(path, writers, within=within) as fd:
+        yield Appender(path, fd, _read_fd(fd).decode("utf-8", errors="replace"))
 
 
 @contextmanager
-def editing(path: Path, writers: Path | None = None) -> Iterator[Editor]:
+def editing(
+    path: Path, writers: Path | None = None, *, within: tuple[Path, ...]
+) -> Iterator[Editor]:
     """Lock ``path`` (the lock appends take) and read it, to change lines in place.
 
-    The file keeps its inode (appenders hold it open): the changed tail is written back over
-    the old one with one ``pwrite`` from the first changed byte, then the file is cut to its
-    new length and synced. ``writers``: see :func:`locked_append`.
+    :meth:`Editor.replace` writes the new text whole or not at all (a new file renamed over
+    the old one, :func:`memcli.safewrite.replace`), and only the lines that changed get new
+    bytes. ``writers``, ``within``: see :func:`locked_append`.
     """
     with shared(writers) if writers is not None else nullcontext():
         try:
-            fd = _lock_current(path, os.O_RDWR)
+            real, fd = _lock_current(path, os.O_RDWR, within)
         except FileNotFoundError:
             raise BadInput(f"no such file: {path}") from None
+        raw = _read_fd(fd)
+        editor = Editor(path, real, fd, raw.decode("utf-8", errors="replace"), raw)
         try:
-            yield Editor(path, fd, _read_fd(fd))
+            yield editor
         finally:
-            os.close(fd)
+            os.close(editor.fd)  # closing releases the lock
 
 
-def _read_fd(fd: int) -> str:
-    """The whole text of the locked file (read through its descriptor: the file locked)."""
+def _read_fd(fd: int) -> bytes:
+    """The whole content of the locked file (read through its descriptor: the file locked)."""
     chunks, offset = [], 0
     while True:
         piece = os.pread(fd, 1 << 20, offset)
@@ -258,28 +270,39 @@ def _read_fd(fd: int) -> str:
             break
         chunks.append(piece)
         offset += len(piece)
-    return b"".join(chunks).decode("utf-8", errors="replace")
+    return b"".join(chunks)
 
 
 @dataclass
 class Editor:
-    """A memory file locked for editing, with its text when the lock was taken."""
+    """A memory file locked for editing, with its text when the lock was taken (bytes that
+    are not UTF-8 read as U+FFFD) and its bytes."""
 
     path: Path
+    real: Path  # the file written: ``path`` with any link inside the workspace resolved
     fd: int
     text: str
+    raw: bytes
 
     def replace(self, new_text: str) -> None:
-        """Make the file hold ``new_text``: write from the first byte that differs."""
-        old, new = self.text.encode("utf-8"), new_text.encode("utf-8")
-        same, limit = 0, min(len(old), len(new))
-        while same + 4096 <= limit and old[same : same + 4096] == new[same : same + 4096]:
-            same += 4096
-        while same < limit and old[same] == new[same]:
-            same += 1
-        tail = new[same:]
-        if os.pwrite(self.fd, tail, same) != len(tail):  # pragma: no cover - disk full
-            raise OSError(f"short write to {self.path}")
-        os.ftruncate(self.fd, len(new))
-        os.fsync(self.fd)
-        self.text = new_text
+        """Make the file hold ``new_text``, whole or not at all: the lines it shares with
+        the old text, at the start and the end, keep their very bytes (text that is not
+        UTF-8 included); the rest is written as UTF-8. The new file is locked before it
+        takes the old one's place, so appenders wait for this edit to end."""
+        old, new = self.text.split("\n"), new_text.split("\n")
+        raw = self.raw.split(b"\n")
+        limit = min(len(old), len(new))
+        head = 0
+        while head < limit and old[head] == new[head]:
+            head += 1
+        tail = 0
+        while tail < limit - head and old[-1 - tail] == new[-1 - tail]:
+            tail += 1
+        middle = [line.encode("utf-8") for line in new[head : len(new) - tail]]
+        data = b"\n".join([*raw[:head], *middle, *raw[len(raw) - tail :]])
+        if data == self.raw:
+            return
+        fd = safewrite.replace(self.real, data, shown=self.path, hold=lock_file)
+        assert fd is not None
+        os.close(self.fd)
+        self.fd, self.text, self.raw = fd, new_text, data

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import memcli.statedir as statedir
+from memcli import safewrite
 from memcli.errors import BadInput, PathOutsideWorkspace, WorkspaceNotFound
 from memcli.statedir import STATE_DIR, state_path
 
@@ -107,6 +108,12 @@ class Workspace(NamedTuple):
         """A path under ``.memcli`` whose folders are real folders (see
         :mod:`memcli.statedir`); open it with :func:`memcli.statedir.open_state`."""
         return state_path(self.root, *parts)
+
+    @property
+    def memory_bounds(self) -> tuple[Path, Path]:
+        """Where a memory file must stay, links resolved: the workspace, and ``memory/``
+        in it (:func:`memcli.safewrite.target`)."""
+        return (self.root, self.memory_dir)
 
     @property
     def evergreen_path(self) -> Path:
@@ -237,35 +244,33 @@ Evergreen facts: curated by hand, never decayed, never written by `memcli flush`
 
 
 def init_workspace(root: Path) -> list[str]:
-    """Create the layout in ``root`` (idempotent); return what was created or changed."""
+    """Create the layout in ``root`` (idempotent); return what was created or changed.
+
+    Every file is written through :mod:`memcli.safewrite`, and each is checked before the
+    first is written: a link that leads out of the workspace (or, for ``MEMORY.md``, out of
+    ``memory/``) stops ``init`` with nothing changed."""
     root = root.resolve()
     ws = Workspace(root)
+    gitignore, gitattributes = root / ".gitignore", root / ".gitattributes"
+    in_git = find_git_root(root) is not None
+    for path in (ws.memory_dir, gitignore, *([gitattributes] if in_git else [])):
+        safewrite.target(path, root)
+    if ws.memory_dir.exists() and not ws.memory_dir.is_dir():
+        raise BadInput(f"{ws.memory_dir} exists and is not a folder")
+    safewrite.target(ws.evergreen_path, *ws.memory_bounds)
     done: list[str] = []
     if not ws.memory_dir.is_dir():
-        if ws.memory_dir.exists():
-            raise BadInput(f"{ws.memory_dir} exists and is not a folder")
         ws.memory_dir.mkdir(parents=True)
         done.append(f"{MEMORY_DIR}/")
-    if not ws.evergreen_path.exists():
-        ws.evergreen_path.write_text(MEMORY_TEMPLATE, encoding="utf-8")
+    if not os.path.lexists(ws.evergreen_path):
+        safewrite.replace(ws.evergreen_path, MEMORY_TEMPLATE.encode("utf-8"), *ws.memory_bounds)
         done.append(f"{MEMORY_DIR}/{EVERGREEN_FILE}")
-    if ensure_line(root / ".gitignore", f"{STATE_DIR}/"):
+    if safewrite.append_line(gitignore, f"{STATE_DIR}/", root):
         done.append(".gitignore")
-    if find_git_root(root) is not None and ensure_line(root / ".gitattributes", UNION_MERGE):
+    if in_git and safewrite.append_line(gitattributes, UNION_MERGE, root):
         done.append(".gitattributes")
     return done
 
 
 #: Dated memory files are append-only logs: git's union merge keeps both sides' lines.
 UNION_MERGE = f"{MEMORY_DIR}/**/[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]*.md merge=union"
-
-
-def ensure_line(path: Path, line: str) -> bool:
-    """Append ``line`` to a text file unless present; True when the file changed."""
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    if line in (ln.strip() for ln in text.splitlines()):
-        return False
-    prefix = "" if not text or text.endswith("\n") else "\n"
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(f"{prefix}{line}\n")
-    return True

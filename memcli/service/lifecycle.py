@@ -463,7 +463,15 @@ class LifecycleService(NotesService):
         from memcli.notes.annotate import annotate
 
         path = self.ws.root / fact.path
-        annotate(path, fact.id, [mark], purge=purge, once=once, writers=self.ws.writers_lock)
+        annotate(
+            path,
+            fact.id,
+            [mark],
+            purge=purge,
+            once=once,
+            writers=self.ws.writers_lock,
+            within=self.ws.memory_bounds,
+        )
         try:
             self.index([str(path)])
         except Exception as exc:  # written; the index catches up on its next sync

@@ -132,7 +132,7 @@ class NotesService(GitService):
             block, redactions = red.text, [*redactions, *red.kinds]
         key = entries.fact_key(entries.parse_entries(block)[0].text)
         rel = self.ws.rel(target)
-        with entries.appending(target, self.ws.writers_lock) as file:
+        with entries.appending(target, self.ws.writers_lock, within=self.ws.memory_bounds) as file:
             for e in entries.parse_entries(file.text):
                 if entries.fact_key(e.text) == key:
                     return AddResult(rel, e.line, block, False, f"{rel}:{e.line}", redactions)
@@ -187,8 +187,8 @@ class NotesService(GitService):
             if target.exists() and not target.is_file():
                 raise BadInput(f"--to {to!r} is not a file")
             return target
-        if evergreen:
-            return self.ws.resolve_user_path(self.ws.evergreen_path)
+        if evergreen:  # a link there is checked by the write (memcli.safewrite)
+            return self.ws.evergreen_path
         return self.ws.daily_path((day or datetime.now()).date(), namespace)
 
     def get(self, spec: str, cwd: Path | None = None) -> GetResult:
