@@ -23,6 +23,7 @@ from memcli.errors import BadInput
 from memcli.flush import conversation
 from memcli.flush.conversation import Message, split_for_context
 from memcli.flush.dedupe import similarity
+from memcli.notes.entryparse import entry_id
 from memcli.flush.extract import BadReply, parse_reply
 from memcli.notes.entries import parse_entries
 from memcli.providers import remote
@@ -462,7 +463,9 @@ def test_all_known_writes_no_heading_and_corroborates(
     after = snapshot(workspace)
     (name,) = [k for k in after if after[k] != before[k]]
     # no heading, no new entry: one status line under the known fact
-    assert after[name] == before[name] + f"  - corroborated {date.today().isoformat()}\n".encode()
+    fid = entry_id("The release train leaves every Tuesday.")
+    mark = f"  - corroborated {date.today().isoformat()} ({fid})\n"
+    assert after[name] == before[name] + mark.encode()
 
 
 def test_flushed_facts_are_indexed(cli: Cli, stub: StubOpenAI) -> None:

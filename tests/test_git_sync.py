@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,27 @@ def test_lifecycle_changes_on_two_clones_merge_and_round_trip(
             snippet = "\n".join(h["snippet"] for h in hits)
             assert "The seed fact was replaced." in snippet
             assert "08:00 seed fact" not in snippet
+
+
+def test_a_status_line_a_merge_moves_under_another_fact_still_counts_for_its_own(
+    clones: tuple[Path, Path, Path],
+) -> None:
+    """A forgets the last fact of a day file while B appends one to it; B's ``git pull``
+    (a merge, union for memory files) leaves A's ``retracted`` line under B's new fact. The
+    line names its fact, so the forgotten one stays hidden and the new one is found."""
+    from tests.test_reliability import memcli
+
+    remote, a, b = clones
+    memcli(a, "forget", f"{DAY}:3", "--reason", "it was wrong", check=True)
+    git(a, "commit", "-qam", "forget the seed")
+    git(a, "push", "-q")
+    memcli(b, "add", "--to", DAY, "Beta learned on machine B.", check=True)
+    git(b, "commit", "-qam", "beta")
+    git(b, "pull", "-q", "--no-rebase", "--no-edit")
+    lines = (b / DAY).read_text().splitlines()
+    assert lines[2] == "- 08:00 seed fact" and "Beta learned" in lines[3]
+    assert lines[4].startswith("  - retracted ")  # under Beta's fact now
+    found = memcli(b, "search", "--json", "Beta learned on machine B", check=True)
+    assert "Beta learned" in json.loads(found.stdout)["results"][0]["snippet"]
+    seed = json.loads(memcli(b, "search", "--json", "seed fact").stdout)["results"]
+    assert not any("seed fact" in hit["snippet"] for hit in seed)

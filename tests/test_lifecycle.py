@@ -81,7 +81,7 @@ def test_forget_retracts_and_purge_removes_the_text(cli: Cli, workspace: Path, r
     r = cli("forget", redis, "--reason", "wrong: it was never decided")
     assert r.exit_code == 0, r.stderr
     text = day_file(workspace).read_text()
-    assert f"  - retracted {TODAY}: wrong: it was never decided\n" in text
+    assert f"  - retracted {TODAY} ({redis}): wrong: it was never decided\n" in text
     assert snippets(cli, "Redis session cache") == ""
     (token,) = ids_for(cli, "S3 token vault")
     r = cli("forget", token, "--reason", "it holds a secret", "--purge")
@@ -100,7 +100,7 @@ def test_confirm_ranks_higher_and_is_explained(cli: Cli, workspace: Path) -> Non
     fid = ids_for(cli, "Thursday evening deploy window")[0]
     r = cli("confirm", fid, "--by", "alice", "--json")
     assert r.exit_code == 0, r.stderr
-    assert f"  - confirmed {TODAY} by alice\n" in (workspace / "memory" / "b.md").read_text()
+    assert f"  - confirmed {TODAY} ({fid}) by alice\n" in (workspace / "memory" / "b.md").read_text()
     top = cli("search", "deploy window", "--json", "--explain").json()["results"][0]
     assert "Thursday" in top["snippet"]
     assert top["explain"]["trust"] == ["confirmed"]

@@ -244,9 +244,9 @@ def _commit_earlier(mem: FlushHost, earlier: str, hash8: str) -> str | None:
 
 def _corroborate(mem: FlushHost, skip: list[FactOutcome], now: datetime) -> list[Path]:
     """A ``corroborated`` status line (once a day) under each known fact a new one repeats."""
-    mark = status_line("corroborated", day=now.date())
     return [p for o in skip if o.decision == "duplicate" and o.target
-            for p in _mark(mem, o.target, mark, once=True)]  # fmt: skip
+            for p in _mark(mem, o.target, status_line("corroborated", day=now.date(),
+                                                      fact=o.target), once=True)]  # fmt: skip
 
 
 def _supersede(mem: FlushHost, written: list[FactOutcome], now: datetime) -> list[Path]:

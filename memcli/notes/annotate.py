@@ -7,7 +7,7 @@ from pathlib import Path
 
 from memcli.errors import BadInput
 from memcli.notes.entries import editing, fact_key, parse_entries
-from memcli.notes.lifecycle import ID_CHARS
+from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE
 
 _STAMP = re.compile(r"^([-*+] (?:\d{1,2}:\d{2} )?(?:\[[\w\-]+\] )?)")
 
@@ -37,11 +37,13 @@ def annotate(
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += "\n"
         at = entry.end_line
-        if purge:
+        if purge:  # the status lines under it stay (those it counts may stand elsewhere)
             stamp = _STAMP.match(lines[entry.line - 1])
-            body_end = entry.end_line - len(entry.status)
+            body_end = entry.end_line
+            while body_end > entry.line and STATUS_LINE.match(lines[body_end - 1]):
+                body_end -= 1
             lines[entry.line - 1 : body_end] = [f"{stamp.group(1) if stamp else '- '}(forgotten)\n"]
-            at = entry.line + len(entry.status)
+            at = entry.line + 1 + entry.end_line - body_end
         if once:
             marks = [m for m in marks if m.rstrip("\n") not in {s.rstrip() for s in entry.status}]
         if not marks and not purge:

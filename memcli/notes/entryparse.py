@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 from memcli.digest import sha1_hex
-from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE
+from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE, owner_of
 from memcli.notes.lines import split_lines
 
 _ENTRY = re.compile(r"^[-*+] (?:(\d{1,2}:\d{2}) )?(?:\[([\w\-]+)\] )?(.*)$")
@@ -20,12 +20,47 @@ _FENCES = ("```", "~~~")
 _INDENTS = ("  ", "\t")
 
 
-def entry_fields(
-    text: str,
-) -> Iterator[tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]]:
+Fields = tuple[str, str | None, tuple[str, ...], str | None, int, int, tuple[str, ...]]
+
+
+def entry_fields(text: str) -> Iterator[Fields]:
     """What :func:`parse_entries` finds, as plain tuples ``(text, type, tags, time, line,
     end_line, status_lines)``: the indexer's fast path, which needs no :class:`Entry`
-    objects. ``end_line`` counts the status lines in (they belong to the item)."""
+    objects. ``end_line`` counts the status lines under the item in; ``status_lines`` are
+    the ones that count for it (:func:`_owned`: a line naming another fact of the file is
+    that fact's)."""
+    rows = _fields(text)
+    return iter(_owned(list(rows))) if "(" in text else rows
+
+
+def _owned(rows: list[Fields]) -> list[Fields]:
+    """Each status line with the fact it names (``(3f2a9c1b)``, :func:`owner_of`): git's
+    union merge of two clones' appends can leave a line written under the last fact of one
+    side under the other side's new fact. A line naming a fact of this file counts for that
+    fact; one naming none (a fact edited since, or purged) stays with the fact it is under."""
+    named = [
+        (i, line, owner)
+        for i, row in enumerate(rows)
+        for line in row[6]
+        if (owner := owner_of(line)) is not None
+    ]
+    if not named:
+        return rows
+    ids = [fact_key(row[0])[:ID_CHARS] for row in rows]
+    first: dict[str, int] = {}
+    for i, fid in enumerate(ids):
+        first.setdefault(fid, i)
+    status = [list(row[6]) for row in rows]
+    for i, line, owner in named:
+        j = first.get(owner)
+        if j is not None and ids[i] != owner:
+            status[i].remove(line)
+            status[j].append(line)
+    return [(*row[:6], tuple(status[i])) for i, row in enumerate(rows)]
+
+
+def _fields(text: str) -> Iterator[Fields]:
+    """:func:`entry_fields`, with each status line under the item it stands under."""
     lines = split_lines(text)
     n = len(lines)
     i = 0

@@ -34,6 +34,7 @@ __all__ = [
     "KINDS",
     "STATUS_LINE",
     "Status",
+    "owner_of",
     "status_line",
     "status_of",
 ]
@@ -132,6 +133,16 @@ def status_of(lines: tuple[str, ...] | list[str]) -> Status:
     return Status(state, expires, confirmed, corroborated, successor, reason)
 
 
+#: ``(3f2a9c1b)``, right after a status line's word and date: the fact the line belongs to.
+_OWNER = re.compile(r"^[ \t]+[-*+] [a-z]+\b[ \t]*(?:\d{4}-\d{2}-\d{2}[ \t]+)?\(([0-9a-f]{8})\)")
+
+
+def owner_of(line: str) -> str | None:
+    """The id a status line names as its fact's (:func:`status_line`), if it names one."""
+    m = _OWNER.match(line)
+    return m.group(1) if m else None
+
+
 def _after_colon(text: str) -> str | None:
     _, sep, after = text.partition(":")
     return after.strip() or None if sep else None
@@ -156,13 +167,20 @@ def expiry_date(value: str, today: date) -> date:
         ) from None
 
 
-def status_line(kind: str, detail: str = "", day: date | None = None) -> str:
-    """One status line (with its indent and newline): ``  - KIND DATE DETAIL``."""
+def status_line(
+    kind: str, detail: str = "", day: date | None = None, fact: str | None = None
+) -> str:
+    """One status line (with its indent and newline): ``  - KIND DATE (FACT) DETAIL``.
+    ``fact``: the id of the fact it is written under, for a line written after the fact:
+    git's union merge can move such a line under a neighbour, and the id names its owner
+    (:func:`owner_of`)."""
     if kind not in KINDS:
         raise ValueError(f"unknown status {kind!r}")
     parts = [kind]
     if day is not None:
         parts.append(day.isoformat())
+    if fact is not None and len(fact) >= ID_CHARS:
+        parts.append(f"({fact[:ID_CHARS]})")
     line = " ".join(parts)
     if detail:
         line += detail if detail.startswith((":", " ")) else f" {detail}"

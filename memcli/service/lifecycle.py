@@ -317,7 +317,9 @@ class LifecycleService(NotesService):
     ) -> LifecycleResult:
         fact = self.find_fact(ref)
         purged = f" (purged {fact.id})" if purge else ""
-        mark = status_line("retracted", f"{purged}: {reason}", now.date())
+        mark = status_line(
+            "retracted", f"{purged}: {reason}", now.date(), None if purge else fact.id
+        )
         action = "purged" if purge else "retracted"
         if fact.status.state == "retracted" and not purge:
             return LifecycleResult(action, fact, [], changed=False, dry_run=dry_run)
@@ -359,7 +361,7 @@ class LifecycleService(NotesService):
                 hint="add it again, or confirm the fact that replaced it",
             )
         who = " ".join((by or "").split())
-        mark = status_line("confirmed", f"by {who}" if who else "", now.date())
+        mark = status_line("confirmed", f"by {who}" if who else "", now.date(), fact.id)
         today = now.date().isoformat()
         fresh = fact.status.state != "review"
         if fresh and fact.status.confirmed and _confirmed_on(self.ws.root / fact.path, fact, today):
