@@ -23,9 +23,9 @@ from memcli.errors import BadInput
 from memcli.flush import conversation
 from memcli.flush.conversation import Message, split_for_context
 from memcli.flush.dedupe import similarity
-from memcli.notes.entryparse import entry_id
 from memcli.flush.extract import BadReply, parse_reply
 from memcli.notes.entries import parse_entries
+from memcli.notes.entryparse import entry_id
 from memcli.providers import remote
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI

@@ -100,7 +100,8 @@ def test_confirm_ranks_higher_and_is_explained(cli: Cli, workspace: Path) -> Non
     fid = ids_for(cli, "Thursday evening deploy window")[0]
     r = cli("confirm", fid, "--by", "alice", "--json")
     assert r.exit_code == 0, r.stderr
-    assert f"  - confirmed {TODAY} ({fid}) by alice\n" in (workspace / "memory" / "b.md").read_text()
+    text = (workspace / "memory" / "b.md").read_text()
+    assert f"  - confirmed {TODAY} ({fid}) by alice\n" in text
     top = cli("search", "deploy window", "--json", "--explain").json()["results"][0]
     assert "Thursday" in top["snippet"]
     assert top["explain"]["trust"] == ["confirmed"]
