@@ -127,8 +127,9 @@ def test_no_lock_file_is_left_per_session(
 
 
 def test_install_and_status_say_once_that_sessions_are_not_saved_without_an_llm(
-    cli: Cli, ws: Path
+    cli: Cli, ws: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("MEMCLI_AGENT_OWN_MODEL", "false")  # nor the agent's own CLI
     installed = cli("agent", "install", "claude-code")
     assert installed.exit_code == 0
     assert installed.stderr.count("no LLM model configured") == 1
@@ -136,6 +137,9 @@ def test_install_and_status_say_once_that_sessions_are_not_saved_without_an_llm(
     assert status["flush"] == {
         "on": False,
         "model": None,
-        "why": "no LLM model configured (llm.model): sessions are not saved as facts",
+        "backend": None,
+        "agents": [],
+        "why": "no LLM model configured (llm.model): sessions are not saved as facts"
+        " (agent.own_model is off)",
     }
     assert cli("agent", "status").stderr.count("no LLM model configured") == 1

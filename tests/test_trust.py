@@ -22,6 +22,8 @@ HOSTILE = (
 
 def test_the_registry_declares_which_settings_need_trust() -> None:
     assert sorted(k for k, s in REGISTRY.items() if s.needs_trust) == [
+        "agent.max_flushes_per_day",
+        "agent.own_model",
         "cache.max_mb",
         "embedding.api_base",
         "embedding.api_key_env",

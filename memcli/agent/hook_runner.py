@@ -22,6 +22,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +39,16 @@ def _session_id() -> re.Pattern[str]:
     return re.compile(r"[\w.:-]{1,200}", re.ASCII)
 
 
+#: Set by memcli for an agent CLI it runs as its own model (memcli.providers.agentcli): a hook
+#: that sees it does nothing, so saving a session never starts another one to save.
+CHILD_ENV = "MEMCLI_AGENT_CHILD"
+
+
 def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
-    """The JSON the hook prints for ``event`` with payload ``raw`` ("" for nothing)."""
+    """The JSON the hook prints for ``event`` with payload ``raw`` ("" for nothing); nothing
+    at all in an agent CLI that memcli runs as its model (:data:`CHILD_ENV`)."""
+    if os.environ.get(CHILD_ENV):
+        return ""
     root: Path | None = None
     try:
         payload = _payload(raw)
@@ -172,11 +181,17 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
 
 
 def llm_configured(root: Path) -> bool:
-    """Whether the workspace's settings name an LLM model (a flush can run)."""
+    """Whether a flush can run: the workspace's settings name an LLM model, or an agent's
+    own CLI may save its sessions (``agent.own_model``, that CLI found)."""
     from memcli.config import load_settings
+    from memcli.flush.extract import own_model
+    from memcli.providers.agentcli import BACKENDS
 
     try:
-        return bool(load_settings(root, problems=[]).get("llm.model"))
+        settings = load_settings(root, problems=[])
+        if settings.get("llm.model"):
+            return True
+        return any(own_model(settings, name) for name in BACKENDS)
     except Exception:
         return False
 
@@ -204,17 +219,23 @@ def run_session_flush(root: Path, session_id: str, transcript: str, event: str) 
 
     try:
         with Memory.open(root, lenient=True) as mem:
-            done = mem.flush_session(session_id, transcript)
+            started = time.monotonic()
+            done = mem.flush_session(session_id, transcript, background=True)
     except Exception as exc:
         log_event(root, event, f"error: flush of session {shown(session_id)}: {_describe(exc)}")
         raise
     flushed = done.result
     written = len(flushed.written) if flushed is not None else 0
+    asked = (
+        f" ({flushed.model}: {flushed.requests} request(s) in {time.monotonic() - started:.1f} s)"
+        if flushed is not None and flushed.model
+        else ""
+    )
     log_event(
         root,
         event,
         f"flushed session {shown(session_id)}: {done.new_turns} new of {done.turns} turns,"
-        f" {written} fact(s) written",
+        f" {written} fact(s) written{asked}",
     )
     return done
 

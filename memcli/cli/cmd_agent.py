@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -90,7 +91,7 @@ def _install(
         report = mem.agent_install(
             agent, scope=scope, project=project, dry_run=dry_run, remove=remove
         )
-        flushing = mem.session_flushing()
+        flushing = mem.session_flushing(agent)
         root = mem.ws.root
     warnings: list[str] = []
     if not remove:
@@ -123,7 +124,23 @@ def _install(
             "Codex runs new hooks once you trust them (/hooks in codex)"
             + (", and reads .codex/ in a trusted project only" if scope == "project" else "")
         )
-    if not remove and not flushing["on"]:
+    if not remove:
+        _say_flushing(st, flushing)
+
+
+def _say_flushing(st: State, flushing: dict[str, Any]) -> None:
+    """One line: what saves sessions as facts, and how to turn it off; or why nothing does."""
+    if flushing["backend"] == "agent":
+        from memcli.providers.agentcli import BACKENDS  # names only
+
+        used = ", ".join(f"{name} ({BACKENDS[name].program})" for name in flushing["agents"])
+        st.out.info(
+            f"sessions are saved as facts by the agent's own model and login: {used};"
+            " turn off: memcli config set --user agent.own_model false"
+        )
+    elif flushing["on"]:
+        st.out.info(f"sessions are saved at compaction and at their end ({flushing['model']})")
+    else:
         st.out.warn(f"{flushing['why']}; set one to save them: memcli config set llm.model ...")
 
 
@@ -186,11 +203,7 @@ def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bo
         st.out.info(f"hooks work here: the briefing holds {check['briefing_entries']} entries")
     else:
         st.out.warn(f"hooks fail here: {check['error']}")
-    flushing = report["flush"]
-    if flushing["on"]:
-        st.out.info(f"sessions are saved at compaction and at their end ({flushing['model']})")
-    else:
-        st.out.warn(f"{flushing['why']}; set one to save them: memcli config set llm.model ...")
+    _say_flushing(st, report["flush"])
     for line in report["errors"][-5:]:
         st.out.warn(f"logged: {line}")
 

@@ -490,6 +490,21 @@ SETTINGS: tuple[Setting, ...] = (
         needs_trust=True,
     ),
     _s(
+        "agent.own_model",
+        True,
+        "With no llm.model, save an agent's sessions with that agent's own CLI and login"
+        " (claude -p, codex exec).",
+        needs_trust=True,
+    ),
+    _s(
+        "agent.max_flushes_per_day",
+        24,
+        "Most sessions the agents' hooks save in a day (0: none); the rest wait for the next.",
+        low=0,
+        high=10_000,
+        needs_trust=True,
+    ),
+    _s(
         "agent.briefing_tokens",
         1200,
         "Token budget of the briefing an agent's session starts with (memcli agent hook).",

@@ -317,3 +317,17 @@ def _cut(text: str, width: int) -> list[str]:
     if rest:
         out.append(rest)
     return out
+
+
+def agent_of(text: str) -> str | None:
+    """The coding agent whose session file ``text`` is (``claude-code``, ``codex``), from
+    its first records; None for anything else."""
+    records = []
+    for line in text.splitlines()[:40]:
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            continue
+        if len(records) == 20:
+            break
+    return agent_format(records) if records else None

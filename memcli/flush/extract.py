@@ -30,13 +30,34 @@ class BadReply(ValueError):
     """The model's answer is not a valid facts object."""
 
 
-def llm_config(settings: Settings) -> ProviderConfig:
-    """ProviderConfig for ``[llm]``; a ConfigError when no model is set."""
+def own_model(settings: Settings, agent: str | None) -> str | None:
+    """The agent CLI that saves ``agent``'s sessions when no ``llm.model`` is set: the agent
+    itself (``claude-code``, ``codex``), when ``agent.own_model`` is on and its CLI is found;
+    else None."""
+    from memcli.providers import agentcli  # plain module: looked up, nothing imported
+
+    if not agent or not settings.get("agent.own_model"):
+        return None
+    found = agentcli.backend_of(agent)
+    return agent if found is not None and agentcli.find(found[0]) else None
+
+
+def llm_config(settings: Settings, agent: str | None = None) -> ProviderConfig:
+    """ProviderConfig for ``[llm]``, or with no model set the CLI of ``agent``, the coding
+    agent whose session this is (:func:`own_model`); a ConfigError when there is neither."""
     cfg = config_from_settings(settings, "llm")
     if cfg is None:
+        model = own_model(settings, agent)
+        if model is not None:
+            return ProviderConfig(
+                model=model,
+                timeout=float(settings.get("llm.timeout")),
+                max_retries=int(settings.get("llm.max_retries")),
+            )
         raise ConfigError(
             "no LLM model configured for flush",
-            hint="set [llm] model in memcli.toml, or MEMCLI_LLM_MODEL (e.g. openai/gpt-4o-mini)",
+            hint="set [llm] model in memcli.toml, or MEMCLI_LLM_MODEL (e.g. openai/gpt-4o-mini,"
+            " or claude-code or codex: the agent CLI you have, with its own login)",
         )
     return cfg
 

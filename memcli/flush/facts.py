@@ -68,6 +68,7 @@ class FlushResult:
     message: str = ""
     warnings: list[str] = field(default_factory=list)
     discarded: dict[str, int] = field(default_factory=dict)  # reason -> facts dropped
+    model: str = ""  # the LLM asked (llm.model, or the agent CLI: claude-code, codex)
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -95,8 +95,10 @@ def flush(
     prompt_file: str | Path | None = None,
     commit: bool = False,
     now: datetime | None = None,
+    agent: str | None = None,
 ) -> FlushResult:
-    """Extract facts from conversation ``text`` and append the new ones (see module doc)."""
+    """Extract facts from conversation ``text`` and append the new ones (see module doc).
+    ``agent``: the coding agent whose session it is (its CLI may be the LLM: ``llm_config``)."""
     now = now or datetime.now()
     ws = mem.ws
     settings = mem.settings
@@ -131,7 +133,8 @@ def flush(
         return result
 
     instructions = load_prompt(prompt_file or _prompt_setting(settings, ws.root), ws.root)
-    cfg = llm_config(settings)
+    cfg = llm_config(settings, agent)
+    result.model = cfg.model
     max_chars = int(settings.get("llm.max_chars"))
     if max_chars < MIN_PART_CHARS:
         raise ConfigError(f"llm.max_chars must be at least {MIN_PART_CHARS}, got {max_chars}")

@@ -116,3 +116,32 @@ def _records(folder: Path) -> list[tuple[str, dict[str, Any]]]:
         if isinstance(data, dict) and data.get("session"):
             out.append((str(data["session"]), data))
     return out
+
+
+#: The count of the day's background session flushes, beside the session records.
+DAILY_COUNT = "daily.count"  # not *.json: those are session records
+
+
+def take_daily_slot(folder: Path, cap: int, today: str | None = None) -> int:
+    """Count one more background session flush for today (the caller holds the flush lock);
+    a ProviderError when ``cap`` (``agent.max_flushes_per_day``) are done already: the
+    session is recorded as failed and its flush waits for a hook of a later day."""
+    from datetime import date
+
+    from memcli.errors import ProviderError
+
+    day = today or date.today().isoformat()
+    try:
+        data = json.loads(read_text(folder / DAILY_COUNT))
+    except (OSError, ValueError):
+        data = {}
+    done = data.get("count") if isinstance(data, dict) and data.get("day") == day else 0
+    done = done if isinstance(done, int) and done >= 0 else 0
+    if done >= cap:
+        raise ProviderError(
+            f"{done} session(s) saved today already (agent.max_flushes_per_day {cap});"
+            " this one waits for tomorrow",
+            hint="raise agent.max_flushes_per_day, or run memcli agent flush-session --due",
+        )
+    write_text(folder / DAILY_COUNT, json.dumps({"day": day, "count": done + 1}))
+    return done + 1

@@ -82,6 +82,10 @@ def complete(messages: list[dict[str, Any]], cfg: ProviderConfig, json_mode: boo
     With ``json_mode`` the provider is asked for a JSON object where it supports that (the
     parameter is dropped for models that do not). The caller still validates the text.
     """
+    from memcli.providers import agentcli  # a plain module: the check costs no import
+
+    if agentcli.backend_of(cfg.model) is not None:  # claude-code, codex: the agent's own CLI
+        return agentcli.complete(messages, cfg, json_mode)
     litellm = litellm_loader.load()
     kwargs: dict[str, Any] = {
         "model": cfg.model,

@@ -195,17 +195,23 @@ class AgentService(SearchService, FlushService):
         known = find(str(self.settings.get("embedding.model") or ""))
         return known.recall_similarity if known is not None else RECALL_SIMILARITY
 
-    def flush_session(self, session_id: str, transcript: str | Path) -> SessionFlush:
+    def flush_session(
+        self, session_id: str, transcript: str | Path, *, background: bool = False
+    ) -> SessionFlush:
         """Flush the turns of an agent session's transcript not flushed before (see
-        :mod:`memcli.flush.sessions`); the record moves on only when the flush succeeded."""
-        from memcli.flush.conversation import parse  # session flushes only
-        from memcli.flush.sessions import SessionLog, turn_digest  # session flushes only
+        :mod:`memcli.flush.sessions`); the record moves on only when the flush succeeded.
+        With no ``llm.model``, the agent that wrote the transcript answers with its own CLI
+        (``agent.own_model``). ``background``: a hook started it, and it counts towards
+        ``agent.max_flushes_per_day`` (past it, the session waits for the next day)."""
+        from memcli.flush.conversation import agent_of, parse  # session flushes only
+        from memcli.flush.sessions import SessionLog, take_daily_slot, turn_digest
         from memcli.flush.source import read_conversation
         from memcli.service.datatypes import FlushOptions
 
         log = SessionLog(self._sessions_folder(), session_id)
         with log.lock.acquire(self._lock_timeout()):
-            turns = parse(read_conversation(transcript))
+            raw = read_conversation(transcript)
+            turns = parse(raw)
             digests = [turn_digest(m.role, m.content) for m in turns]
             start = log.new_from(log.flushed(), digests)
             new = turns[start:]
@@ -213,7 +219,10 @@ class AgentService(SearchService, FlushService):
                 return SessionFlush(session_id, len(turns), 0, None)
             text = json.dumps([{"role": m.role, "content": m.content} for m in new])
             try:
-                result = self.flush(FlushOptions(text=text))
+                if background:
+                    cap = int(self.settings.get("agent.max_flushes_per_day"))
+                    take_daily_slot(self._sessions_folder(), cap)
+                result = self.flush(FlushOptions(text=text, agent=agent_of(raw)))
             except Exception as exc:  # the next hook of the workspace tries it again
                 log.record_failure(str(transcript), getattr(exc, "message", str(exc)))
                 raise
@@ -334,14 +343,29 @@ class AgentSetup(AgentService):
             "log": log,
         }
 
-    def session_flushing(self) -> dict[str, Any]:
-        """Whether sessions are flushed at compaction and at their end: only with an LLM
-        model configured (``llm.model``); else the hooks start no flush, and say why here."""
+    def session_flushing(self, agent: str | None = None) -> dict[str, Any]:
+        """Whether sessions are flushed at compaction and at their end, and by what
+        (``backend``): the ``llm.model`` (``litellm``, or an agent CLI it names), or with no
+        model each agent's own CLI (``agent.own_model``; ``agents`` lists those found, of
+        ``agent`` alone when given). Else the hooks start no flush, and ``why`` says so."""
+        from memcli.flush.extract import own_model  # no provider loads: names only
+        from memcli.providers.agentcli import BACKENDS, backend_of
+
         model = str(self.settings.get("llm.model") or "")
         if model:
-            return {"on": True, "model": model, "why": None}
+            found = backend_of(model)
+            backend = found[0].name if found is not None else "litellm"
+            return {"on": True, "model": model, "backend": backend, "agents": [], "why": None}
+        names = [agent] if agent in BACKENDS else list(BACKENDS)
+        agents = [name for name in names if own_model(self.settings, name)]
+        if agents:
+            return {"on": True, "model": None, "backend": "agent", "agents": agents, "why": None}
         why = "no LLM model configured (llm.model): sessions are not saved as facts"
-        return {"on": False, "model": None, "why": why}
+        if not self.settings.get("agent.own_model"):
+            why += " (agent.own_model is off)"
+        elif agent in BACKENDS:
+            why += f" ({BACKENDS[agent].program} is not found on PATH)"
+        return {"on": False, "model": None, "backend": None, "agents": [], "why": why}
 
 
 def _resolved(project: Path | None) -> Path | None:

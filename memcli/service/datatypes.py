@@ -77,6 +77,7 @@ class FlushOptions:
     prompt_file: str | Path | None = None  # instructions (relative: to the workspace root)
     commit: bool = False  # git commit the memory file afterwards
     now: datetime | None = None  # the flush time (heading, entry times, daily file)
+    agent: str | None = None  # the agent whose session it is: with no llm.model, its CLI asks
 
 
 @dataclass(frozen=True)

@@ -38,4 +38,5 @@ class FlushService(GitService):
             prompt_file=opts.prompt_file,
             commit=opts.commit,
             now=opts.now,
+            agent=opts.agent,
         )

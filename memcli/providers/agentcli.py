@@ -1,0 +1,213 @@
+"""The coding agent's own model as memcli's LLM: the agent CLI the user already has, run
+headless with its own login (a subscription or a key), for flush and every other chat call.
+
+``llm.model`` names it: ``claude-code`` (Claude Code's ``claude -p``, Haiku unless another
+model follows: ``claude-code/sonnet``) or ``codex`` (``codex exec``, the model of the user's
+Codex config unless one follows: ``codex/gpt-5-mini``).
+
+The child is a bare question and answer: it runs in an empty folder of its own, with no
+tools, no MCP server, no hook (nor plugin, skill or slash command where the CLI allows), and
+saves no session; :data:`CHILD_ENV` tells a memcli that it starts anyway (a hook of a
+plugin it could not turn off) that it is such a child, and memcli's hooks then do nothing.
+So saving a session never starts another session to save, and nothing spends the user's
+quota but the one call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from memcli.errors import ProviderError
+from memcli.providers.config import ProviderConfig
+
+#: Set in the child's environment: a memcli hook that sees it does nothing.
+CHILD_ENV = "MEMCLI_AGENT_CHILD"
+
+#: What Claude Code sets for the processes it starts (a nested ``claude`` refuses to run
+#: beside them): left out of the child's environment.
+_PARENT_MARKS = ("CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CODEX_SANDBOX", "CODEX_THREAD_ID")
+
+
+class Backend(NamedTuple):
+    """One agent CLI as a chat backend."""
+
+    name: str  # what llm.model names: claude-code, codex
+    program: str  # the executable looked up on PATH
+    default_model: str  # "" for the CLI's own default
+
+
+BACKENDS = {
+    "claude-code": Backend("claude-code", "claude", "haiku"),
+    "codex": Backend("codex", "codex", ""),
+}
+
+
+def backend_of(model: str) -> tuple[Backend, str] | None:
+    """``(backend, model)`` when ``model`` names an agent CLI (``claude-code``,
+    ``claude-code/sonnet``, ``codex``, ``codex/gpt-5-mini``); None for any other model."""
+    name, _, chosen = model.strip().partition("/")
+    backend = BACKENDS.get(name)
+    if backend is None:
+        return None
+    return backend, chosen.strip() or backend.default_model
+
+
+def find(backend: Backend) -> str | None:
+    """The backend's executable on PATH, or None."""
+    return shutil.which(backend.program)
+
+
+def complete(messages: list[dict[str, Any]], cfg: ProviderConfig, json_mode: bool = True) -> str:
+    """Ask the agent CLI ``cfg.model`` names (:func:`backend_of`) and return its answer's
+    text; a CLI that is missing, fails, times out (``cfg.timeout``) or answers nothing is
+    a ProviderError. Failed calls are retried up to ``cfg.max_retries`` times."""
+    found = backend_of(cfg.model)
+    if found is None:  # pragma: no cover - the caller checked
+        raise ProviderError(f"{cfg.model} is not an agent CLI")
+    backend, model = found
+    program = find(backend)
+    if program is None:
+        raise ProviderError(
+            f"llm.model {cfg.model}: '{backend.program}' is not found on PATH",
+            hint=f"install {backend.name}, or set another llm.model",
+        )
+    system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
+    user = "\n\n".join(m["content"] for m in messages if m.get("role") != "system")
+    failure = ""
+    for _attempt in range(cfg.max_retries + 1):
+        with tempfile.TemporaryDirectory(prefix="memcli-llm-") as folder:
+            run = _claude if backend.name == "claude-code" else _codex
+            try:
+                return run(program, model, system, user, Path(folder), cfg.timeout)
+            except _Failed as exc:
+                failure = str(exc)
+    raise ProviderError(
+        f"LLM {cfg.model} failed: {failure}",
+        hint=f"check that '{backend.program}' works and is logged in, or set another llm.model",
+    )
+
+
+class _Failed(Exception):
+    """One call of the CLI failed (retried)."""
+
+
+def child_env() -> dict[str, str]:
+    """The environment of the child: this one, marked as memcli's child, without the marks
+    of a running agent session."""
+    env = {k: v for k, v in os.environ.items() if k not in _PARENT_MARKS}
+    env[CHILD_ENV] = "1"
+    return env
+
+
+def _run(args: list[str], stdin: str, folder: Path, timeout: float) -> str:
+    """Run the CLI in ``folder`` (its own process group, killed whole on a timeout)."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            args,
+            cwd=folder,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=child_env(),
+            start_new_session=True,
+        )
+    except OSError as exc:
+        raise _Failed(f"cannot start {args[0]}: {exc.strerror}") from None
+    try:
+        out, err = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.communicate()
+        raise _Failed(f"no answer within {timeout:g} s (llm.timeout)") from None
+    except BaseException:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        raise
+    if proc.returncode != 0:
+        last = (err.strip() or out.strip()).splitlines()[-1:] or [""]
+        seconds = time.monotonic() - started
+        raise _Failed(f"exit {proc.returncode} after {seconds:.1f} s: {last[0][:300]}")
+    return out
+
+
+def _claude(program: str, model: str, system: str, user: str, folder: Path, timeout: float) -> str:
+    """``claude -p``: no tools, no MCP server, no hooks, no skills, no saved session."""
+    args = [
+        program,
+        "-p",
+        "--output-format",
+        "json",
+        "--no-session-persistence",
+        "--tools",
+        "",
+        "--strict-mcp-config",
+        "--disable-slash-commands",
+        "--settings",
+        json.dumps({"disableAllHooks": True}),
+        "--setting-sources",
+        "user",
+    ]
+    if model:
+        args += ["--model", model]
+    if system:
+        args += ["--system-prompt", system]
+    out = _run(args, user, folder, timeout)
+    try:
+        answer = json.loads(out)
+    except ValueError:
+        raise _Failed("the answer is not Claude Code's JSON") from None
+    if not isinstance(answer, dict) or answer.get("is_error") or "result" not in answer:
+        what = answer.get("result") if isinstance(answer, dict) else None
+        raise _Failed(f"Claude Code answered an error: {str(what)[:300]}")
+    return str(answer["result"])
+
+
+def _codex(program: str, model: str, system: str, user: str, folder: Path, timeout: float) -> str:
+    """``codex exec``: read-only, no MCP server, no hooks, no saved session."""
+    last = folder / "answer.txt"
+    args = [
+        program,
+        "exec",
+        "--ephemeral",
+        "--skip-git-repo-check",
+        "--ignore-rules",
+        "--sandbox",
+        "read-only",
+        "--disable",
+        "hooks",
+        "-c",
+        "mcp_servers={}",
+        "-c",
+        'model_reasoning_effort="low"',
+        "--color",
+        "never",
+        "--output-last-message",
+        str(last),
+    ]
+    if model:
+        args += ["--model", model]
+    args.append("-")
+    prompt = f"{system}\n\n{user}" if system else user
+    _run(args, prompt, folder, timeout)
+    try:
+        text = last.read_text(encoding="utf-8")
+    except OSError:
+        raise _Failed("Codex wrote no answer") from None
+    if not text.strip():
+        raise _Failed("Codex answered nothing")
+    return text
