@@ -208,8 +208,16 @@ def test_hooks_do_nothing_in_memcli_s_own_agent_child(
     log = workspace / ".memcli" / "agent.log"
     child = {**os.environ, "MEMCLI_AGENT_CHILD": "1"}
     for command in (end, start):
-        proc = subprocess.run(command, shell=True, input=json.dumps(payload), text=True,
-                              capture_output=True, cwd=workspace, env=child, timeout=60)  # fmt: skip
+        proc = subprocess.run(
+            command,
+            shell=True,
+            input=json.dumps(payload),
+            text=True,
+            capture_output=True,
+            cwd=workspace,
+            env=child,
+            timeout=60,
+        )
         assert proc.returncode == 0 and proc.stdout == ""
     assert not log.exists() or "s1" not in log.read_text()
     assert calls(tmp_path) == []
