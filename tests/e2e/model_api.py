@@ -70,6 +70,9 @@ class ModelAPI:
         self.tool_query: str | None = None  #: call memcli's search tool with this query
         self.final_text = "Done."
         self.fail_with: int | None = None  #: answer every request with this HTTP status
+        #: the answer to memcli's own question for facts (a request offering no tool whose
+        #: text asks for ``{"facts": ...}``: memcli running the agent CLI as its model)
+        self.facts_reply: str | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         api = self
@@ -169,6 +172,8 @@ class ModelAPI:
         tools = [t.get("name", "") for t in body.get("tools") or []]
         messages = body.get("messages") or [{}]
         kind, value = self._reply(tools, _last_tool_anthropic(messages), json.dumps(body))
+        if self.asks_for_facts(body, tools):
+            kind, value = "text", str(self.facts_reply)
         n = next(self._ids)
         usage = {"input_tokens": 10, "output_tokens": 5}
         yield (
@@ -216,6 +221,8 @@ class ModelAPI:
         tools = _openai_tool_names(body.get("tools") or [])
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
         kind, value = self._reply(tools, _last_tool_openai(items), "")
+        if self.asks_for_facts(body, tools):
+            kind, value = "text", str(self.facts_reply)
         n = next(self._ids)
         rid = f"resp_{n}"
         if kind == "tool":
@@ -287,6 +294,18 @@ class ModelAPI:
                 "response": {**base, "status": "completed", "output": [item], "usage": usage},
             },
         )
+
+    def asks_for_facts(self, body: dict[str, Any], tools: list[str]) -> bool:
+        """Whether ``body`` is memcli's question for facts (see :attr:`facts_reply`)."""
+        if self.facts_reply is None or any("memcli" in t for t in tools):
+            return False
+        return '{\\"facts\\": [{\\"text\\"' in json.dumps(body)
+
+    def memcli_questions(self) -> list[dict[str, Any]]:
+        """The bodies of memcli's questions for facts, in order."""
+        with self._lock:
+            bodies = [r["body"] for r in self.requests]
+        return [b for b in bodies if '{\\"facts\\": [{\\"text\\"' in json.dumps(b)]
 
     def _args(self) -> dict[str, Any]:
         return {"query": self.tool_query or ""}

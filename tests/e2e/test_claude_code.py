@@ -169,3 +169,46 @@ def test_uninstall_gives_back_the_files_byte_for_byte(tmp_path: Path, model: Mod
     assert memcli(root, "agent", "uninstall", "claude-code").returncode == 0
     assert {p: p.read_bytes() for p in before} == before
     assert not (root / ".mcp.json").exists()
+
+
+def test_a_session_is_saved_by_claude_code_itself_with_no_key_for_memcli(
+    tmp_path: Path, model: ModelAPI
+) -> None:
+    """memcli has no llm.model and no key: the session is saved by ``claude -p`` with Claude
+    Code's own login (here its key for the loopback API). That child asks one bare question:
+    no tools, no hook of any kind runs in it (a user hook counts every hook run) and it leaves
+    no session behind."""
+    root = project(tmp_path, "app", FACT)
+    path = f"{Path(agent('claude')).parent}{os.pathsep}{os.environ['PATH']}"
+    runs = tmp_path / "hook-runs.jsonl"
+    settings = Path(os.environ["HOME"]) / ".claude" / "settings.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    count = {"hooks": [{"type": "command", "command": f"cat >> {runs}; echo >> {runs}"}]}
+    events = ("SessionStart", "UserPromptSubmit", "SessionEnd")
+    settings.write_text(json.dumps({"hooks": {event: [count] for event in events}}))
+    installed = memcli(root, "agent", "install", "claude-code", env=quiet_env(PATH=path))
+    assert installed.returncode == 0, installed.stderr
+    assert "sessions are not saved" not in installed.stderr
+    assert "by the agent's own model and login: claude-code (claude)" in installed.stderr
+    trust(root)
+    fact = "The staging database is db-stage-7."
+    model.facts_reply = json.dumps({"facts": [{"text": fact, "type": "fact"}]})
+    claude(root, model, "Remember: the staging database is db-stage-7.", PATH=path)
+
+    def saved() -> bool:
+        return fact in "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
+
+    assert wait_for(saved), (root / ".memcli" / "agent.log").read_text()
+    (question,) = model.memcli_questions()
+    assert not question.get("tools") and "db-stage-7" in dumps(question["messages"])
+    assert question["model"].startswith("claude-haiku") or "haiku" in question["model"]
+    log = (root / ".memcli" / "agent.log").read_text()
+    assert "1 fact(s) written (claude-code: 1 request(s) in" in log
+    time.sleep(2)  # a hook of the child, or a second flush, would have come by now
+    payloads = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+    assert {p["hook_event_name"] for p in payloads} == set(events)
+    assert {p["cwd"] for p in payloads} == {str(root)}  # none in the child's own folder
+    assert len({p["session_id"] for p in payloads}) == 1
+    folders = [p.name for p in (Path(os.environ["HOME"]) / ".claude" / "projects").iterdir()]
+    assert len(folders) == 1 and "memcli-llm" not in folders[0], folders
+    assert len(model.memcli_questions()) == 1
