@@ -177,6 +177,27 @@ def _claude(program: str, model: str, system: str, user: str, folder: Path, time
     return str(answer["result"])
 
 
+#: Codex features turned off in the child: hooks, and every tool it offers by default (a
+#: shell, images, sub-agents, goals, apps, plugins, skills, the browser).
+_CODEX_OFF = (
+    "hooks",
+    "plugin_hooks",
+    "shell_tool",
+    "unified_exec",
+    "view_image",
+    "image_generation",
+    "multi_agent",
+    "goals",
+    "sleep_tool",
+    "tool_suggest",
+    "skill_search",
+    "apps",
+    "plugins",
+    "browser_use",
+    "computer_use",
+)
+
+
 def _codex(program: str, model: str, system: str, user: str, folder: Path, timeout: float) -> str:
     """``codex exec``: read-only, no MCP server, no hooks, no saved session."""
     last = folder / "answer.txt"
@@ -188,12 +209,15 @@ def _codex(program: str, model: str, system: str, user: str, folder: Path, timeo
         "--ignore-rules",
         "--sandbox",
         "read-only",
-        "--disable",
-        "hooks",
+        *(arg for feature in _CODEX_OFF for arg in ("--disable", feature)),
         "-c",
         "mcp_servers={}",
         "-c",
         'model_reasoning_effort="low"',
+        "-c",
+        'web_search="disabled"',
+        "-c",
+        "tools.experimental_request_user_input={enabled=false}",
         "--color",
         "never",
         "--output-last-message",

@@ -161,3 +161,46 @@ def test_a_session_is_flushed_once_and_its_resumption_sends_only_new_turns(
     time.sleep(2)
     again = flushes(openai_stub)[1:]
     assert len(again) == 1 and "Tuesdays" in again[0] and "db-stage-7" not in again[0], again
+
+
+def test_a_session_is_saved_by_codex_itself_with_no_key_for_memcli(
+    tmp_path: Path, model: ModelAPI
+) -> None:
+    """memcli has no llm.model and no key: the session is saved by ``codex exec`` with
+    Codex's own login (here the loopback provider's key). That child asks one question, runs
+    no hook (a user hook counts every run) and keeps no session file."""
+    root = project(tmp_path, "app", FACT)
+    path = f"{Path(agent('codex')).parent}{os.pathsep}{os.environ['PATH']}"
+    configure(model, root)
+    runs = tmp_path / "hook-runs.jsonl"
+    count = {"hooks": [{"type": "command", "command": f"cat >> {runs}; echo >> {runs}"}]}
+    events = ("SessionStart", "UserPromptSubmit", "Stop")
+    home = codex_home()
+    (home / "hooks.json").write_text(json.dumps({"hooks": {e: [count] for e in events}}))
+    with (home / "config.toml").open("a") as f:
+        f.write("[features]\nhooks = true\n")
+    run = memcli(root, "agent", "install", "codex", env=quiet_env(PATH=path))
+    assert run.returncode == 0, run.stderr
+    assert "by the agent's own model and login: codex (codex)" in run.stderr
+    assert set(trust_hooks(root)) == {"trusted"}
+    fact = "The staging database is db-stage-7."
+    model.facts_reply = json.dumps({"facts": [{"text": fact, "type": "fact"}]})
+    codex(root, model, "Remember: the staging database is db-stage-7.", PATH=path)
+
+    def saved() -> bool:
+        return fact in "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
+
+    assert wait_for(saved), (root / ".memcli" / "agent.log").read_text()
+    (question,) = model.memcli_questions()
+    assert not question.get("tools"), [t.get("name") or t.get("type") for t in question["tools"]]
+    assert "db-stage-7" in dumps(question["input"])
+    log = (root / ".memcli" / "agent.log").read_text()
+    assert "1 fact(s) written (codex: 1 request(s) in" in log
+    time.sleep(2)  # a hook of the child, or a second flush, would have come by now
+    payloads = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+    assert {p["hook_event_name"] for p in payloads} == set(events)
+    assert {p["cwd"] for p in payloads} == {str(root)}  # none in the child's own folder
+    assert len({p["session_id"] for p in payloads}) == 1
+    sessions = [p for p in (home / "sessions").rglob("*.jsonl")]
+    assert len(sessions) == 1, sessions  # the agent's own session only
+    assert len(model.memcli_questions()) == 1
