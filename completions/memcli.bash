@@ -34,7 +34,9 @@ _memcli() {
             'memcli agent install --scope'|'memcli agent install --project'|\
             'memcli agent uninstall --scope'|'memcli agent uninstall --project'|\
             'memcli agent status --project'|'memcli agent flush-session --session-id'|\
-            'memcli agent flush-session --transcript'|'memcli agent flush-session --event') skip=1 ;;
+            'memcli agent flush-session --transcript'|'memcli agent flush-session --event'|\
+            'memcli agent import --agent'|'memcli agent import --days'|\
+            'memcli agent import --max-sessions') skip=1 ;;
             'memcli init'|'memcli add'|'memcli index'|'memcli search'|'memcli status'|\
             'memcli files'|'memcli get'|'memcli supersede'|'memcli forget'|'memcli confirm'|\
             'memcli review'|'memcli watch'|'memcli flush'|'memcli diff'|'memcli log'|\
@@ -42,8 +44,8 @@ _memcli() {
             'memcli hooks'|'memcli agent'|'memcli config'|'memcli hooks install'|\
             'memcli hooks uninstall'|'memcli hooks status'|'memcli agent install'|\
             'memcli agent uninstall'|'memcli agent status'|'memcli agent hook'|\
-            'memcli agent flush-session'|'memcli config get'|'memcli config set'|\
-            'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
+            'memcli agent flush-session'|'memcli agent import'|'memcli config get'|\
+            'memcli config set'|'memcli config unset'|'memcli config path') cmd="$cmd $w"; pos=0 ;;
             *) [[ $w == -* ]] || pos=$((pos + 1)) ;;
         esac
     done
@@ -70,7 +72,8 @@ _memcli() {
             'memcli log --since'|'memcli sync --strategy'|'memcli serve --idle-timeout'|\
             'memcli doctor --timeout'|'memcli agent install --scope'|\
             'memcli agent uninstall --scope'|'memcli agent flush-session --session-id'|\
-            'memcli agent flush-session --event') return ;;
+            'memcli agent flush-session --event'|'memcli agent import --agent'|\
+            'memcli agent import --days'|'memcli agent import --max-sessions') return ;;
         esac
     fi
 
@@ -100,12 +103,13 @@ _memcli() {
         'memcli hooks install') opts="--json -h --help" ;;
         'memcli hooks uninstall') opts="--json -h --help" ;;
         'memcli hooks status') opts="--json -h --help" ;;
-        'memcli agent') opts="-h --help"; subs="install uninstall status hook flush-session" ;;
+        'memcli agent') opts="-h --help"; subs="install uninstall status hook flush-session import" ;;
         'memcli agent install') opts="--scope --project --dry-run --json -h --help" ;;
         'memcli agent uninstall') opts="--scope --project --dry-run --json -h --help" ;;
         'memcli agent status') opts="--project --json -h --help" ;;
         'memcli agent hook') opts="-h --help" ;;
         'memcli agent flush-session') opts="--session-id --transcript --event --due --json -h --help" ;;
+        'memcli agent import') opts="--agent --days --max-sessions --dry-run --json -h --help" ;;
         'memcli config') opts="--json -h --help"; subs="get set unset path" ;;
         'memcli config get') opts="--json -h --help" ;;
         'memcli config set') opts="--user --json -h --help" ;;

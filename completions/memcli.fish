@@ -29,7 +29,9 @@ function __memcli_command --description 'The memcli (sub)command being typed'
                  'memcli agent install --scope' 'memcli agent install --project' \
                  'memcli agent uninstall --scope' 'memcli agent uninstall --project' \
                  'memcli agent status --project' 'memcli agent flush-session --session-id' \
-                 'memcli agent flush-session --transcript' 'memcli agent flush-session --event'
+                 'memcli agent flush-session --transcript' 'memcli agent flush-session --event' \
+                 'memcli agent import --agent' 'memcli agent import --days' \
+                 'memcli agent import --max-sessions'
                 set skip 1
             case 'memcli init' 'memcli add' 'memcli index' 'memcli search' 'memcli status' \
                  'memcli files' 'memcli get' 'memcli supersede' 'memcli forget' 'memcli confirm' \
@@ -38,8 +40,8 @@ function __memcli_command --description 'The memcli (sub)command being typed'
                  'memcli hooks' 'memcli agent' 'memcli config' 'memcli hooks install' \
                  'memcli hooks uninstall' 'memcli hooks status' 'memcli agent install' \
                  'memcli agent uninstall' 'memcli agent status' 'memcli agent hook' \
-                 'memcli agent flush-session' 'memcli config get' 'memcli config set' \
-                 'memcli config unset' 'memcli config path'
+                 'memcli agent flush-session' 'memcli agent import' 'memcli config get' \
+                 'memcli config set' 'memcli config unset' 'memcli config path'
                 set path "$path $token"
         end
     end
@@ -256,6 +258,7 @@ complete -c memcli -n '__memcli_is memcli agent' -a uninstall -d 'Remove exactly
 complete -c memcli -n '__memcli_is memcli agent' -a status -d 'Where memcli is installed, whether the hooks work here, and their latest errors.'
 complete -c memcli -n '__memcli_is memcli agent' -a hook -d 'Run one hook: read the agent\'s JSON payload on stdin, print the agent\'s JSON. Always exits 0; failures go to .memcli/agent.log.'
 complete -c memcli -n '__memcli_is memcli agent' -a flush-session -d 'Flush the turns of a session\'s transcript not flushed before (what the pre-compact and session-end hooks start in the background), and with --due the sessions due.'
+complete -c memcli -n '__memcli_is memcli agent' -a import -d 'Save the facts of this project\'s past agent sessions (Claude Code\'s and Codex\'s transcript folders, sessions run here or below), newest first. A session is never saved twice (hooks and imports share one record), so a stopped import goes on where it stopped; --dry-run lists what it would read.'
 complete -c memcli -n '__memcli_is memcli agent' -s h -l help -d 'Show this message and exit.'
 
 # memcli agent install
@@ -287,6 +290,14 @@ complete -c memcli -n '__memcli_is memcli agent flush-session' -l event -x -d 'W
 complete -c memcli -n '__memcli_is memcli agent flush-session' -l due -d 'Then flush the sessions due: those whose flush failed, and this project\'s recent Claude Code sessions never flushed.'
 complete -c memcli -n '__memcli_is memcli agent flush-session' -l json -d 'Print JSON.'
 complete -c memcli -n '__memcli_is memcli agent flush-session' -s h -l help -d 'Show this message and exit.'
+
+# memcli agent import
+complete -c memcli -n '__memcli_is memcli agent import' -l agent -x -d 'Whose sessions: claude-code, codex or all. [default: all]'
+complete -c memcli -n '__memcli_is memcli agent import' -l days -x -d 'Sessions changed within this many days. [default: 30]'
+complete -c memcli -n '__memcli_is memcli agent import' -l max-sessions -x -d 'At most this many sessions, the newest first. [default: 50]'
+complete -c memcli -n '__memcli_is memcli agent import' -l dry-run -d 'List the sessions it would read; read and send nothing.'
+complete -c memcli -n '__memcli_is memcli agent import' -l json -d 'Print JSON.'
+complete -c memcli -n '__memcli_is memcli agent import' -s h -l help -d 'Show this message and exit.'
 
 # memcli config
 complete -c memcli -n '__memcli_is memcli config' -a get -d 'Print the value of one setting (JSON: with origin, default and variable).'

@@ -28,7 +28,9 @@ prompt = sys.stdin.read()
 with open(log, "a") as f:
     f.write(json.dumps({{"name": os.path.basename(sys.argv[0]), "args": args, "cwd": os.getcwd(),
                         "child": os.environ.get("MEMCLI_AGENT_CHILD"), "prompt": prompt}}) + "\\n")
-reply = json.dumps({{"facts": [{{"text": {fact!r}, "type": "fact"}}]}})
+import re
+said = re.findall(r"Remember: ([^.]*[.])", prompt)
+reply = json.dumps({{"facts": [{{"text": t, "type": "fact"}} for t in said or [{fact!r}]]}})
 if os.path.basename(sys.argv[0]) == "codex":
     out = args[args.index("--output-last-message") + 1]
     open(out, "w").write(reply)

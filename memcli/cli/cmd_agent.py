@@ -93,6 +93,11 @@ def _install(
         )
         flushing = mem.session_flushing(agent)
         root = mem.ws.root
+        earlier = (
+            len(mem.import_sessions(agents=(agent,), dry_run=True))
+            if not remove and not dry_run and agent in ("claude-code", "codex")
+            else 0
+        )
     warnings: list[str] = []
     if not remove:
         problem = commands.mcp_problem(commands.program())
@@ -126,6 +131,11 @@ def _install(
         )
     if not remove:
         _say_flushing(st, flushing)
+    if earlier:
+        st.out.info(
+            f"{earlier} earlier {agent} session(s) of this project found:"
+            f" 'memcli agent import --agent {agent}' saves their facts (--dry-run lists them)"
+        )
 
 
 def _say_flushing(st: State, flushing: dict[str, Any]) -> None:
@@ -267,3 +277,51 @@ def agent_flush_session(
         written = len(d.result.written) if d.result is not None else 0
         who = f"{d.session_id}: " if due else ""
         st.out.line(f"{who}{d.new_turns} new of {d.turns} turns; {written} fact(s) written")
+
+
+@agent_app.command("import")
+def agent_import(
+    ctx: typer.Context,
+    agent: str = typer.Option(
+        "all", "--agent", help="Whose sessions: claude-code, codex or all.", show_default=True
+    ),
+    days: int = typer.Option(30, "--days", help="Sessions changed within this many days."),
+    max_sessions: int = typer.Option(
+        50, "--max-sessions", help="At most this many sessions, the newest first."
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="List the sessions it would read; read and send nothing."
+    ),
+    as_json: bool = JSON,
+) -> None:
+    """Save the facts of this project's past agent sessions (Claude Code's and Codex's
+    transcript folders, sessions run here or below), newest first. A session is never
+    saved twice (hooks and imports share one record), so a stopped import goes on where it
+    stopped; --dry-run lists what it would read."""
+    agents = ("claude-code", "codex") if agent == "all" else (agent,)
+    if agent not in ("all", "claude-code", "codex"):
+        raise BadInput(f"unknown agent {agent!r}", hint="--agent claude-code, codex or all")
+    st = state(ctx)
+    with st.memory(lenient=True) as mem, st.out.progress("importing") as progress:
+
+        def step(n: int, total: int, _session: Any) -> None:
+            if progress is not None:
+                progress(n - 1, total)
+
+        rows = mem.import_sessions(
+            agents=agents, days=days, limit=max_sessions, dry_run=dry_run, progress=step
+        )
+    if as_json:
+        st.out.json({"dry_run": dry_run, "sessions": rows})
+        return
+    for row in rows:
+        head = f"{row['modified']}  {row['agent']:<11}  {row['session_id']}"
+        if dry_run:
+            st.out.line(f"{head}  {row['cwd']}")
+        elif "error" in row:
+            st.out.line(f"{head}  failed: {row['error']}")
+        else:
+            st.out.line(f"{head}  {row['new_turns']} new turns, {row['written']} fact(s)")
+    saved = sum(row.get("written", 0) for row in rows)
+    what = "would read" if dry_run else f"read ({saved} fact(s) saved)"
+    st.out.info(f"{len(rows)} session(s) {what}")

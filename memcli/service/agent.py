@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from memcli.errors import BadInput, MemcliError
 from memcli.search.options import SearchRequest
 from memcli.service.flush import FlushService
 from memcli.service.searching import SearchService
 
 if TYPE_CHECKING:
     from memcli.flush.facts import FlushResult
+    from memcli.flush.history import PastSession
     from memcli.search.context import ContextBlock, Quote
 
 __all__ = ["AgentService", "Briefing", "SessionFlush"]
@@ -228,6 +231,52 @@ class AgentService(SearchService, FlushService):
                 raise
             log.record(digests, str(transcript))
             return SessionFlush(session_id, len(turns), len(new), result)
+
+    def import_sessions(
+        self,
+        *,
+        agents: tuple[str, ...] = ("claude-code", "codex"),
+        days: int = 30,
+        limit: int = 50,
+        dry_run: bool = False,
+        progress: Callable[[int, int, PastSession], None] | None = None,
+    ) -> list[dict[str, Any]]:
+        """Save the facts of this project's past sessions (:mod:`memcli.flush.history`:
+        those of ``agents`` that ran here or below, changed within ``days``; the ``limit``
+        newest), each through :meth:`flush_session`: its turns flushed before, by a hook or
+        an earlier import, are never sent again, so an import stopped halfway goes on where it
+        stopped. One row per session, newest first; ``dry_run`` reads and sends nothing.
+        A ConfigError (exit 2) before anything is read when no LLM can save them."""
+        from memcli.flush.extract import llm_config  # an import flushes
+        from memcli.flush.history import past_sessions
+
+        if days < 1 or limit < 1:
+            raise BadInput("--days and --max-sessions take a number of at least 1")
+        found = past_sessions(self.ws.root, agents, days)[:limit]
+        for agent in [] if dry_run else sorted({s.agent for s in found}) or list(agents[:1]):
+            llm_config(self.settings, agent)  # no LLM for these sessions: say so, read none
+        rows = []
+        for n, past in enumerate(found, 1):
+            row: dict[str, Any] = {
+                "agent": past.agent,
+                "session_id": past.session_id,
+                "path": str(past.path),
+                "modified": time.strftime("%Y-%m-%d %H:%M", time.localtime(past.mtime)),
+                "cwd": past.cwd,
+            }
+            if progress is not None:
+                progress(n, len(found), past)
+            if not dry_run:
+                try:
+                    done = self.flush_session(past.session_id, past.path)
+                except MemcliError as exc:  # recorded as failed: the next import retries it
+                    row["error"] = exc.message
+                else:
+                    result = done.result
+                    row["new_turns"] = done.new_turns
+                    row["written"] = len(result.written) if result is not None else 0
+            rows.append(row)
+        return rows
 
     def _sessions_folder(self) -> Path:
         return self.ws.state_file("agent", "sessions", "-").parent
