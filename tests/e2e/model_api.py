@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -72,7 +72,7 @@ class ModelAPI:
         self.fail_with: int | None = None  #: answer every request with this HTTP status
         #: the answer to memcli's own question for facts (a request offering no tool whose
         #: text asks for ``{"facts": ...}``: memcli running the agent CLI as its model)
-        self.facts_reply: str | None = None
+        self.facts_reply: str | Callable[[dict[str, Any]], str] | None = None
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         api = self
@@ -173,7 +173,7 @@ class ModelAPI:
         messages = body.get("messages") or [{}]
         kind, value = self._reply(tools, _last_tool_anthropic(messages), json.dumps(body))
         if self.asks_for_facts(body, tools):
-            kind, value = "text", str(self.facts_reply)
+            kind, value = "text", self._facts(body)
         n = next(self._ids)
         usage = {"input_tokens": 10, "output_tokens": 5}
         yield (
@@ -222,7 +222,7 @@ class ModelAPI:
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
         kind, value = self._reply(tools, _last_tool_openai(items), "")
         if self.asks_for_facts(body, tools):
-            kind, value = "text", str(self.facts_reply)
+            kind, value = "text", self._facts(body)
         n = next(self._ids)
         rid = f"resp_{n}"
         if kind == "tool":
@@ -300,6 +300,10 @@ class ModelAPI:
         if self.facts_reply is None or any("memcli" in t for t in tools):
             return False
         return '{\\"facts\\": [{\\"text\\"' in json.dumps(body)
+
+    def _facts(self, body: dict[str, Any]) -> str:
+        reply = self.facts_reply
+        return reply(body) if callable(reply) else str(reply)
 
     def memcli_questions(self) -> list[dict[str, Any]]:
         """The bodies of memcli's questions for facts, in order."""

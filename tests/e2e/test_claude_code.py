@@ -212,3 +212,34 @@ def test_a_session_is_saved_by_claude_code_itself_with_no_key_for_memcli(
     folders = [p.name for p in (Path(os.environ["HOME"]) / ".claude" / "projects").iterdir()]
     assert len(folders) == 1 and "memcli-llm" not in folders[0], folders
     assert len(model.memcli_questions()) == 1
+
+
+def test_import_saves_three_earlier_sessions_once(tmp_path: Path, model: ModelAPI) -> None:
+    """Three sessions run before memcli was installed; ``agent import`` saves their facts
+    through ``claude -p`` (no key for memcli), and a second import sends and saves nothing."""
+    root = project(tmp_path, "app", FACT)
+    path = f"{Path(agent('claude')).parent}{os.pathsep}{os.environ['PATH']}"
+    trust(root)
+    facts = ["Deploys go out on Tuesdays.", "The API runs on port 8081.", "Reviews need two."]
+    for fact in facts:
+        claude(root, model, f"Remember: {fact}")
+
+    def answer(body: dict[str, Any]) -> str:
+        said = [f for f in facts if f in dumps(body)]
+        return json.dumps({"facts": [{"text": f, "type": "fact"} for f in said]})
+
+    model.facts_reply = answer
+    env = quiet_env(PATH=path, ANTHROPIC_BASE_URL=model.base_url, ANTHROPIC_API_KEY="sk-ant-e2e")
+    first = memcli(root, "agent", "import", "--agent", "claude-code", "--json", env=env)
+    assert first.returncode == 0, first.stderr
+    rows = json.loads(first.stdout)["sessions"]
+    assert len(rows) == 3 and sum(r["written"] for r in rows) == 3, rows
+    text = "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
+    assert all(f in text for f in facts)
+    assert len(model.memcli_questions()) == 3
+    again = memcli(root, "agent", "import", "--agent", "claude-code", "--json", env=env)
+    assert again.returncode == 0, again.stderr
+    assert sum(r["written"] for r in json.loads(again.stdout)["sessions"]) == 0
+    assert len(model.memcli_questions()) == 3  # nothing asked twice
+    folders = list((Path(os.environ["HOME"]) / ".claude" / "projects").iterdir())
+    assert len(folders) == 1  # the children kept no session
