@@ -236,3 +236,27 @@ def test_install_says_what_saves_sessions(workspace: Path, agents_bin: Path) -> 
     assert "sessions are not saved" not in r.stderr
     assert "saved as facts by the agent's own model and login: claude-code (claude)" in r.stderr
     assert "agent.own_model false" in r.stderr
+
+
+def test_status_and_doctor_say_which_backend_saves_sessions(
+    workspace: Path, agents_bin: Path
+) -> None:
+    status = json.loads(memcli(workspace, "status", "--json").stdout)["sessions"]
+    assert status == {
+        "on": True,
+        "model": None,
+        "backend": "agent",
+        "agents": ["claude-code", "codex"],
+        "why": None,
+    }
+    doctor = json.loads(memcli(workspace, "doctor", "--json").stdout)
+    (llm,) = [c for c in doctor["checks"] if c["name"] == "llm"]
+    assert "saved by the agent's own CLI (claude-code, codex)" in llm["summary"]
+    named = memcli(workspace, "status", "--json", MEMCLI_LLM_MODEL="claude-code/sonnet")
+    assert json.loads(named.stdout)["sessions"]["backend"] == "claude-code"
+    (agents_bin / "claude").unlink()
+    doctor = json.loads(
+        memcli(workspace, "doctor", "--json", MEMCLI_LLM_MODEL="claude-code").stdout
+    )
+    (llm,) = [c for c in doctor["checks"] if c["name"] == "llm"]
+    assert llm["status"] == "problem" and "'claude' is not found on PATH" in llm["summary"]

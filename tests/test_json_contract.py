@@ -72,6 +72,7 @@ STATUS = {
     "git",
     "last_indexed",
     "engine",
+    "sessions",
     "warnings",
 }
 STATUS_EMBEDDING_KEYWORD = {"model", "vectors", "coverage"}

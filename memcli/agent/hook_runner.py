@@ -184,8 +184,7 @@ def llm_configured(root: Path) -> bool:
     """Whether a flush can run: the workspace's settings name an LLM model, or an agent's
     own CLI may save its sessions (``agent.own_model``, that CLI found)."""
     from memcli.config import load_settings
-    from memcli.flush.extract import own_model
-    from memcli.providers.agentcli import BACKENDS
+    from memcli.providers.agentcli import BACKENDS, own_model
 
     try:
         settings = load_settings(root, problems=[])

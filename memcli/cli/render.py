@@ -88,9 +88,20 @@ def status(out: Output, info: dict[str, Any]) -> None:
     if info.get("git") is not None:
         pairs.append(("git", _git_line(info["git"])))
     pairs.append(("engine", _engine_line(info.get("engine"))))
+    if info.get("sessions") is not None:
+        pairs.append(("sessions", _sessions_line(info["sessions"])))
     out.kv(pairs, title="memcli status")
     for path in info["dirty"][:20]:
         out.line(f"  changed: {path}")
+
+
+def _sessions_line(s: dict[str, Any]) -> str:
+    """What saves the agents' sessions as facts (``status --json``: ``sessions``)."""
+    if s["backend"] == "agent":
+        return f"saved by the agent's own CLI ({', '.join(s['agents'])})"
+    if s["on"]:
+        return f"saved by {s['model']}"
+    return "not saved (no llm.model, no agent CLI)"
 
 
 def _engine_line(e: dict[str, Any] | None) -> str:

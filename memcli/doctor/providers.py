@@ -27,6 +27,40 @@ PROVIDER_KEYS = {
 }
 
 
+def _agent_llm(settings: Any, model: str, details: dict[str, Any]) -> Check | None:
+    """The LLM check when an agent CLI answers: ``llm.model`` names one, or with no model the
+    agents' own CLIs save their sessions (``agent.own_model``); None otherwise."""
+    from memcli.providers.agentcli import BACKENDS, backend_of, find, own_model
+
+    if model:
+        named = backend_of(model)
+        if named is None:
+            return None
+        backend = named[0]
+        details["backend"] = backend.name
+        program = find(backend)
+        if program is None:
+            return Check(
+                "llm",
+                PROBLEM,
+                f"{model}: '{backend.program}' is not found on PATH",
+                f"install {backend.name}, or set another llm.model",
+                details,
+            )
+        return Check("llm", OK, f"{model}: {program}, with its own login", details=details)
+    agents = [name for name in BACKENDS if own_model(settings, name)]
+    if not agents:
+        return None
+    details["backend"], details["agents"] = "agent", agents
+    return Check(
+        "llm",
+        OK,
+        f"no model: sessions are saved by the agent's own CLI ({', '.join(agents)});"
+        " 'memcli flush' needs llm.model",
+        details=details,
+    )
+
+
 def check_provider(ctx: dict[str, Any], section: str) -> Check:
     settings = ctx["settings"]
     model = str(settings.get(f"{section}.model") or "")
@@ -41,6 +75,10 @@ def check_provider(ctx: dict[str, Any], section: str) -> Check:
     }
     if section == "embedding" and ctx.get("ws") is not None and model:
         details["search"] = search_mode(ctx)
+    if section == "llm":
+        found = _agent_llm(settings, model, details)
+        if found is not None:
+            return found
     if not model:
         if section == "embedding":
             return Check(

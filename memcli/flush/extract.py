@@ -30,23 +30,13 @@ class BadReply(ValueError):
     """The model's answer is not a valid facts object."""
 
 
-def own_model(settings: Settings, agent: str | None) -> str | None:
-    """The agent CLI that saves ``agent``'s sessions when no ``llm.model`` is set: the agent
-    itself (``claude-code``, ``codex``), when ``agent.own_model`` is on and its CLI is found;
-    else None."""
-    from memcli.providers import agentcli  # plain module: looked up, nothing imported
-
-    if not agent or not settings.get("agent.own_model"):
-        return None
-    found = agentcli.backend_of(agent)
-    return agent if found is not None and agentcli.find(found[0]) else None
-
-
 def llm_config(settings: Settings, agent: str | None = None) -> ProviderConfig:
     """ProviderConfig for ``[llm]``, or with no model set the CLI of ``agent``, the coding
     agent whose session this is (:func:`own_model`); a ConfigError when there is neither."""
     cfg = config_from_settings(settings, "llm")
     if cfg is None:
+        from memcli.providers.agentcli import own_model  # names and PATH look-ups only
+
         model = own_model(settings, agent)
         if model is not None:
             return ProviderConfig(

@@ -20,13 +20,15 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.errors import ProviderError
 from memcli.providers.config import ProviderConfig
+
+if TYPE_CHECKING:
+    from memcli.config import Settings
 
 #: Set in the child's environment: a memcli hook that sees it does nothing.
 CHILD_ENV = "MEMCLI_AGENT_CHILD"
@@ -65,6 +67,38 @@ def find(backend: Backend) -> str | None:
     return shutil.which(backend.program)
 
 
+def own_model(settings: Settings, agent: str | None) -> str | None:
+    """The agent CLI that saves ``agent``'s sessions when no ``llm.model`` is set: the agent
+    itself (``claude-code``, ``codex``), when ``agent.own_model`` is on and its CLI is found;
+    else None."""
+    if not agent or not settings.get("agent.own_model"):
+        return None
+    found = backend_of(agent)
+    return agent if found is not None and find(found[0]) else None
+
+
+def session_saving(settings: Settings, agent: str | None = None) -> dict[str, Any]:
+    """Whether the agents' sessions are saved as facts, and by what (``backend``): the
+    ``llm.model`` (``litellm``, or an agent CLI it names), or with no model each agent's own
+    CLI (``agent``: ``agents`` lists those found, ``agent``'s alone when given). Else
+    ``on`` is false and ``why`` says so."""
+    model = str(settings.get("llm.model") or "")
+    if model:
+        named = backend_of(model)
+        backend = named[0].name if named is not None else "litellm"
+        return {"on": True, "model": model, "backend": backend, "agents": [], "why": None}
+    names = [agent] if agent in BACKENDS else list(BACKENDS)
+    agents = [name for name in names if own_model(settings, name)]
+    if agents:
+        return {"on": True, "model": None, "backend": "agent", "agents": agents, "why": None}
+    why = "no LLM model configured (llm.model): sessions are not saved as facts"
+    if not settings.get("agent.own_model"):
+        why += " (agent.own_model is off)"
+    elif agent in BACKENDS:
+        why += f" ({BACKENDS[agent].program} is not found on PATH)"
+    return {"on": False, "model": None, "backend": None, "agents": [], "why": why}
+
+
 def complete(messages: list[dict[str, Any]], cfg: ProviderConfig, json_mode: bool = True) -> str:
     """Ask the agent CLI ``cfg.model`` names (:func:`backend_of`) and return its answer's
     text; a CLI that is missing, fails, times out (``cfg.timeout``) or answers nothing is
@@ -81,6 +115,8 @@ def complete(messages: list[dict[str, Any]], cfg: ProviderConfig, json_mode: boo
         )
     system = "\n\n".join(m["content"] for m in messages if m.get("role") == "system")
     user = "\n\n".join(m["content"] for m in messages if m.get("role") != "system")
+    import tempfile  # a call runs the CLI in a folder of its own
+
     failure = ""
     for _attempt in range(cfg.max_retries + 1):
         with tempfile.TemporaryDirectory(prefix="memcli-llm-") as folder:

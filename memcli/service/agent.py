@@ -394,27 +394,11 @@ class AgentSetup(AgentService):
 
     def session_flushing(self, agent: str | None = None) -> dict[str, Any]:
         """Whether sessions are flushed at compaction and at their end, and by what
-        (``backend``): the ``llm.model`` (``litellm``, or an agent CLI it names), or with no
-        model each agent's own CLI (``agent.own_model``; ``agents`` lists those found, of
-        ``agent`` alone when given). Else the hooks start no flush, and ``why`` says so."""
-        from memcli.flush.extract import own_model  # no provider loads: names only
-        from memcli.providers.agentcli import BACKENDS, backend_of
+        (:func:`memcli.providers.agentcli.session_saving`); else the hooks start no flush,
+        and ``why`` says so."""
+        from memcli.providers.agentcli import session_saving  # names and PATH look-ups only
 
-        model = str(self.settings.get("llm.model") or "")
-        if model:
-            found = backend_of(model)
-            backend = found[0].name if found is not None else "litellm"
-            return {"on": True, "model": model, "backend": backend, "agents": [], "why": None}
-        names = [agent] if agent in BACKENDS else list(BACKENDS)
-        agents = [name for name in names if own_model(self.settings, name)]
-        if agents:
-            return {"on": True, "model": None, "backend": "agent", "agents": agents, "why": None}
-        why = "no LLM model configured (llm.model): sessions are not saved as facts"
-        if not self.settings.get("agent.own_model"):
-            why += " (agent.own_model is off)"
-        elif agent in BACKENDS:
-            why += f" ({BACKENDS[agent].program} is not found on PATH)"
-        return {"on": False, "model": None, "backend": None, "agents": [], "why": why}
+        return session_saving(self.settings, agent)
 
 
 def _resolved(project: Path | None) -> Path | None:

@@ -151,6 +151,7 @@ class IndexService(MemoryCore):
         dirty = indexer.check.dirty(found)
         files, chunks = store.counts()
         last = store.get_meta("last_indexed")
+        from memcli.providers.agentcli import session_saving  # names and PATH look-ups
         from memcli.providers.embeddings import status_info  # no provider call, no LiteLLM
 
         vec = status_info(store, self.settings)
@@ -168,6 +169,7 @@ class IndexService(MemoryCore):
             "dirty": dirty,
             "git": _git_state(self.ws.root),
             "engine": engine or _engine(self.ws.root),
+            "sessions": session_saving(self.settings),
             "last_indexed": (
                 datetime.fromtimestamp(float(last)).isoformat(timespec="seconds") if last else None
             ),
