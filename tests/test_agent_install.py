@@ -163,6 +163,19 @@ def test_user_scope_writes_home_settings_without_pinning_a_workspace(
     assert not (workspace / ".claude").exists()
 
 
+@pytest.mark.parametrize("agent", ["codex", "claude-code"])
+def test_installing_again_changes_no_byte(cli: Cli, workspace: Path, agent: str) -> None:
+    """The second install finds everything in place: every file unchanged, byte for byte
+    (a second `agent install codex` rewrote .codex/config.toml without its blank line)."""
+    assert cli("agent", "install", agent).exit_code == 0
+    files = [p for p in workspace.rglob("*") if p.is_file() and ".memcli" not in p.parts]
+    before = {p: p.read_bytes() for p in files}
+    again = cli("agent", "install", agent, "--json")
+    assert again.exit_code == 0, again.stderr
+    assert {c["action"] for c in again.json()["files"]} == {"unchanged"}
+    assert {p: p.read_bytes() for p in files} == before
+
+
 def test_codex_install_keeps_the_users_toml(
     cli: Cli, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

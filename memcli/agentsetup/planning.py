@@ -161,7 +161,9 @@ def _plan_codex(
             approval["approval_mode"] = "approve"
             tools[tool] = approval
         entry["tools"] = tools
-        servers[SERVER_NAME] = entry
+        old = servers.get(SERVER_NAME)
+        if old is None or getattr(old, "unwrap", lambda: old)() != entry.unwrap():
+            servers[SERVER_NAME] = entry  # an entry already as it should be keeps its layout
     if not remove:  # hooks run behind this feature (on by default in later Codex versions)
         features = doc.get("features")
         if features is None:
