@@ -534,3 +534,32 @@ def test_the_servers_keyword_searches_are_pruned_with_the_same_results(
     finally:
         engine.close()
     assert not [t for t in threading.enumerate() if t.name == "memcli-bounds"]
+
+
+def test_a_folder_with_no_workspace_is_offered_nothing(tmp_path: Path, facts: Path) -> None:
+    """User scope starts ``memcli mcp`` in every folder: where there is no workspace it offers
+    no tool and no instructions (a tool call could only fail, naming a CLI flag), before and
+    after the SDK server is up; in a workspace the same command offers them all."""
+
+    def listed(cwd: Path, wait: float) -> tuple[str | None, list[str], list[str]]:
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "memcli", "mcp"], env=dict(os.environ), cwd=cwd
+        )
+
+        async def main() -> tuple[str | None, list[str], list[str]]:
+            with open(os.devnull, "w") as errlog:
+                async with stdio_client(params, errlog=errlog) as (read, write):
+                    async with ClientSession(read, write) as s:
+                        init = await s.initialize()
+                        first = [t.name for t in (await s.list_tools()).tools]
+                        await anyio.sleep(wait)  # the SDK server is up by then
+                        later = [t.name for t in (await s.list_tools()).tools]
+                        return init.instructions, first, later
+
+        return anyio.run(main)
+
+    bare = tmp_path / "plain"
+    bare.mkdir()
+    assert listed(bare, 8) == (None, [], [])
+    instructions, first, later = listed(facts, 0)
+    assert instructions and "search" in first and first == later

@@ -105,6 +105,8 @@ class Front:
         self.failed: str | None = None  #: why the SDK server could not start
         self.engine: Any = None
         self.done = threading.Event()
+        #: no workspace here (user scope, a folder never initialised): no tools, no word
+        self.bare = workspace is None and not _has_workspace()
 
     # -- the client's side ------------------------------------------------------------------
     def receive(self, line: bytes) -> None:
@@ -142,6 +144,8 @@ class Front:
         known = self.answers["answers"].get(version, {}).get(method)
         if known is None:
             return None
+        if self.bare and method in ("initialize", "tools/list"):
+            known = _bare(known, method)
         if method == "subscriptions/listen":
             # acknowledged here, held for the SDK server, whose own acknowledgement is dropped
             if params.get("notifications") != LISTEN_FOR:
@@ -179,7 +183,7 @@ class Front:
             from memcli.agent import mcp_server  # the SDK: seconds to import
 
             self.engine = mcp_server.Engine(self.workspace)
-            server = mcp_server.build_server(self.engine)
+            server = mcp_server.build_server(self.engine, tools=not self.bare)
         except Exception as exc:  # an SDK that cannot load: say so to every request
             print(f"memcli mcp: cannot start the MCP server: {exc}", file=sys.stderr)
             with self._lock:
@@ -215,6 +219,28 @@ class Front:
                 mcp_server.run_on(server, stdin, self.wire)
         finally:  # ended, or failed: the process must not wait for it
             self.done.set()
+
+
+def _has_workspace() -> bool:
+    """Whether the folder memcli runs in has a workspace (``$MEMCLI_WORKSPACE`` counts)."""
+    from memcli.errors import MemcliError
+    from memcli.notes.workspace import find_workspace  # paths only: no index, no settings
+
+    try:
+        find_workspace(None)
+    except MemcliError:
+        return False
+    return True
+
+
+def _bare(answer: dict[str, Any], method: str) -> dict[str, Any]:
+    """``answer`` as a server with no workspace gives it: no tools, no instructions."""
+    result = dict(answer.get("result") or {})
+    if method == "tools/list":
+        result["tools"] = []
+    else:
+        result.pop("instructions", None)
+    return {**answer, "result": result}
 
 
 def _stamped(answer: dict[str, Any]) -> dict[str, Any]:

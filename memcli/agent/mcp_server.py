@@ -313,8 +313,11 @@ Tags = Annotated[Strings, Field(description="Tags: one word each (a string or a 
 TagsToo = Annotated[Strings, Field(description="The same as tags (either name works).")]
 
 
-def build_server(engine: Engine) -> MCPServer[Any]:
-    """The MCP server and its tools, each calling ``engine``."""
+def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
+    """The MCP server and its tools, each calling ``engine``; without ``tools`` (a folder
+    with no workspace) a server that offers nothing and says nothing."""
+    if not tools:
+        return _Server("memcli", version=__version__, log_level="WARNING")
     server = _Server("memcli", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     async def search(

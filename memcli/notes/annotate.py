@@ -43,7 +43,7 @@ def annotate(
             while body_end > entry.line and STATUS_LINE.match(lines[body_end - 1]):
                 body_end -= 1
             lines[entry.line - 1 : body_end] = [f"{stamp.group(1) if stamp else '- '}(forgotten)\n"]
-            at = entry.line + 1 + entry.end_line - body_end
+            at = entry.line + entry.end_line - body_end  # after its status lines
         if once:
             marks = [m for m in marks if m.rstrip("\n") not in {s.rstrip() for s in entry.status}]
         if not marks and not purge:
