@@ -4,11 +4,14 @@ real ``memcli`` processes:
 - ``agent install`` and ``uninstall`` keep an instructions or settings file's line endings
   (CRLF stays CRLF; uninstall gives back the very bytes);
 - a FIFO where a settings or instructions file belongs, or a settings file nested deeper than
-  any parser goes, is one line of bad input (exit 2), with nothing written.
+  any parser goes, is one line of bad input (exit 2), with nothing written;
+- the detached ``agent flush-session``, and the ``--due`` flushes of failed sessions' records,
+  read a transcript only through the hook's checks (no link out, no FIFO).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -16,8 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import prewarmed
 from tests.agent_helpers import MEMCLI
-from tests.test_attacks import Run
+from tests.stub_openai import StubOpenAI
+from tests.test_attacks import CONV, Run
 
 SECRET = "sEcReT" + "Conv4471"  # built at run time: no scanner takes this file for a leak
 
@@ -103,3 +108,81 @@ def test_a_settings_file_nested_too_deep_is_bad_input(project: Path) -> None:
     assert "nested too deeply" in r.err and len(r.err.strip().splitlines()) <= 2, r.err
     assert "--debug" not in r.err
     assert files_of(project) == before
+
+
+# -- transcripts read again by the detached flush -----------------------------------------
+def flush(root: Path, *args: str) -> Run:
+    """``memcli agent flush-session ARGS`` as a hook starts it (LiteLLM imported already:
+    :mod:`tests.prewarmed`), killed after 20 s (a FIFO read would wait for ever)."""
+    command = ["agent", "flush-session", *args]
+    return Run(prewarmed.run(command, root, dict(os.environ), timeout=20))
+
+
+def log_of(root: Path) -> str:
+    return (root / ".memcli" / "agent.log").read_text()
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> StubOpenAI:
+    with StubOpenAI() as stub:
+        monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
+        monkeypatch.setenv("MEMCLI_LLM_API_BASE", stub.base_url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        yield stub
+
+
+def secret_conversation(tmp_path: Path) -> Path:
+    """A conversation of the user's outside the workspace and the agents' folders."""
+    path = tmp_path / "private" / "conv.json"
+    path.parent.mkdir()
+    path.write_text(CONV.replace("Valkey", SECRET))
+    return path
+
+
+def test_the_detached_flush_checks_the_transcript_again(
+    project: Path, tmp_path: Path, server: StubOpenAI
+) -> None:
+    """The hook checked ``memory/t.json`` and started ``flush-session``; by the time it reads
+    the file, it is a link to a file outside, or a FIFO: nothing is read, nothing sent."""
+    secret = secret_conversation(tmp_path)
+    swapped = {"t.json": lambda p: p.symlink_to(secret), "fifo.json": os.mkfifo}
+    for i, (name, make) in enumerate(swapped.items()):
+        path = project / "memory" / name
+        make(path)
+        r = flush(
+            project, "--event", "session-end", "--session-id", f"s{i}", "--transcript", str(path)
+        )
+        assert r.code == 0, r.err  # a hook's flush: the failure is in the log
+        last = log_of(project).splitlines()[-1]
+        assert f"flush of session s{i}: transcript_path" in last, last
+    assert server.requests == []
+
+
+def test_due_flushes_read_only_what_the_hook_would(
+    project: Path, tmp_path: Path, server: StubOpenAI
+) -> None:
+    """A workspace copied with its ``.memcli/`` brings failed sessions' records naming any
+    file: ``--due`` reads none of them; a record naming a file the hook reads is flushed."""
+    secret = secret_conversation(tmp_path)
+    os.mkfifo(project / "memory" / "fifo.json")
+    (project / "memory" / "ok.json").write_text(CONV)
+    sessions = project / ".memcli" / "agent" / "sessions"
+    sessions.mkdir(parents=True)
+    for name, transcript in (
+        ("outside", str(secret)),
+        ("fifo", str(project / "memory" / "fifo.json")),
+        ("ok", "memory/ok.json"),
+    ):
+        record = {"session": name, "transcript": transcript, "turns": [], "failed": "down"}
+        (sessions / f"{name}.json").write_text(json.dumps(record))
+    server.chat_replies = ['{"facts": []}']
+    r = flush(project, "--event", "session-start", "--due")
+    assert r.code == 0, r.err
+    log = log_of(project)
+    assert "flushed session ok" in log, log
+    assert "flush of session outside: transcript_path" in log, log
+    assert "flush of session fifo: transcript_path" in log, log
+    assert len(server.requests) == 1 and SECRET not in json.dumps(server.requests)
+    again = flush(project, "--event", "session-start", "--due")
+    assert again.code == 0 and len(server.requests) == 1  # refused once: not tried again
