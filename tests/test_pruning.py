@@ -436,9 +436,8 @@ def test_an_index_of_an_older_schema_is_read_where_it_cannot_be_migrated(
 ) -> None:
     from memcli.errors import IndexProblem
     from memcli.index.schema import READABLE_FROM, SCHEMA_VERSION
-    from memcli.index.store import Store
-
     from memcli.index.seal import UntrustedIndex, seal_of, user_key
+    from memcli.index.store import Store
 
     path = tmp_path / "index.db"
     conn = db.connect(path)
