@@ -188,3 +188,18 @@ def test_every_connection_distrusts_the_schema(tmp_path: Path) -> None:
             assert conn.execute("PRAGMA trusted_schema").fetchone()[0] == 0
         finally:
             conn.close()
+
+
+def test_without_a_key_each_search_answers_from_a_rebuilt_index(tmp_path: Path) -> None:
+    """A cache folder where no key can be kept (here a file stands in its place): nothing is
+    trusted, so each search rebuilds the index from the Markdown first, and says why."""
+    root = arrived(tmp_path)
+    plant(root, tmp_path / "sender-cache")
+    (tmp_path / "no-cache").write_text("not a folder")
+    for _ in range(2):
+        run = memcli(
+            root, "search", "--json", "session cache", MEMCLI_CACHE_DIR=str(tmp_path / "no-cache")
+        )
+        assert run.code == 0, run.err
+        assert "curl" not in run.out and "Valkey" in run.out
+        assert any("cannot be checked" in w for w in run.json()["warnings"]), run.out

@@ -162,22 +162,37 @@ def write_seal(conn: Any) -> None:
         conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (SEAL, seal_of(str(row[0]), key)))
 
 
-def untrusted(objects: Iterable[tuple[str, str]], meta: Mapping[str, str]) -> str | None:
+def untrusted(
+    objects: Iterable[tuple[str, str]], meta: Mapping[str, str], *, create: bool = True
+) -> str | None:
     """Why an index must not be read (None: it may): no seal this user's key checks
     (``meta``: its index id and seal), or an object in ``sqlite_master`` (``objects``: type,
-    name) memcli's schema does not make."""
+    name) memcli's schema does not make. With ``create``, a missing key is made (the index
+    rebuilt next is sealed with it); a key that cannot be made or read is said so."""
     index_id, sealed = meta.get(INDEX_ID), meta.get(SEAL)
+    try:
+        key = user_key(create=False)
+    except FileNotFoundError:
+        if not create:
+            return f"was not built by memcli for this user (there is no key at {key_path()})"
+        try:
+            user_key(create=True)
+        except OSError as exc:
+            return (
+                f"cannot be checked: no key can be made at {key_path()} ({exc.strerror});"
+                " until one can, each command rebuilds the index"
+            )
+        return f"was not built by memcli for this user (there was no key yet: made {key_path()})"
+    except OSError as exc:
+        return (
+            f"cannot be checked: the key {key_path()} cannot be read ({exc.strerror});"
+            " until it can (or is removed), each command rebuilds the index"
+        )
     if not index_id or not sealed:
         return (
             "was not built by memcli for this user"
             " (it carries no seal: built elsewhere, or by an older memcli)"
         )
-    try:
-        key = user_key(create=False)
-    except FileNotFoundError:
-        return f"was not built by memcli for this user (no key at {key_path()} sealed it)"
-    except OSError as exc:
-        return f"cannot be checked: the key {key_path()} cannot be read ({exc.strerror})"
     if not _same(seal_of(str(index_id), key), str(sealed), key):
         return "was not built by memcli for this user (its seal does not check out)"
     for kind, name in objects:
