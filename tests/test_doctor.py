@@ -127,6 +127,18 @@ def test_corrupt_index_is_reported_and_left_alone(cli: Cli, indexed: Path) -> No
     assert db.read_bytes() == before  # read-only: the next memcli command repairs it
 
 
+def test_an_index_built_for_another_user_is_reported_not_read(
+    cli: Cli, indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = indexed / ".memcli" / "index.db"
+    before = db.read_bytes()
+    monkeypatch.setenv("MEMCLI_CACHE_DIR", str(tmp_path / "another-cache"))  # another key
+    code, c = checks(cli)
+    assert c["index"]["status"] == "note" and "files" not in c["index"]["details"]
+    assert "not built by memcli for this user" in c["index"]["summary"]
+    assert db.read_bytes() == before  # read-only: the next memcli command rebuilds it
+
+
 def test_no_workspace(tmp_path: Path) -> None:
     code, c = checks(Cli(tmp_path / "nowhere"))
     assert code == 1 and c["workspace"]["status"] == "problem"

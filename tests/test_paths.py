@@ -28,6 +28,9 @@ def layout(tmp_path: Path, workspace: Path) -> Iterator[dict[str, Path]]:
     (mem / "up").symlink_to("..", target_is_directory=True)  # link to the workspace root
     (mem / "secret.md").symlink_to(outside / "secret.md")  # file link out
     (mem / "sub").mkdir()
+    from memcli.index.seal import user_key
+
+    user_key(create=True)  # in the user cache, as after a first run: it seals each index
     yield {"outside": outside, "workspace": workspace, "tmp": tmp_path}
 
 

@@ -183,13 +183,21 @@ def test_an_older_index_gets_its_id_mark_and_an_id(tmp_path: Path) -> None:
         " VALUES (41, 1, 1, 1, '', '')"
     )
     assert id_mark(conn) is None and index_id(conn) is None
-    conn.close()
+    from memcli.index.seal import UntrustedIndex, seal_of, user_key
     from memcli.index.store import Store
 
+    conn.close()
+    with pytest.raises(UntrustedIndex):  # unsealed (no older memcli sealed): rebuilt instead
+        Store.open(path)
+    conn = db.connect(path)  # sealed as this user's, as a later schema's migrations will find it
+    for key, value in (("index_id", "older"), ("seal", seal_of("older", user_key(create=True)))):
+        conn.execute("INSERT INTO meta VALUES (?, ?)", (key, value))
+    conn.close()
     store = Store.open(path)
     assert id_mark(store.conn) == 41
     assert store.index_id is not None and len(store.index_id) == 32
     store.close()
+    Store.open(path).close()  # sealed anew under its new id
     other = Store.open(tmp_path / "other.db")
     assert other.index_id not in (None, Store.open(path).index_id)  # each file its own
     other.close()
@@ -428,14 +436,21 @@ def test_an_index_of_an_older_schema_is_read_where_it_cannot_be_migrated(
 ) -> None:
     from memcli.errors import IndexProblem
     from memcli.index.schema import READABLE_FROM, SCHEMA_VERSION
+    from memcli.index.seal import UntrustedIndex, seal_of, user_key
     from memcli.index.store import Store
 
     path = tmp_path / "index.db"
     conn = db.connect(path)
     db.migrate(conn, MIGRATIONS[:READABLE_FROM], stamp)
     conn.close()
+    with pytest.raises(UntrustedIndex):  # not sealed as this user's: never answered from
+        Store.open_readonly(path)
+    conn = db.connect(path)
+    for key, value in (("index_id", "older"), ("seal", seal_of("older", user_key(create=True)))):
+        conn.execute("INSERT INTO meta VALUES (?, ?)", (key, value))
+    conn.close()
     store = Store.open_readonly(path)  # as a read-only folder's index is opened
-    assert store.readonly and store.index_id is None  # no id: the engine does not prune it
+    assert store.readonly and store.index_id == "older"
     store.close()
     conn = db.connect(path)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")

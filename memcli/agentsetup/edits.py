@@ -16,11 +16,12 @@ from memcli.agentsetup.change import Change
 from memcli.agentsetup.commands import SERVER_NAME
 from memcli.agentsetup.hooklog import EVENTS
 from memcli.agentsetup.locations import claude_dir, codex_home
+from memcli.capped import NotRegular, TooLarge, read_capped
 from memcli.errors import BadInput
 
 BEGIN = "<!-- memcli:begin (written by 'memcli agent install'; edit outside these markers) -->"
 END = "<!-- memcli:end -->"
-_BLOCK = re.compile(re.escape(BEGIN.split(" (")[0]) + r".*?" + re.escape(END) + r"\n?", re.S)
+_BLOCK = re.compile(re.escape(BEGIN.split(" (")[0]) + r".*?" + re.escape(END) + r"(?:\r?\n)?", re.S)
 OUR_HOOK = re.compile(r"\bagent hook (" + "|".join(EVENTS) + r")\b")
 
 
@@ -44,21 +45,68 @@ This project keeps durable memory with memcli: Markdown files under `memory/`, s
 """
 
 
+#: The largest settings or instructions file install reads (a project's ``CLAUDE.md`` and
+#: settings run to kilobytes): a larger one is refused, not read until memory runs out.
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
 def read_text(path: Path) -> str | None:
+    """The text of an agent's settings or instructions file, its line endings as they are
+    (CRLF stays CRLF); None when there is none. Anything but a regular file (a FIFO would
+    block the read for ever, a device never end), a file over :data:`MAX_FILE_BYTES` or one
+    that is not UTF-8 is bad input, refused before anything is written."""
     try:
-        return path.read_text(encoding="utf-8")
+        data = read_capped(path, MAX_FILE_BYTES)
     except FileNotFoundError:
         return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BadInput(f"cannot read {path}: {exc}") from None
+    except NotRegular:
+        raise BadInput(
+            f"cannot read {path}: not a regular file (a FIFO, a device or a folder)",
+            hint="replace it with a plain file, or remove it, and run this again",
+        ) from None
+    except TooLarge:
+        raise BadInput(
+            f"cannot read {path}: larger than {MAX_FILE_BYTES // (1024 * 1024)} MiB",
+            hint="fix it by hand",
+        ) from None
+    except OSError as exc:
+        raise BadInput(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"cannot read {path}: not UTF-8 text ({exc.reason})") from None
+
+
+def newline_of(text: str | None) -> str:
+    """The line ending a file uses: CRLF when its first line ends so, else LF."""
+    if text:
+        at = text.find("\n")
+        if at > 0 and text[at - 1] == "\r":
+            return "\r\n"
+    return "\n"
+
+
+def with_newline(text: str, newline: str) -> str:
+    """``text`` (written with LF) with ``newline`` for each of its bare LFs."""
+    return text if newline == "\n" else re.sub(r"(?<!\r)\n", newline, text)
+
+
+def load_json(path: Path, text: str) -> Any:
+    """``text`` parsed as JSON; bad input (exit 2) when it is not JSON, or nests deeper than
+    Python's parser goes (a file of 100k nested arrays)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise BadInput(
+            f"{path} is not JSON memcli reads: nested too deeply", hint="fix it by hand"
+        ) from None
+    except ValueError as exc:
+        raise BadInput(f"{path} is not valid JSON: {exc}", hint="fix it by hand") from None
 
 
 def json_change(path: Path, edit: Any) -> Change:
     before = read_text(path)
-    try:
-        data = json.loads(before) if before and before.strip() else {}
-    except ValueError as exc:
-        raise BadInput(f"{path} is not valid JSON: {exc}", hint="fix it by hand") from None
+    data = load_json(path, before) if before and before.strip() else {}
     if not isinstance(data, dict):
         raise BadInput(f"{path} is not a JSON object", hint="fix it by hand")
     edit(data)
@@ -66,7 +114,7 @@ def json_change(path: Path, edit: Any) -> Change:
         return Change(path, before, None)  # only memcli's entries made it: remove it
     if before is not None and before.strip() and json.loads(before) == data:
         return Change(path, before, before)  # same content: keep the user's formatting
-    return Change(path, before, _json_text(data, before))
+    return Change(path, before, with_newline(_json_text(data, before), newline_of(before)))
 
 
 def _json_text(data: dict[str, Any], before: str | None) -> str:
@@ -172,11 +220,15 @@ def set_server(data: dict[str, Any], key: str, entry: dict[str, Any] | None) -> 
 
 
 def policy_change(path: Path, remove: bool) -> Change:
+    """The memory policy put at the end of an instructions file (or taken out), in the file's
+    own line endings."""
     before = read_text(path)
-    rest = _BLOCK.sub("", before or "").rstrip("\n")
+    nl = newline_of(before)
+    rest = _BLOCK.sub("", before or "").rstrip("\r\n")
     if remove:
-        return Change(path, before, rest + "\n" if rest.strip() else None)
-    return Change(path, before, (rest + "\n\n" if rest.strip() else "") + policy_text())
+        return Change(path, before, rest + nl if rest.strip() else None)
+    policy = with_newline(policy_text(), nl)
+    return Change(path, before, (rest + nl + nl if rest.strip() else "") + policy)
 
 
 def apply(changes: list[Change]) -> None:

@@ -88,7 +88,7 @@ def _entry_problem(entry: dict[str, Any] | None) -> str | None:
 def _server_of(path: Path) -> dict[str, Any] | None:
     try:
         data = json.loads(read_text(path) or "{}")
-    except (ValueError, BadInput):
+    except (ValueError, RecursionError, BadInput):
         return None
     servers = data.get("mcpServers") if isinstance(data, dict) else None
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
@@ -100,7 +100,7 @@ def _codex_server(path: Path) -> dict[str, Any] | None:
 
     try:
         data = tomllib.loads(read_text(path) or "")
-    except (ValueError, BadInput):
+    except (ValueError, RecursionError, BadInput):
         return None
     servers = data.get("mcp_servers")
     entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
@@ -110,7 +110,7 @@ def _codex_server(path: Path) -> dict[str, Any] | None:
 def _installed_hooks(path: Path) -> list[str]:
     try:
         data = json.loads(read_text(path) or "{}")
-    except (ValueError, BadInput):
+    except (ValueError, RecursionError, BadInput):
         return []
     found: set[str] = set()
     table = data.get("hooks") if isinstance(data, dict) else None

@@ -32,11 +32,13 @@ from memcli.agentsetup.change import Change
 from memcli.agentsetup.commands import SERVER_NAME, hook_command, mcp_problem, program, server_entry
 from memcli.agentsetup.edits import (
     json_change,
+    newline_of,
     policy_change,
     read_text,
     set_hooks,
     set_members,
     set_server,
+    with_newline,
 )
 from memcli.agentsetup.hooklog import EVENTS
 from memcli.agentsetup.locations import claude_files, codex_files, files_of, project_file
@@ -171,11 +173,14 @@ def _plan_codex(
             doc["features"] = features
         if "codex_hooks" not in features and "hooks" not in features:  # the user's choice
             features["hooks"] = True  # its older name codex_hooks is still read
+    nl = newline_of(before)  # the file's own line endings for what memcli writes
     after: str | None = tomlkit.dumps(doc)
     if after == "" and before is None:
         after = None
     elif remove and after != before and after is not None:  # no blank lines where it was
-        after = after.rstrip("\n") + "\n" if after.strip() else None
+        after = after.rstrip("\r\n") + nl if after.strip() else None
+    if after is not None and after != before:
+        after = with_newline(after, nl)
     events = CODEX_HOOKS
 
     def hooks(data: dict[str, Any]) -> None:

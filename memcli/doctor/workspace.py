@@ -17,7 +17,8 @@ from memcli.doctor.report import NOTE, OK, PROBLEM, Check
 from memcli.errors import ConfigError, MemcliError
 from memcli.index import db
 from memcli.index.freshness import Freshness
-from memcli.index.schema import SCHEMA_VERSION
+from memcli.index.schema import INDEX_ID, SCHEMA_VERSION
+from memcli.index.seal import SEAL, untrusted
 from memcli.index.store import Store
 from memcli.notes.scan import scan
 from memcli.notes.workspace import find_workspace
@@ -182,6 +183,17 @@ def index_checks(
             NOTE,
             f"schema {version} is older than this memcli's ({SCHEMA_VERSION})",
             "run 'memcli index' to upgrade it",
+            details,
+        )
+    objects = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+    marks = conn.execute("SELECT key, value FROM meta WHERE key IN (?, ?)", (INDEX_ID, SEAL))
+    why = untrusted(objects, dict(marks.fetchall()), create=False)  # doctor makes nothing
+    if why is not None:  # read no further: any other command rebuilds it from the Markdown
+        return Check(
+            "index",
+            NOTE,
+            f"the index {why}: memcli never reads it",
+            "any command rebuilds it from the Markdown ('memcli index' does)",
             details,
         )
 

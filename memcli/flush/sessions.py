@@ -77,6 +77,18 @@ class SessionLog:
         }
         write_text(self.path, json.dumps(data))
 
+    def record_refusal(self, transcript: str, error: str) -> None:
+        """Remember that the transcript was refused (memcli.flush.source.agent_file: outside
+        the workspace and the agents' folders, a link swapped in, a FIFO): no hook tries it
+        again (the turns flushed before are kept)."""
+        data = {
+            "session": self.session_id,
+            "transcript": transcript,
+            "turns": self.flushed(),
+            "refused": error[:500],
+        }
+        write_text(self.path, json.dumps(data))
+
     @staticmethod
     def new_from(flushed: list[str], digests: list[str]) -> int:
         """Index of the first turn of ``digests`` not among the leading ``flushed`` ones."""
@@ -89,7 +101,9 @@ class SessionLog:
 
 
 def failed_sessions(folder: Path) -> list[tuple[str, str]]:
-    """(session id, transcript) of every session whose last flush failed."""
+    """(session id, transcript) of every session whose last flush failed. The transcript is
+    whatever the record says (a workspace that arrives as a tarball brings its own records):
+    it is read only through the hook's checks (memcli.flush.source.read_agent_file)."""
     return [
         (session, str(data.get("transcript") or ""))
         for session, data in _records(folder)

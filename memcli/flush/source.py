@@ -2,11 +2,13 @@
 
 Two ways in:
 
-- :func:`read_conversation`: a file a person named (``memcli flush FILE``, ``memcli agent
-  flush-session --transcript``, the library's ``FlushOptions(path=...)``): a regular file, or
-  a pipe (``memcli flush <(cmd)``) read to its end; a folder or a device is refused.
+- :func:`read_conversation`: a file a person named (``memcli flush FILE``, the library's
+  ``FlushOptions(path=...)``): a regular file, or a pipe (``memcli flush <(cmd)``) read to its
+  end; a folder or a device is refused.
 - :func:`agent_file` and :func:`read_agent_file`: a file an agent named (a hook payload's
-  ``transcript_path``, the MCP ``flush`` tool's ``path``). An agent's words may come from a
+  ``transcript_path``, checked by the hook and read again, checked again, by the detached
+  ``memcli agent flush-session``; a failed session's record, read by ``--due``; the MCP
+  ``flush`` tool's ``path``). An agent's words may come from a
   prompt injection, so only a regular file inside the workspace (not a hidden one: ``.env``,
   ``.git/``, ``.memcli/``) or in an agent's own transcript folders is accepted,
   links resolved: Claude Code's ``$CLAUDE_CONFIG_DIR/projects`` (default

@@ -73,12 +73,31 @@ def connect(
     else:
         conn = mod.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000)
     conn.isolation_level = None  # explicit BEGIN/COMMIT
-    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    harden(conn)  # the busy timeout is the connection's own (``timeout`` above)
     if not readonly:
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
     conn.execute("PRAGMA foreign_keys = ON")
     return conn
+
+
+#: SQLITE_DBCONFIG_DEFENSIVE (sqlite3.h): no writes to shadow tables or the schema by plain
+#: SQL, no ``PRAGMA writable_schema``, no journal turned off.
+DBCONFIG_DEFENSIVE = 1010
+
+
+def harden(conn: Any) -> bool:
+    """SQLite's settings for a file memcli did not necessarily write: ``trusted_schema`` off
+    (a trigger, a view or a column default in the file runs no function that is not marked
+    innocuous), and defensive mode where the driver lets it be set (``setconfig``: the stdlib
+    ``sqlite3`` of Python 3.12 and later; not the 3.11 one, nor sqlean.py 3.50). Whether
+    defensive mode is on."""
+    conn.execute("PRAGMA trusted_schema = OFF")
+    setconfig = getattr(conn, "setconfig", None)
+    if setconfig is None:
+        return False
+    setconfig(DBCONFIG_DEFENSIVE, True)
+    return True
 
 
 def user_version(conn: Any) -> int:

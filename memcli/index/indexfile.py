@@ -15,6 +15,7 @@ from memcli.config import Settings
 from memcli.errors import IndexProblem, MemcliError, WriteFailed, os_cause
 from memcli.index import db
 from memcli.index.indexer import Indexer
+from memcli.index.seal import UntrustedIndex
 from memcli.index.store import ForeignIndex, Store, remove_index_files
 from memcli.locks import ProcessLock
 from memcli.notes.workspace import Workspace
@@ -51,7 +52,7 @@ def open_store(ws: Workspace, warnings: list[str] | None = None) -> Store:
         return store
     except IndexProblem:
         raise
-    except ForeignIndex as exc:
+    except (ForeignIndex, UntrustedIndex) as exc:  # another program's, or not this user's
         reason = str(exc)
     except UnicodeDecodeError as exc:  # a schema or meta text that is not UTF-8
         reason = f"index {path} is damaged ({exc})"
@@ -79,6 +80,13 @@ def open_readonly(ws: Workspace, cause: str, warnings: list[str] | None) -> Stor
     failures: tuple[type[BaseException], ...] = (IndexProblem, *db.database_errors())
     try:
         store = Store.open_readonly(path)
+    except UntrustedIndex as exc:  # never answered from, even when it cannot be replaced
+        if os.access(ws.state_dir, os.W_OK) and os.access(path, os.W_OK):
+            return None
+        raise IndexProblem(
+            f"{exc}, and it cannot be rebuilt ({cause}): not answering from it",
+            hint=f"make {ws.state_dir} writable, or delete it, and run the command again",
+        ) from None
     except failures as exc:
         if os.access(ws.state_dir, os.W_OK) and os.access(path, os.W_OK):
             return None

@@ -18,12 +18,14 @@ from memcli.index.schema import (
     APP_ID,
     CHUNK_IDS,
     CHUNK_TEXT,
+    INDEX_ID,
     MIGRATIONS,
     READABLE_FROM,
     SCHEMA_VERSION,
     TEXT_JOIN,
     stamp,
 )
+from memcli.index.seal import SEAL, UntrustedIndex, untrusted, write_seal
 
 
 class FileState(NamedTuple):
@@ -141,14 +143,19 @@ class Store:
             store.readonly = "read-only"
             try:
                 version = db.user_version(conn)
-                app = store._app_id()
+                objects = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+                marks = store._marks()
             except db.database_errors() as exc:
                 conn.close()
                 failure = exc
                 continue
-            if app != APP_ID or not READABLE_FROM <= version <= SCHEMA_VERSION:
+            if marks.get("app") != APP_ID or not READABLE_FROM <= version <= SCHEMA_VERSION:
                 conn.close()
                 raise IndexProblem(f"index {path} is not this memcli's (schema {version})")
+            why = untrusted(objects, marks)
+            if why is not None:
+                conn.close()
+                raise UntrustedIndex(f"index {path} {why}")
             st = os.stat(path)
             store.identity = (st.st_dev, st.st_ino)
             store.index_id = index_id(conn)
@@ -163,15 +170,19 @@ class Store:
         conn.execute("BEGIN")
         try:
             version = db.user_version(conn)
-            names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
-            app = self._app_id() if "meta" in names else None
+            objects = conn.execute("SELECT type, name FROM sqlite_master").fetchall()
+            marks = self._marks() if ("table", "meta") in objects else {}
         except BaseException:
             with suppress(Exception):
                 conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
-        if names and app != APP_ID:
+        if objects and marks.get("app") != APP_ID:
             raise ForeignIndex(f"{self.path} is not a memcli index")
+        if objects and version <= SCHEMA_VERSION:  # a newer memcli's objects are its own
+            why = untrusted(objects, marks)
+            if why is not None:
+                raise UntrustedIndex(f"index {self.path} {why}")
         if version > SCHEMA_VERSION:
             raise IndexProblem(
                 f"index {self.path} has schema {version},"
@@ -179,13 +190,18 @@ class Store:
                 hint="upgrade memcli, or delete the .memcli folder to rebuild the index",
             )
         if version < SCHEMA_VERSION:
-            db.migrate(conn, MIGRATIONS, stamp)
+            db.migrate(conn, MIGRATIONS, _finish)
 
-    def _app_id(self) -> str | None:
+    def _marks(self) -> dict[str, str]:
+        """What the ``meta`` table says of the file itself: the app that made it, its random
+        id and its seal (none of them when ``meta`` has another shape)."""
         try:
-            return self.get_meta("app")
+            rows = self.conn.execute(
+                "SELECT key, value FROM meta WHERE key IN ('app', ?, ?)", (INDEX_ID, SEAL)
+            ).fetchall()
         except db.operational_errors():  # a 'meta' table of another shape
-            return None
+            return {}
+        return {str(k): str(v) for k, v in rows}
 
     def close(self) -> None:
         if self.second is not None:
@@ -604,6 +620,13 @@ BULK_FTS_HASH_BYTES = 8 * 1024 * 1024
 
 class ForeignIndex(Exception):
     """The file is a SQLite database, but not a memcli index."""
+
+
+def _finish(conn: Any) -> None:
+    """The last step of every migration: the file marked as a memcli index, and sealed as
+    this user's (:mod:`memcli.index.seal`)."""
+    stamp(conn)
+    write_seal(conn)
 
 
 def remove_index_files(path: Path) -> None:

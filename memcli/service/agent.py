@@ -205,15 +205,25 @@ class AgentService(SearchService, FlushService):
         :mod:`memcli.flush.sessions`); the record moves on only when the flush succeeded.
         With no ``llm.model``, the agent that wrote the transcript answers with its own CLI
         (``agent.own_model``). ``background``: a hook started it, and it counts towards
-        ``agent.max_flushes_per_day`` (past it, the session waits for the next day)."""
+        ``agent.max_flushes_per_day`` (past it, the session waits for the next day).
+
+        The transcript is read with the hook's own checks (:func:`read_agent_file`), again:
+        the file the hook checked may have been swapped since for a link or a FIFO, and a
+        failed session's record (``--due``) may name any file. A refused one is recorded so,
+        and not tried again."""
+        from memcli.errors import BadInput
         from memcli.flush.conversation import agent_of, parse  # session flushes only
         from memcli.flush.sessions import SessionLog, take_daily_slot, turn_digest
-        from memcli.flush.source import read_conversation
+        from memcli.flush.source import read_agent_file
         from memcli.service.datatypes import FlushOptions
 
         log = SessionLog(self._sessions_folder(), session_id)
         with log.lock.acquire(self._lock_timeout()):
-            raw = read_conversation(transcript)
+            try:
+                raw = read_agent_file(transcript, self.ws.root, "transcript_path")
+            except BadInput as exc:
+                log.record_refusal(str(transcript), exc.message)
+                raise
             turns = parse(raw)
             digests = [turn_digest(m.role, m.content) for m in turns]
             start = log.new_from(log.flushed(), digests)
