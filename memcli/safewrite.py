@@ -130,10 +130,10 @@ def replace(
     if old is not None and not stat.S_ISREG(old.st_mode):
         raise BadInput(f"cannot write {name}: not a regular file")
     tmp = real.with_name(f".{real.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")
+    renamed = False
     try:
         real.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | _NO_FOLLOW, 0o644)
-        keep = False
         try:
             view = memoryview(data)
             while view:
@@ -149,23 +149,19 @@ def replace(
             if hold is not None:
                 hold(fd)
             os.rename(tmp, real)
-            keep = hold is not None
+            renamed = True
         finally:
-            if not keep:
+            if not (renamed and hold is not None):
                 os.close(fd)
-        return fd if keep else None
+        return fd if hold is not None else None
     except OSError as exc:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
         raise WriteFailed(f"cannot write {name}: {os_cause(exc)}; nothing was written") from None
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    finally:
+        if not renamed:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
 
 
 def append_line(path: Path, line: str, *within: Path) -> bool:

@@ -87,3 +87,19 @@ def which_node() -> str:
     node = shutil.which("node")
     assert node, "node is needed by the agent CLIs"
     return node
+
+
+def counting_hooks(runs: Path, events: tuple[str, ...]) -> dict[str, Any]:
+    """A ``hooks`` table whose command appends each hook's payload to ``runs``: every hook
+    run of an agent, whoever started it."""
+    count = {"hooks": [{"type": "command", "command": f"cat >> {runs}; echo >> {runs}"}]}
+    return {"hooks": {event: [count] for event in events}}
+
+
+def hook_runs(runs: Path) -> list[dict[str, Any]]:
+    """The payloads :func:`counting_hooks` recorded."""
+    return [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+
+
+def memory_text(root: Path) -> str:
+    return "".join(p.read_text() for p in (root / "memory").rglob("*.md"))

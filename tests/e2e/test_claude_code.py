@@ -9,7 +9,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import TIMEOUT, agent, dumps, memcli, project, quiet_env
+from tests.e2e.conftest import (
+    TIMEOUT,
+    agent,
+    counting_hooks,
+    dumps,
+    hook_runs,
+    memcli,
+    memory_text,
+    project,
+    quiet_env,
+)
 from tests.e2e.model_api import MEMCLI_SEARCH, ModelAPI
 from tests.stub_openai import StubOpenAI
 
@@ -183,9 +193,8 @@ def test_a_session_is_saved_by_claude_code_itself_with_no_key_for_memcli(
     runs = tmp_path / "hook-runs.jsonl"
     settings = Path(os.environ["HOME"]) / ".claude" / "settings.json"
     settings.parent.mkdir(parents=True, exist_ok=True)
-    count = {"hooks": [{"type": "command", "command": f"cat >> {runs}; echo >> {runs}"}]}
     events = ("SessionStart", "UserPromptSubmit", "SessionEnd")
-    settings.write_text(json.dumps({"hooks": {event: [count] for event in events}}))
+    settings.write_text(json.dumps(counting_hooks(runs, events)))
     installed = memcli(root, "agent", "install", "claude-code", env=quiet_env(PATH=path))
     assert installed.returncode == 0, installed.stderr
     assert "sessions are not saved" not in installed.stderr
@@ -195,17 +204,14 @@ def test_a_session_is_saved_by_claude_code_itself_with_no_key_for_memcli(
     model.facts_reply = json.dumps({"facts": [{"text": fact, "type": "fact"}]})
     claude(root, model, "Remember: the staging database is db-stage-7.", PATH=path)
 
-    def saved() -> bool:
-        return fact in "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
-
-    assert wait_for(saved), (root / ".memcli" / "agent.log").read_text()
+    assert wait_for(lambda: fact in memory_text(root)), (root / ".memcli" / "agent.log").read_text()
     (question,) = model.memcli_questions()
     assert not question.get("tools") and "db-stage-7" in dumps(question["messages"])
     assert question["model"].startswith("claude-haiku") or "haiku" in question["model"]
     log = (root / ".memcli" / "agent.log").read_text()
     assert "1 fact(s) written (claude-code: 1 request(s) in" in log
     time.sleep(2)  # a hook of the child, or a second flush, would have come by now
-    payloads = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+    payloads = hook_runs(runs)
     assert {p["hook_event_name"] for p in payloads} == set(events)
     assert {p["cwd"] for p in payloads} == {str(root)}  # none in the child's own folder
     assert len({p["session_id"] for p in payloads}) == 1
@@ -234,8 +240,7 @@ def test_import_saves_three_earlier_sessions_once(tmp_path: Path, model: ModelAP
     assert first.returncode == 0, first.stderr
     rows = json.loads(first.stdout)["sessions"]
     assert len(rows) == 3 and sum(r["written"] for r in rows) == 3, rows
-    text = "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
-    assert all(f in text for f in facts)
+    assert all(f in memory_text(root) for f in facts)
     assert len(model.memcli_questions()) == 3
     again = memcli(root, "agent", "import", "--agent", "claude-code", "--json", env=env)
     assert again.returncode == 0, again.stderr

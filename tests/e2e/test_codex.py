@@ -9,7 +9,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import TIMEOUT, agent, dumps, memcli, project, quiet_env
+from tests.e2e.conftest import (
+    TIMEOUT,
+    agent,
+    counting_hooks,
+    dumps,
+    hook_runs,
+    memcli,
+    memory_text,
+    project,
+    quiet_env,
+)
 from tests.e2e.model_api import ModelAPI
 from tests.stub_openai import StubOpenAI
 
@@ -173,10 +183,9 @@ def test_a_session_is_saved_by_codex_itself_with_no_key_for_memcli(
     path = f"{Path(agent('codex')).parent}{os.pathsep}{os.environ['PATH']}"
     configure(model, root)
     runs = tmp_path / "hook-runs.jsonl"
-    count = {"hooks": [{"type": "command", "command": f"cat >> {runs}; echo >> {runs}"}]}
     events = ("SessionStart", "UserPromptSubmit", "Stop")
     home = codex_home()
-    (home / "hooks.json").write_text(json.dumps({"hooks": {e: [count] for e in events}}))
+    (home / "hooks.json").write_text(json.dumps(counting_hooks(runs, events)))
     with (home / "config.toml").open("a") as f:
         f.write("[features]\nhooks = true\n")
     run = memcli(root, "agent", "install", "codex", env=quiet_env(PATH=path))
@@ -187,17 +196,14 @@ def test_a_session_is_saved_by_codex_itself_with_no_key_for_memcli(
     model.facts_reply = json.dumps({"facts": [{"text": fact, "type": "fact"}]})
     codex(root, model, "Remember: the staging database is db-stage-7.", PATH=path)
 
-    def saved() -> bool:
-        return fact in "".join(p.read_text() for p in (root / "memory").rglob("*.md"))
-
-    assert wait_for(saved), (root / ".memcli" / "agent.log").read_text()
+    assert wait_for(lambda: fact in memory_text(root)), (root / ".memcli" / "agent.log").read_text()
     (question,) = model.memcli_questions()
     assert not question.get("tools"), [t.get("name") or t.get("type") for t in question["tools"]]
     assert "db-stage-7" in dumps(question["input"])
     log = (root / ".memcli" / "agent.log").read_text()
     assert "1 fact(s) written (codex: 1 request(s) in" in log
     time.sleep(2)  # a hook of the child, or a second flush, would have come by now
-    payloads = [json.loads(line) for line in runs.read_text().splitlines() if line.strip()]
+    payloads = hook_runs(runs)
     assert {p["hook_event_name"] for p in payloads} == set(events)
     assert {p["cwd"] for p in payloads} == {str(root)}  # none in the child's own folder
     assert len({p["session_id"] for p in payloads}) == 1
