@@ -120,6 +120,7 @@ def test_a_claude_code_session_is_saved_by_claude_itself(
     assert not Path(call["cwd"]).exists()  # an empty folder of its own, gone after
     log = (workspace / ".memcli" / "agent.log").read_text()
     assert "1 fact(s) written (claude-code: 1 request(s) in" in log
+    assert "asked claude-code for session s1's facts (1 of 1): answered in" in log
 
 
 def test_llm_model_names_codex_and_its_model(

@@ -225,6 +225,14 @@ def run_session_flush(root: Path, session_id: str, transcript: str, event: str) 
         raise
     flushed = done.result
     written = len(flushed.written) if flushed is not None else 0
+    for n, seconds in enumerate(flushed.calls if flushed is not None else [], 1):
+        assert flushed is not None
+        log_event(
+            root,
+            event,
+            f"asked {flushed.model} for session {shown(session_id)}'s facts"
+            f" ({n} of {len(flushed.calls)}): answered in {seconds:.1f} s",
+        )
     asked = (
         f" ({flushed.model}: {flushed.requests} request(s) in {time.monotonic() - started:.1f} s)"
         if flushed is not None and flushed.model

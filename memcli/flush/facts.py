@@ -69,6 +69,7 @@ class FlushResult:
     warnings: list[str] = field(default_factory=list)
     discarded: dict[str, int] = field(default_factory=dict)  # reason -> facts dropped
     model: str = ""  # the LLM asked (llm.model, or the agent CLI: claude-code, codex)
+    calls: list[float] = field(default_factory=list)  # the seconds of each call that answered
 
     def as_dict(self) -> dict[str, Any]:
         return {

@@ -23,6 +23,7 @@ The pipeline, in order; nothing is written unless every step before the append s
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -148,6 +149,14 @@ def flush(
             hint="flush a shorter conversation, or raise llm.max_requests or llm.max_chars",
         )
 
+    def timed(messages: list[dict[str, Any]], cfg: Any, json_mode: bool = True) -> str:
+        """One chat call, its seconds recorded in ``result.calls`` (the provider looked up
+        per call: tests may swap it)."""
+        started = time.monotonic()
+        reply = remote.complete(messages, cfg, json_mode=json_mode)
+        result.calls.append(time.monotonic() - started)
+        return reply
+
     counter = [0]
     nonce = new_nonce([m.content for m in clean] + [instructions])
     facts: list[Fact] = []
@@ -156,7 +165,7 @@ def flush(
             reply = ask(
                 build_messages(instructions, part, i, len(parts), nonce),
                 cfg,
-                remote.complete,  # looked up per call: tests may swap the provider
+                timed,
                 counter,
                 max_requests,
             )
@@ -189,7 +198,7 @@ def flush(
 
     def ask_model(messages: list[dict[str, Any]]) -> str:
         result.requests += 1
-        return remote.complete(messages, cfg, json_mode=True)
+        return timed(messages, cfg, json_mode=True)
 
     keep, skip, result.discarded = reconcile(
         keep, skip, known, now.date(), ask_model, instruction_like
