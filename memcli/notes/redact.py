@@ -180,19 +180,11 @@ def _rules() -> tuple[_Rule, ...]:
             "aws-secret",
             (
                 r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
-                + _SEP
-                + _VALUE
+                r"(?:" + _SEP + _VALUE
+                # or after blanks only, a shell's or a CLI's form: the 40 characters of a key
+                + r"|[ \t]+(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=]))"
             ),
             _is_value,
-        ),
-        (
-            "aws-secret",
-            # "AWS_SECRET_ACCESS_KEY wJalr..." (a shell's or a CLI's form): a 40-character key.
-            (
-                r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
-                r"[ \t]+(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])"
-            ),
-            None,
         ),
         (
             "password",
@@ -328,16 +320,21 @@ _RULE_TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("eyj",),
     ("://",),
     ("secret",),
-    ("secret",),
     ("authorization",),
     ("bearer",),
-    ("pwd", "pass"),
+    ("pwd", *(f"pass{c}" for c in "_.-\"'* \t:=")),  # what can follow PASS in the rule
     ("passw", "secret", "token", "apikey", "api_key", "api-key", "private_key", "private-key"),
     ("passw",),
     ("passw",),
     (),  # a .pgpass line: four colons (see _claims)
 )
-_TRIGGERS = tuple(dict.fromkeys(word for words in _RULE_TRIGGERS for word in words))
+#: The first look of every call, one word per family ("pass" for "passw", "pass="...): a text
+#: that holds none of these holds no rule's word.
+_TRIGGERS = tuple(
+    dict.fromkeys(
+        "pass" if word.startswith("pass") else word for words in _RULE_TRIGGERS for word in words
+    )
+)
 
 
 def redact(text: str) -> Redaction:
