@@ -121,7 +121,7 @@ def _rules() -> tuple[_Rule, ...]:
                 r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}+"
                 r"|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"
             ),
-            lambda value: value.startswith("https:") or any(c in _DIGITS for c in value),
+            lambda value: value.startswith("https:") or any(d in value for d in _DIGITS),
         ),
         (
             "api-key",
@@ -263,7 +263,7 @@ def _compiled(source: str) -> re.Pattern[str]:
 
 
 _VALUE_GROUPS = ("v", "at", "dq", "sq", "bq", "ph", "bare")
-_DIGITS = frozenset("0123456789")
+_DIGITS = "0123456789"
 _HOST_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789[")
 
 
