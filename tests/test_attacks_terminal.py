@@ -45,11 +45,16 @@ def on_terminal(cwd: Path, *args: str) -> bytes:
     return out
 
 
-@pytest.fixture
-def clone(tmp_path: Path) -> Path:
-    clone = hostile_clone(tmp_path, {NAME: NOTE})
+def indexed_clone(folder: Path) -> Path:
+    clone = hostile_clone(folder, {NAME: NOTE})
     assert subprocess.run([sys.executable, "-m", "memcli", "index"], cwd=clone).returncode == 0
     return clone
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One clone for the tests that only read it."""
+    return indexed_clone(tmp_path_factory.mktemp("bidi"))
 
 
 @pytest.mark.parametrize(
@@ -69,7 +74,8 @@ def test_bidi_controls_are_escaped_on_a_terminal(clone: Path, args: list[str]) -
     assert b"\\u202e" in out, out
 
 
-def test_diff_escapes_them_too(clone: Path) -> None:
+def test_diff_escapes_them_too(tmp_path: Path) -> None:
+    clone = indexed_clone(tmp_path)
     path = clone / NAME
     path.write_text(NOTE + f"- The wombat moved to {RLO}tfel{PDI} today.\n")
     git(clone, "commit", "-qam", "more")
