@@ -76,8 +76,16 @@ STATUS_SEEDS = [
     "  - expires 2026-12-01",
     "\t* review 2026-11-25: reads as an instruction",
 ]
-MARKDOWN_SEEDS = ["# Title ##", "  ## a # b ##  ", "```py\n~~~", "1. item\n- item", "---\ndate: 2026-01-01\n---"]
-CONTROL_SEEDS = ["\x1b[31mred\x1b[0m \x1b]0;t\x07 \x1b]52;c;x\x1b\\ \x1bPq\x1b\\ \x9b2J \u202e \u2066"]
+MARKDOWN_SEEDS = [
+    "# Title ##",
+    "  ## a # b ##  ",
+    "```py\n~~~",
+    "1. item\n- item",
+    "---\ndate: 2026-01-01\n---",
+]
+CONTROL_SEEDS = [
+    "\x1b[31mred\x1b[0m \x1b]0;t\x07 \x1b]52;c;x\x1b\\ \x1bPq\x1b\\ \x9b2J \u202e \u2066"
+]
 QUERY_SEEDS = [
     '"exact phrase" CX-7742-B valk* caroline\'s a.b/c:d@e+f#g',
     "in May 2023, two months ago, last week, on October 13th, 2023, 13 oct. 2023",

@@ -180,7 +180,9 @@ def _rules() -> tuple[_Rule, ...]:
             "aws-secret",
             (
                 r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
-                r"(?:" + _SEP + _VALUE
+                r"(?:"
+                + _SEP
+                + _VALUE
                 # or after blanks only, a shell's or a CLI's form: the 40 characters of a key
                 + r"|[ \t]+(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=]))"
             ),
@@ -248,8 +250,13 @@ def _rules() -> tuple[_Rule, ...]:
             # line break ("\\n", where the next try starts): a field that ran over them was
             # scanned again from each of them.
             (
-                r"(?m)(?:^|(?<=\\n))[ \t]*" + _PG_FIELD + r":(?:[0-9]{1,5}|\*):"
-                + _PG_FIELD + ":" + _PG_FIELD + r":"
+                r"(?m)(?:^|(?<=\\n))[ \t]*"
+                + _PG_FIELD
+                + r":(?:[0-9]{1,5}|\*):"
+                + _PG_FIELD
+                + ":"
+                + _PG_FIELD
+                + r":"
                 r"(?P<v>[^\s\0]+?)[ \t]*(?=$|\\n|\r)"
             ),
             None,

@@ -323,9 +323,7 @@ class LifecycleService(NotesService):
         mark = status_line("retracted", f"{purged}: {reason}", now.date())
         action = "purged" if purge else "retracted"
         if fact.status.state == "retracted" and not purge:
-            return LifecycleResult(
-                action, fact, [], changed=False, dry_run=dry_run, reason=reason
-            )
+            return LifecycleResult(action, fact, [], changed=False, dry_run=dry_run, reason=reason)
         if dry_run:
             return LifecycleResult(action, fact, [mark], dry_run=True, reason=reason)
         if commit:
@@ -338,9 +336,7 @@ class LifecycleService(NotesService):
             if purge
             else ()
         )
-        return LifecycleResult(
-            action, fact, [mark], commit=sha, warnings=warnings, reason=reason
-        )
+        return LifecycleResult(action, fact, [mark], commit=sha, warnings=warnings, reason=reason)
 
     def confirm(
         self,
