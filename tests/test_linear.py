@@ -3,9 +3,10 @@
 A pattern that retries a long scan from every start in a line costs the square of the line
 (a 60 KB line: 16 s; 1 MB: hours). The generator below builds, from each parser's own
 examples, the lines such patterns choke on: a prefix of an example, then one of its pieces
-(one to six characters from its first 16) repeated to a long line, then nothing or a
-NUL. Each line must take well under the bound; the quadratic patterns took seconds at this
-length. ``tests/test_attacks_linear.py`` runs 1 MB lines through the real commands.
+(one to six characters from its first 16, or an opening of up to 47 characters) repeated to
+a long line, then nothing or a NUL. Each line must take well under the bound; the quadratic
+patterns took seconds at this length. ``tests/test_attacks_linear.py`` runs 1 MB lines
+through the real commands.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import pytest
 
 from memcli.cli.output import safe_text
 from memcli.errors import BadInput
+from memcli.flush.transcripts import CLAUDE_CODE, agent_turns, strip_recalled
 from memcli.git.diff import day_start
 from memcli.index.chunking import chunk_rows
 from memcli.notes.controls import strip_controls
@@ -91,6 +93,8 @@ QUERY_SEEDS = [
     "in May 2023, two months ago, last week, on October 13th, 2023, 13 oct. 2023",
     "2023-10-13 yesterday in 2022 a couple of days ago during june",
 ]
+RECALLED_SEEDS = ["<<<BEGIN MEMORY ab12>>>\nx\n<<<END MEMORY ab12>>>\n"]
+REMINDER_SEEDS = ["<system-reminder>x</system-reminder> y"]
 DATE_SEEDS = ["30d", "6 w", "2026-12-01", "2026-12-01T10:00", "2 weeks ago", "yesterday"]
 
 
@@ -106,37 +110,45 @@ def _quiet(fn: Callable[[str], object]) -> Callable[[str], object]:
     return call
 
 
-PARSERS: dict[str, tuple[Callable[[str], object], list[str]]] = {
-    "redact": (redact, REDACT_SEEDS),
-    "redact_lines": (redact_lines, [PROMISED[0][1], "-----END -----BEGIN "]),
-    "instructions": (detect, INSTRUCTION_SEEDS),
-    "entries": (lambda t: list(entry_fields(t)), ENTRY_SEEDS),
-    "entry tags": (lambda t: list(entry_fields("- " + t)), ENTRY_SEEDS[:3]),
-    "status lines": (lambda t: status_of([t]), STATUS_SEEDS),
-    "headings": (lambda t: chunk_rows(t.split("\n")), MARKDOWN_SEEDS),
-    "controls": (strip_controls, CONTROL_SEEDS),
-    "terminal": (safe_text, CONTROL_SEEDS),
-    "query": (_quiet(parse_query), QUERY_SEEDS),
-    "time words": (lambda t: find_window(t, date(2026, 6, 1)), QUERY_SEEDS),
-    "--expires": (_quiet(lambda t: expiry_date(t, date(2026, 6, 1))), DATE_SEEDS),
-    "--since": (_quiet(day_start), DATE_SEEDS),
+#: name: (parse, seeds, length of the lines built from them)
+PARSERS: dict[str, tuple[Callable[[str], object], list[str], int]] = {
+    "redact": (redact, REDACT_SEEDS, SIZE),
+    "redact_lines": (redact_lines, [PROMISED[0][1], "-----END -----BEGIN "], SIZE),
+    "instructions": (detect, INSTRUCTION_SEEDS, SIZE),
+    "entries": (lambda t: list(entry_fields(t)), ENTRY_SEEDS, SIZE),
+    "entry tags": (lambda t: list(entry_fields("- " + t)), ENTRY_SEEDS[:3], SIZE),
+    "status lines": (lambda t: status_of([t]), STATUS_SEEDS, SIZE),
+    "headings": (lambda t: chunk_rows(t.split("\n")), MARKDOWN_SEEDS, SIZE),
+    "controls": (strip_controls, CONTROL_SEEDS, SIZE),
+    "terminal": (safe_text, CONTROL_SEEDS, SIZE),
+    "query": (_quiet(parse_query), QUERY_SEEDS, SIZE),
+    "time words": (lambda t: find_window(t, date(2026, 6, 1)), QUERY_SEEDS, SIZE),
+    "--expires": (_quiet(lambda t: expiry_date(t, date(2026, 6, 1))), DATE_SEEDS, SIZE),
+    "--since": (_quiet(day_start), DATE_SEEDS, SIZE),
+    # markers of 17 characters and more: fewer starts in a line, so longer lines
+    "context blocks": (strip_recalled, RECALLED_SEEDS, 8 * SIZE),
+    "reminders": (
+        lambda t: agent_turns(CLAUDE_CODE, [{"type": "user", "message": {"content": t}}]),
+        REMINDER_SEEDS,
+        8 * SIZE,
+    ),
 }
 
 
-def shapes(seeds: list[str]) -> Iterator[str]:
+def shapes(seeds: list[str], length: int = SIZE) -> Iterator[str]:
     """Long lines built from ``seeds``: a prefix of one, a piece of it repeated, a tail (each
     piece of a seed once, after the first prefix it follows there)."""
     for seed in seeds:
         seen: set[str] = set()
         for start in range(min(len(seed), 16)):  # a pattern's restarts open its examples
-            for size in range(1, 7):
+            for size in range(1, 7 if start else 48):  # the whole opening of each, too
                 piece = seed[start : start + size]
                 if len(piece) < size:
                     break
                 if piece in seen:
                     continue
                 seen.add(piece)
-                body = seed[:start] + piece * (SIZE // size)
+                body = seed[:start] + piece * (length // size)
                 for tail in TAILS:
                     yield body + tail
 
@@ -157,9 +169,9 @@ def _timed(parse: Callable[[str], object], line: str) -> float:
 
 @pytest.mark.parametrize("name", PARSERS)
 def test_every_pattern_is_linear(name: str) -> None:
-    parse, seeds = PARSERS[name]
+    parse, seeds, length = PARSERS[name]
     slowest, worst = 0.0, ""
-    for line in shapes(seeds):
+    for line in shapes(seeds, length):
         took = _timed(parse, line)
         if took > BOUND:  # a pause of a loaded machine does not come twice
             took = min(took, _timed(parse, line))
