@@ -597,6 +597,7 @@ NOT_PROMISED = [
     "password: <your-password>, secret: null",  # placeholders
     "DB_PASS_FILE=/run/secrets/db and pwd: /home/ada",  # paths
     "https://ada@example.com:8443/path@v2",  # a user, a port and a path
+    "git+ssh://git@github.com:org/repo.git@v1.0",  # a user with '@', then a path
     "AWS_SECRET_ACCESS_KEY environment variable",  # a word, not a 40-character key
     "xoxb-no-digits-here",  # a Slack token holds a digit
     "sha256 3f9a1c2e7b4d8e0f1a2b3c4d5e6f7a8b9c0d1e2f",  # an unlabelled digest or key

@@ -171,7 +171,7 @@ def _rules() -> tuple[_Rule, ...]:
             # not a password. The run is taken whole (possessive) and cut in Python: a
             # pattern that backtracked to the '@' rescanned the run from every "://" in it.
             (
-                r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://[^\s:/?#\0\"'<>]*+:"
+                r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://(?P<u>[^\s:/?#\0\"'<>]*+):"
                 r"(?P<at>[^\s\0\"'<>]++)"
             ),
             lambda value: not re.match(r"\d+/", value),
@@ -300,7 +300,11 @@ def _value_span(match: re.Match[str]) -> tuple[int, int]:
         if name in groups and match.group(name) is not None:
             start, end = match.span(name)
             if name == "at":
-                return start, start + _before_host(match.group(name))
+                cut = _before_host(match.group(name))
+                # a user with '@' and a "password" with '/': an scp-like path (git@host:org/x@v1)
+                if "@" in match.group("u") and "/" in match.group(name)[:cut]:
+                    return start, start
+                return start, start + cut
             if name == "bare" and match.string[end : end + 1] == _MASK:
                 return start, start
             return start, end
