@@ -76,6 +76,13 @@ def test_path_line_names_a_fact_too(cli: Cli, workspace: Path, redis: str) -> No
     assert r.json()["fact"]["id"] == redis
 
 
+def test_forget_json_gives_the_reason_as_written(cli: Cli, redis: str) -> None:
+    secret = "pass" + "word=Hunter2xyz9"
+    r = cli("forget", redis, "--reason", f"it   quoted {secret}", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json()["reason"] == "it quoted password=[REDACTED:password]"
+
+
 def test_forget_retracts_and_purge_removes_the_text(cli: Cli, workspace: Path, redis: str) -> None:
     assert cli("add", "The S3 token is stored in vault.").exit_code == 0
     r = cli("forget", redis, "--reason", "wrong: it was never decided")

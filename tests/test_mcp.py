@@ -479,6 +479,26 @@ def test_lifecycle_tools(facts: Path, cli: Cli) -> None:
     assert res["bad"].is_error and "no fact has the id '0000'" in text_of(res["bad"])
 
 
+def test_forget_answers_the_reason_as_written_with_its_secret_redacted(
+    facts: Path, cli: Cli
+) -> None:
+    """A reason that quotes a secret is redacted in the file; the tool's answer, which the
+    agent's transcript keeps, says the same redacted reason, never the raw one."""
+    aid = cli("search", "Alice billing", "--json").json()["results"][0]["ids"][-1]
+    secret = "DB_PASSWORD=" + "Hunter2" + "xyz9"
+
+    async def body(s: ClientSession) -> Any:
+        return await s.call_tool("forget", {"fact": aid, "reason": f"leaked {secret}"})
+
+    res = session(facts, body)
+    said = text_of(res)
+    assert not res.is_error, said
+    assert said == f"forgot {aid}: leaked DB_PASSWORD=[REDACTED:password]"
+    written = "".join(p.read_text() for p in (facts / "memory").rglob("*.md"))
+    assert "leaked DB_PASSWORD=[REDACTED:password]" in written
+    assert "Hunter2xyz9" not in said + written
+
+
 def test_a_setting_changed_during_a_session_is_honoured_by_the_next_call(
     workspace: Path, cli: Cli
 ) -> None:

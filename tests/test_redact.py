@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import string
 
 import pytest
@@ -527,3 +528,103 @@ def test_redact_lines_keeps_lines_and_removes_every_secret(
 def test_a_key_block_becomes_one_marker_per_line() -> None:
     shown = redact_lines(f"before\n{PEM}\nafter").text.splitlines()
     assert shown == ["before", *[marker("private-key")] * (len(PEM_BODY) + 2), "after"]
+
+
+# -- the promise: docs/security.md's table of kinds, each held here --------------------------------
+#: One line per kind docs/security.md promises (the kind, an input, what redaction leaves).
+PROMISED: list[tuple[str, str, str]] = [
+    ("private-key", PEM, marker("private-key")),
+    ("aws-access-key", "id AKIAIOSFODNN7EXAMPLE", f"id {marker('aws-access-key')}"),
+    (
+        "aws-secret",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        f"aws_secret_access_key = {marker('aws-secret')}",
+    ),
+    (
+        "aws-secret",
+        "export AWS_SECRET_ACCESS_KEY wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        f"export AWS_SECRET_ACCESS_KEY {marker('aws-secret')}",
+    ),
+    ("github-token", f"ghp_{GH36}", marker("github-token")),
+    ("slack-token", "xoxb-123456789012-AbCdEfGh", marker("slack-token")),
+    ("api-key", "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl", marker("api-key")),
+    ("stripe-key", "sk_live_4eC39HqLyjWDarjtT1zdp7dc", marker("stripe-key")),
+    ("google-api-key", "AIzaSyA1234567890abcdefghijklmnopqrstuv", marker("google-api-key")),
+    ("gitlab-token", "glpat-Ab12Cd34Ef56Gh78Ij90", marker("gitlab-token")),
+    ("huggingface-token", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz123456", marker("huggingface-token")),
+    ("npm-token", "npm_" + "a1B2c3D4e5" * 4, marker("npm-token")),
+    ("azure-key", "AccountKey=Ab12Cd34Ef56Gh78Ij90Kl==", f"AccountKey={marker('azure-key')}"),
+    ("jwt", JWT, marker("jwt")),
+    (
+        "url-credentials",
+        "postgres://app:S3cr3t@db.internal:5432/app",
+        f"postgres://app:{marker('url-credentials')}@db.internal:5432/app",
+    ),
+    (
+        "url-credentials",
+        "postgres://admin@myserver:S3cr3tPass@myserver.postgres.database.azure.com/db",
+        f"postgres://admin@myserver:{marker('url-credentials')}"
+        "@myserver.postgres.database.azure.com/db",
+    ),
+    ("password", "DB_PASSWORD=hunter2", f"DB_PASSWORD={marker('password')}"),
+    ("password", "POSTGRES_PASS=hunter2", f"POSTGRES_PASS={marker('password')}"),
+    ("password", "DB_PASS=hunter2", f"DB_PASS={marker('password')}"),
+    ("password", "pass: hunter2", f"pass: {marker('password')}"),
+    ("password", "MYSQL_PWD_ROOT=hunter2", f"MYSQL_PWD_ROOT={marker('password')}"),
+    ("password", "Server=db;Uid=sa;Pwd=hunter2;", f"Server=db;Uid=sa;Pwd={marker('password')};"),
+    ("password", 'client_secret: "abc123def"', f'client_secret: "{marker("password")}"'),
+    (
+        "password",
+        "Authorization: Bearer abc.def.ghi",
+        f"Authorization: Bearer {marker('password')}",
+    ),
+    (
+        "netrc-password",
+        "machine api.example.com login ada password hunter2",
+        f"machine api.example.com login ada password {marker('netrc-password')}",
+    ),
+    (
+        "pgpass-password",
+        "db.example.com:5432:app:ada:hunter2",
+        f"db.example.com:5432:app:ada:{marker('pgpass-password')}",
+    ),
+]
+
+#: What redaction deliberately does not promise: each is left as it is.
+NOT_PROMISED = [
+    "the password is hunter2",  # prose: no separator between the word and the value
+    "password=$DB_PASSWORD and token: ${{ secrets.GH }}",  # references, not values
+    "password: <your-password>, secret: null",  # placeholders
+    "DB_PASS_FILE=/run/secrets/db and pwd: /home/ada",  # paths
+    "https://ada@example.com:8443/path@v2",  # a user, a port and a path
+    "git+ssh://git@github.com:org/repo.git@v1.0",  # a user with '@', then a path
+    "AWS_SECRET_ACCESS_KEY environment variable",  # a word, not a 40-character key
+    "xoxb-no-digits-here",  # a Slack token holds a digit
+    "sha256 3f9a1c2e7b4d8e0f1a2b3c4d5e6f7a8b9c0d1e2f",  # an unlabelled digest or key
+    "we pass the build and compass=north",  # "pass" as a word of prose, or inside one
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "expected"), PROMISED)
+def test_every_promised_kind_is_redacted(kind: str, text: str, expected: str) -> None:
+    result = redact(text)
+    assert (result.text, set(result.kinds)) == (expected, {kind})
+
+
+@pytest.mark.parametrize("text", NOT_PROMISED)
+def test_what_is_not_promised_is_left_alone(text: str) -> None:
+    assert redact(text) == Redaction(text, ())
+
+
+def test_the_docs_list_every_kind_and_no_other() -> None:
+    """docs/security.md's table of kinds is the promise: every kind redact can give, each
+    with an example above."""
+    from pathlib import Path
+
+    from memcli.notes.redact import _rules
+
+    doc = (Path(__file__).parent.parent / "docs" / "security.md").read_text()
+    section = doc.split("**Secret redaction**", 1)[1].split("\n\n**", 1)[0]
+    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", section, re.MULTILINE))
+    kinds = {kind for kind, _, _ in _rules()}
+    assert listed == kinds == {kind for kind, _, _ in PROMISED}

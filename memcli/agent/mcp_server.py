@@ -428,7 +428,7 @@ def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
         reason: Annotated[str, Field(description="Why it is wrong or no longer true.")],
     ) -> CallToolResult:
         data = await engine.call(lambda m: m.forget(fact, reason=reason).as_dict())
-        return _text(f"forgot {data['fact']['id']}: {reason}")
+        return _text(f"forgot {data['fact']['id']}: {data['reason']}")  # as written: redacted
 
     @server.tool(
         description="Mark a fact as confirmed, when the user has just vouched for it: it ranks"

@@ -56,8 +56,13 @@ class Output:
 
     # -- data ---------------------------------------------------------------
     def json(self, obj: Any) -> None:
-        """One JSON document (or JSON line) on stdout."""
-        sys.stdout.write(json.dumps(obj, ensure_ascii=False, default=str) + "\n")
+        """One JSON document (or JSON line) on stdout; on a terminal, the control characters
+        and bidi controls JSON lets through raw are written as ``\\uXXXX`` escapes (the same
+        JSON value)."""
+        text = json.dumps(obj, ensure_ascii=False, default=str)
+        if self.stdout_tty:
+            text = _control().sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        sys.stdout.write(text + "\n")
         sys.stdout.flush()
 
     def line(self, text: str = "") -> None:
@@ -163,13 +168,22 @@ class Output:
 @functools.cache
 def _control() -> re.Pattern[str]:
     """Compiled on first use: not on every start-up."""
-    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+    return re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _shown(m: re.Match[str]) -> str:
+    code = ord(m.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def _safe(text: str) -> str:
-    """Show terminal control characters (ESC, BEL, C1...) as ``\\xNN`` so memory text
-    can never drive the reader's terminal (clear it, set its title, write the clipboard)."""
-    return _control().sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    """Show terminal control characters (ESC, BEL, C1...) as ``\\xNN`` and the bidi
+    embeddings, overrides and isolates (U+202A-202E, U+2066-2069) as ``\\uXXXX``, so memory
+    text and file names can never drive the reader's terminal (clear it, set its title, write
+    the clipboard) nor make a line read differently from what it holds (Trojan Source)."""
+    if text.isprintable():  # the common case, in C: none of them is printable
+        return text
+    return _control().sub(_shown, text)
 
 
 safe_text = _safe  # for the renderer: memory text drawn in a Rich cell

@@ -50,7 +50,11 @@ def hits(out: Output, view: dict[str, Any], *, table: bool = False) -> None:
         out.warn("index may be stale")
 
 
-_ENTRY_TYPE = re.compile(r"^\s*[-*+]\s+(?:\d{1,2}:\d{2}\s+)?\[([^\]\n]+)\]", re.MULTILINE)
+#: An entry's ``[type]``; blanks within the line only (``\s*`` at a line start ran over every
+#: blank line after it, once per line: a pass per line).
+_ENTRY_TYPE = re.compile(
+    r"^[^\S\n]*[-*+][^\S\n]+(?:\d{1,2}:\d{2}[^\S\n]+)?\[([^\]\n]+)\]", re.MULTILINE
+)
 _WORD = re.compile(r"\w+")
 
 

@@ -14,7 +14,10 @@ from typing import NamedTuple
 
 from memcli.notes.lines import split_lines
 
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t#]*$")
+#: A heading: its text runs to its last character other than a blank or '#' (possessive
+#: steps, each ending at such a character: a lazy text tried the closing run from every
+#: character of a line such as "# # # ... x", a pass of the line per character).
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+((?:[ \t#]*+[^ \t#\n])*+))?[ \t#]*$")
 _ITEM = re.compile(r"^( {0,3})(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _FRONT_START = re.compile(r"\s*---")  # what a first line of "---" (stripped) starts with

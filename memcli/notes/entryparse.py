@@ -102,10 +102,10 @@ def _fields(text: str) -> Iterator[Fields]:
             i += 1
         tags: tuple[str, ...] = ()
         if "#" in last:
-            tail = _TAGS.search(last)
-            if tail:
-                tags = tuple(word[1:] for word in tail.group().split(" "))
-                last = last[: tail.start()]
+            start = _tags_start(last)
+            if start >= 0:
+                tags = tuple(word[1:] for word in last[start:].split(" "))
+                last = last[:start]
         last = last.rstrip()
         if body is None:
             fact = last
@@ -124,9 +124,24 @@ def _fields(text: str) -> Iterator[Fields]:
 
 
 _ITEM_MARKS = ("- ", "* ", "+ ")
-#: The tags that end an entry's last line: ``#word`` words (:data:`_TAG`), each after a space
-#: or at the start, up to the end of the line.
-_TAGS = re.compile(r"#(?<![^ ]#)[\w][\w\-/]*(?: #[\w][\w\-/]*)*\Z")
+#: One tag word, ``#word`` (:data:`_TAG`), matched within a line's bounds.
+_TAG_WORD = re.compile(r"#[\w][\w\-/]*")
+
+
+def _tags_start(line: str) -> int:
+    """Where the tags that end ``line`` start (``#word`` words, each after a single space or
+    at the start, up to the end of the line), or -1. Read word by word from the end, so a
+    long line costs one pass (a pattern searched from every ``#`` cost a pass per ``#``)."""
+    start = -1
+    end = len(line)
+    while True:
+        space = line.rfind(" ", 0, end)
+        if not _TAG_WORD.fullmatch(line, space + 1, end):
+            return start
+        start = space + 1
+        if space < 0:
+            return start
+        end = space
 
 
 #: Characters that do not show: a fact holding one is the same fact without it.

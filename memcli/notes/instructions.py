@@ -62,8 +62,11 @@ _RULES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("instruction",), r"\bnew\s+(?:system\s+)?instructions?\s*:"),
     (
         ("system", "instruction"),
-        r"(?:^|\n)\s*(?:[-*]\s+)?(?:\d{1,2}:\d{2}\s+)?(?:\[\w+\]\s+)?(?:#+\s*)?(?:system"
-        r"|instructions?)\s*(?:prompt)?\s*:\s*(?:you|ignore|always|never|do\s+not|from\s+now)",
+        # Blanks within the line after its start, and possessive runs: "\s*" at every line
+        # start ran over all the blank lines after it (38 s for 16,000 of them).
+        r"(?:^|\n)[^\S\n]*+(?:[-*]\s++)?(?:\d{1,2}:\d{2}\s++)?(?:\[\w++\]\s++)?(?:#++\s*+)?"
+        r"(?:system|instructions?)\s*+(?:prompt\s*+)?:\s*+"
+        r"(?:you|ignore|always|never|do\s+not|from\s+now)",
     ),
     (
         ("im_start", "system", "inst]", "sys>>"),

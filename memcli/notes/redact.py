@@ -39,7 +39,9 @@ _VALUE = (
     r"""|'(?P<sq>[^'\n\0]+)'"""
     r"""|`(?P<bq>[^`\n\0]+)`"""
     r"""|(?P<ph><[^<>\n\0]*>)"""  # <placeholder>, rejected by _is_value
-    r"""|(?P<bare>[^\s"'`\0&,;=][^\s"'`\0&,;]*)(?=[\s"'`&,;]|$))"""
+    # A bare value runs to a blank, a quote, & , ; or a claimed span; one that ends at a
+    # claimed span is no value (see _claims). Possessive: a shorter run is never a value.
+    r"""|(?P<bare>[^\s"'`\0&,;=][^\s"'`\0&,;]*+))"""
 )
 _KEYWORD = (
     r"(?:passw(?:or)?d|passphrase|secret|token|api[_-]?key|apikey"
@@ -53,6 +55,10 @@ _NOT_A_VALUE = r"""\$\{?[A-Z_][A-Z0-9_]*\}?        # $ENV_VAR, ${ENV_VAR}
     |<[^<>]*>                           # <your-password>
     |(?i:null|none|nil|true|false|undefined)
     """
+
+
+#: A field of a .pgpass line: no blank, ':' or escaped line break ("\\n").
+_PG_FIELD = r"(?:[^\s:\0\\]|\\(?!n))++"
 
 
 def _is_value(value: str) -> bool:
@@ -110,10 +116,12 @@ def _rules() -> tuple[_Rule, ...]:
         (
             "slack-token",
             (
-                r"(?<![A-Za-z0-9])xox[abprs]-(?=[A-Za-z0-9-]*[0-9])[A-Za-z0-9-]{10,}"
+                # The whole run, possessive; it holds a digit (the predicate): a lookahead
+                # for the digit rescanned the run from every "xoxb-" in it.
+                r"(?<![A-Za-z0-9])xox[abprs]-[A-Za-z0-9-]{10,}+"
                 r"|https://hooks\.slack\.com/services/[A-Za-z0-9_/]+"
             ),
-            None,
+            lambda value: value.startswith("https:") or any(d in value for d in _DIGITS),
         ),
         (
             "api-key",
@@ -157,11 +165,14 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         (
             "url-credentials",
-            # The password runs to the last '@' before the host: it may hold '/' and '#'
-            # (mysql://root:pa/ss#word@db); "host:8080/path@x" is a port and a path, not a password.
+            # The user runs to the first ':' and may hold '@' (Azure's admin@server); the
+            # password runs to the last '@' before the host (_before_host): it may hold '/'
+            # and '#' (mysql://root:pa/ss#word@db); "host:8080/path@x" is a port and a path,
+            # not a password. The run is taken whole (possessive) and cut in Python: a
+            # pattern that backtracked to the '@' rescanned the run from every "://" in it.
             (
-                r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s:/?#@\0\"'<>]*:"
-                r"(?P<v>[^\s\0\"'<>]+)@(?=[A-Za-z0-9\[])"
+                r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*+://(?P<u>[^\s:/?#\0\"'<>]*+):"
+                r"(?P<at>[^\s\0\"'<>]++)"
             ),
             lambda value: not re.match(r"\d+/", value),
         ),
@@ -169,8 +180,11 @@ def _rules() -> tuple[_Rule, ...]:
             "aws-secret",
             (
                 r"(?<![A-Za-z0-9])(?i:(?:aws[_-]?)?secret[_-]?access[_-]?key|aws[_-]?secret[_-]?key)"
+                r"(?:"
                 + _SEP
                 + _VALUE
+                # or after blanks only, a shell's or a CLI's form: the 40 characters of a key
+                + r"|[ \t]+(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=]))"
             ),
             _is_value,
         ),
@@ -194,8 +208,10 @@ def _rules() -> tuple[_Rule, ...]:
         ),
         (
             "password",
-            # ODBC and ADO connection strings: Pwd=...; (a path after "pwd:" is a shell's output).
-            r"(?<![A-Za-z0-9_])(?i:pwd)" + _SEP + _VALUE,
+            # ODBC and ADO connection strings (Pwd=...;) and keys with a PASS or PWD word
+            # (DB_PASS, POSTGRES_PASS, pass:, MYSQL_PWD_ROOT: up to two words after it); a
+            # path after "pwd:" is a shell's output, one after PASS_FILE= a file's name.
+            r"(?<![A-Za-z0-9])(?i:pwd|pass)(?:[_.-][A-Za-z0-9]+){0,2}" + _SEP + _VALUE,
             lambda value: _is_value(value) and not value.startswith(("/", "~")),
         ),
         (
@@ -230,9 +246,17 @@ def _rules() -> tuple[_Rule, ...]:
         (
             "pgpass-password",
             # ~/.pgpass: a line "hostname:port:database:username:password" (the port a number
-            # or *); the password runs to the end of the line.
+            # or *); the password runs to the end of the line. A field stops at an escaped
+            # line break ("\\n", where the next try starts): a field that ran over them was
+            # scanned again from each of them.
             (
-                r"(?m)(?:^|(?<=\\n))[ \t]*[^\s:\0]+:(?:[0-9]{1,5}|\*):[^\s:\0]+:[^\s:\0]+:"
+                r"(?m)(?:^|(?<=\\n))[ \t]*"
+                + _PG_FIELD
+                + r":(?:[0-9]{1,5}|\*):"
+                + _PG_FIELD
+                + ":"
+                + _PG_FIELD
+                + r":"
                 r"(?P<v>[^\s\0]+?)[ \t]*(?=$|\\n|\r)"
             ),
             None,
@@ -245,7 +269,19 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source)
 
 
-_VALUE_GROUPS = ("v", "dq", "sq", "bq", "ph", "bare")
+_VALUE_GROUPS = ("v", "at", "dq", "sq", "bq", "ph", "bare")
+_DIGITS = "0123456789"
+_HOST_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789[")
+
+
+def _before_host(run: str) -> int:
+    """Length of a URL's password: ``run`` (what follows the user's ':') up to its last
+    '@' that a host follows, or 0 when no '@' does."""
+    at = len(run)
+    while (at := run.rfind("@", 0, at)) >= 0:
+        if at + 1 < len(run) and run[at + 1] in _HOST_START:
+            return at
+    return 0
 
 
 class Redaction(NamedTuple):
@@ -256,11 +292,22 @@ class Redaction(NamedTuple):
 
 
 def _value_span(match: re.Match[str]) -> tuple[int, int]:
-    """Span of the part of a match to replace: the value group if any, else everything."""
+    """Span of the part of a match to replace: the value group if any, else everything;
+    an empty span when the match holds no secret (a URL's run with no '@' host, a bare
+    value that runs into a claimed span)."""
     groups = match.re.groupindex
     for name in _VALUE_GROUPS:
         if name in groups and match.group(name) is not None:
-            return match.span(name)
+            start, end = match.span(name)
+            if name == "at":
+                cut = _before_host(match.group(name))
+                # a user with '@' and a "password" with '/': an scp-like path (git@host:org/x@v1)
+                if "@" in match.group("u") and "/" in match.group(name)[:cut]:
+                    return start, start
+                return start, start + cut
+            if name == "bare" and match.string[end : end + 1] == _MASK:
+                return start, start
+            return start, end
     return match.span()
 
 
@@ -286,13 +333,19 @@ _RULE_TRIGGERS: tuple[tuple[str, ...], ...] = (
     ("secret",),
     ("authorization",),
     ("bearer",),
-    ("pwd",),
+    ("pwd", *(f"pass{c}" for c in "_.-\"'* \t:=")),  # what can follow PASS in the rule
     ("passw", "secret", "token", "apikey", "api_key", "api-key", "private_key", "private-key"),
     ("passw",),
     ("passw",),
     (),  # a .pgpass line: four colons (see _claims)
 )
-_TRIGGERS = tuple(dict.fromkeys(word for words in _RULE_TRIGGERS for word in words))
+#: The first look of every call, one word per family ("pass" for "passw", "pass="...): a text
+#: that holds none of these holds no rule's word.
+_TRIGGERS = tuple(
+    dict.fromkeys(
+        "pass" if word.startswith("pass") else word for words in _RULE_TRIGGERS for word in words
+    )
+)
 
 
 def redact(text: str) -> Redaction:

@@ -76,6 +76,7 @@ class LifecycleResult(NamedTuple):
     changed: bool = True  # False: it already was so (nothing written)
     commit: str | None = None
     warnings: tuple[str, ...] = ()
+    reason: str | None = None  # a retraction's reason as written, secrets redacted
 
     def as_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -89,6 +90,8 @@ class LifecycleResult(NamedTuple):
             out["successor"] = self.successor
         if self.commit is not None:
             out["commit"] = self.commit
+        if self.reason is not None:
+            out["reason"] = self.reason
         return out
 
 
@@ -322,9 +325,9 @@ class LifecycleService(NotesService):
         )
         action = "purged" if purge else "retracted"
         if fact.status.state == "retracted" and not purge:
-            return LifecycleResult(action, fact, [], changed=False, dry_run=dry_run)
+            return LifecycleResult(action, fact, [], changed=False, dry_run=dry_run, reason=reason)
         if dry_run:
-            return LifecycleResult(action, fact, [mark], dry_run=True)
+            return LifecycleResult(action, fact, [mark], dry_run=True, reason=reason)
         if commit:
             self.require_repo()
         self._annotate(fact, mark, purge=purge)
@@ -335,7 +338,7 @@ class LifecycleService(NotesService):
             if purge
             else ()
         )
-        return LifecycleResult(action, fact, [mark], commit=sha, warnings=warnings)
+        return LifecycleResult(action, fact, [mark], commit=sha, warnings=warnings, reason=reason)
 
     def confirm(
         self,
