@@ -239,7 +239,11 @@ def files(ctx: typer.Context, as_json: bool = JSON) -> None:
 @app.command()
 def get(
     ctx: typer.Context,
-    location: str = typer.Argument(..., help="PATH[:LINE[:COUNT]], e.g. memory/2026-11-22.md:12:3"),
+    location: str = typer.Argument(
+        ...,
+        help="a citation: PATH, PATH:LINE (one line), PATH:START-END (as search cites a hit) or"
+        " PATH:LINE:COUNT, e.g. memory/2026-11-22.md:12-14",
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Print lines of a memory file (to expand a search hit)."""
