@@ -169,6 +169,8 @@ WATCH_SYNC = {
     "embed_requests",
 }
 WATCH_STOPPED = {"event", "reason", "syncs", "time"}
+ERROR = {"error"}  # any command asked for JSON that fails (tests/test_json_errors.py)
+ERROR_BODY = {"message", "hint", "exit_code"}
 
 
 def keys(obj: Any) -> set[str]:

@@ -26,7 +26,7 @@ from memcli.cli.argv import (
     hoist_globals,
 )
 from memcli.cli.output import Output
-from memcli.cli.runtime import State, exit_code_for
+from memcli.cli.runtime import State, exit_code_for, json_error, wants_json
 from memcli.errors import ExitCode
 
 try:  # Typer 0.2x carries its own copy of Click; older ones use Click itself
@@ -72,7 +72,8 @@ def handle_errors(fn: F) -> F:
             raise
         except (KeyboardInterrupt, Exception) as exc:
             ctx = kwargs.get("ctx")  # every command takes the Typer context as ``ctx``
-            raise typer.Exit(exit_code_for(exc, state(ctx) if ctx else None)) from None
+            code = exit_code_for(exc, state(ctx) if ctx else None, as_json=wants_json(kwargs))
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -148,7 +149,7 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except click_errors.UsageError as exc:
-        sys.exit(_usage_error(exc))
+        sys.exit(_usage_error(exc, asks_json(args)))
     except click_errors.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
@@ -158,12 +159,28 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _usage_error(exc: click_errors.UsageError) -> int:
-    """Report a usage error as one line and a hint naming the command's help; returns 2."""
+def _usage_error(exc: click_errors.UsageError, as_json: bool = False) -> int:
+    """Report a usage error as one line and a hint naming the command's help (with
+    ``as_json``, on stdout as JSON too); returns 2."""
     where = exc.ctx.command_path if exc.ctx is not None else "memcli"
     message = " ".join(exc.format_message().split())
-    Output().error(message, f"{where} -h shows the usage")
+    hint = f"{where} -h shows the usage"
+    Output().error(message, hint)
+    if as_json:
+        json_error(message, hint, int(ExitCode.USAGE))
     return int(ExitCode.USAGE)
+
+
+def asks_json(args: list[str]) -> bool:
+    """Whether the command line asks for JSON on stdout (``--json``, ``--jsonl``,
+    ``--batch``, ``--format json``), before any ``--``: read from the words themselves,
+    for a usage error Click raised before the command's options were known."""
+    words = args[: args.index("--")] if "--" in args else args
+    if {"--json", "--jsonl", "--batch", "--format=json", "--format=jsonl"} & set(words):
+        return True
+    return any(
+        a == "--format" and b in ("json", "jsonl") for a, b in zip(words, words[1:], strict=False)
+    )
 
 
 def _owned_options(one: typer.Typer) -> set[str]:
