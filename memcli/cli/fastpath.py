@@ -175,7 +175,7 @@ def run_mcp(workspace: str | None) -> int:
     if find_spec("mcp") is None:
         sys.stderr.write(
             "Error: memcli mcp needs the MCP SDK (mcp is missing)\n"
-            "Hint: pip install 'memcli[mcp]'\n"
+            "Hint: pip install 'memcli[mcp]' (in a checkout: make extras)\n"
         )
         return 2
     from memcli.agent.mcp_front import serve
