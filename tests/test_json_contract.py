@@ -57,6 +57,8 @@ RESULT = {
     "scores",
     "flags",
     "ids",
+    "match_line",
+    "match_lines",
 }
 BATCH_ERROR = {"query", "error", "results"}
 STATUS = {
