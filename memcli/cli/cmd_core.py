@@ -97,7 +97,10 @@ def add(
         False, "--commit", help="git commit the file written (nothing else), naming the fact."
     ),
     expires: str | None = typer.Option(
-        None, "--expires", metavar="WHEN", help="It stops applying: 30d, 6w, 3m, 1y or a date."
+        None,
+        "--expires",
+        metavar="DATE",
+        help="It stops applying: 30d, 6w, 3m, 1y, 'in 2 weeks' or a date YYYY-MM-DD.",
     ),
     as_json: bool = JSON,
 ) -> None:
