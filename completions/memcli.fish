@@ -112,8 +112,8 @@ complete -c memcli -n '__memcli_is memcli index' -l json -d 'Print JSON (stable 
 complete -c memcli -n '__memcli_is memcli index' -s h -l help -d 'Show this message and exit.'
 
 # memcli search
-complete -c memcli -n '__memcli_is memcli search' -s n -l limit -x -d 'Number of results.'
-complete -c memcli -n '__memcli_is memcli search' -l min-score -x -d 'Drop results whose final score (after decay) is below (0..1).'
+complete -c memcli -n '__memcli_is memcli search' -s n -l limit -x -d 'Number of results. [default: 8, the setting search.limit]'
+complete -c memcli -n '__memcli_is memcli search' -l min-score -x -d 'Drop results whose final score (after decay) is below (0..1). [default: 0.0, the setting search.min_score]'
 complete -c memcli -n '__memcli_is memcli search' -l source -x -d 'Only this namespace (repeatable).'
 complete -c memcli -n '__memcli_is memcli search' -l type -x -d 'Only entries of this type.'
 complete -c memcli -n '__memcli_is memcli search' -l tag -l tags -x -d 'Only entries with this tag.'
@@ -123,7 +123,7 @@ complete -c memcli -n '__memcli_is memcli search' -l path -x -d 'Only these path
 complete -c memcli -n '__memcli_is memcli search' -l decay -l no-decay -d 'Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).'
 complete -c memcli -n '__memcli_is memcli search' -l strategy -x -d 'keyword, vector or hybrid (default auto: hybrid when an embedding model is set).'
 complete -c memcli -n '__memcli_is memcli search' -l mmr -l no-mmr -d 'Diversify results (MMR): near-duplicates do not crowd out.'
-complete -c memcli -n '__memcli_is memcli search' -l mmr-lambda -x -d 'MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).'
+complete -c memcli -n '__memcli_is memcli search' -l mmr-lambda -x -d 'MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr). [default: 0.7, the setting search.mmr_lambda]'
 complete -c memcli -n '__memcli_is memcli search' -l include-inactive -d 'Also superseded, retracted and expired facts (flagged).'
 complete -c memcli -n '__memcli_is memcli search' -l explain -d 'Show how each score came to be (JSON: \'explain\' per result).'
 complete -c memcli -n '__memcli_is memcli search' -l format -x -d 'text, json or context (one Markdown block for a prompt).'

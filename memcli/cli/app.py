@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import typer
 from typer.main import get_command_name
-from typer.models import OptionInfo
+from typer.models import ArgumentInfo, OptionInfo
 
 from memcli.cli.argv import (
     GLOBAL_FLAGS,
@@ -54,10 +54,39 @@ class MemcliTyper(typer.Typer):
         register = super().command(*args, **kwargs)
 
         def decorator(fn: F) -> F:
+            name_placeholders(fn)
             register(handle_errors(fn))
             return fn
 
         return decorator
+
+
+#: The placeholder of an option's value where its name does not say it well.
+METAVARS = {
+    "--to": "FILE", "--ns": "NAME", "--tag": "TAG", "--source": "NAME", "--since": "DATE",
+    "--until": "DATE", "--path": "GLOB", "--min-score": "SCORE", "--mmr-lambda": "X",
+    "--local-model": "MODEL", "--model-path": "DIR", "--prompt-file": "FILE",
+}  # fmt: skip
+
+
+def name_placeholders(fn: Callable[..., Any]) -> None:
+    """Give every value of ``fn``'s options and arguments one kind of placeholder, upper
+    case (``-n N``, ``--since DATE``, ``TEXT``): Typer's own are mixed (``<str>``,
+    ``{text}``). A placeholder the command sets itself is kept."""
+    for param in inspect.signature(fn).parameters.values():
+        info = param.default
+        if not isinstance(info, (OptionInfo, ArgumentInfo)) or info.metavar:
+            continue
+        if isinstance(info, ArgumentInfo):
+            many = "list" in str(param.annotation)
+            info.metavar = param.name.upper() + ("..." if many else "")
+            continue
+        annotation = str(param.annotation)
+        if "bool" in annotation:
+            continue
+        long = next((d for d in info.param_decls or () if d.startswith("--")), "")
+        kind = "N" if "int" in annotation else "X" if "float" in annotation else None
+        info.metavar = METAVARS.get(long) or kind or long.lstrip("-").upper().replace("-", "_")
 
 
 def handle_errors(fn: F) -> F:
