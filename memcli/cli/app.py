@@ -89,6 +89,10 @@ def name_placeholders(fn: Callable[..., Any]) -> None:
         info.metavar = METAVARS.get(long) or kind or long.lstrip("-").upper().replace("-", "_")
 
 
+#: Commands whose JSON is a stream of events, each with ``event``: an error ends it as one.
+EVENT_STREAMS = {"watch"}
+
+
 def handle_errors(fn: F) -> F:
     """Turn MemcliError (and Ctrl-C, and surprises) into one-line errors and exit codes
     (:func:`memcli.cli.runtime.exit_code_for`)."""
@@ -101,7 +105,12 @@ def handle_errors(fn: F) -> F:
             raise
         except (KeyboardInterrupt, Exception) as exc:
             ctx = kwargs.get("ctx")  # every command takes the Typer context as ``ctx``
-            code = exit_code_for(exc, state(ctx) if ctx else None, as_json=wants_json(kwargs))
+            code = exit_code_for(
+                exc,
+                state(ctx) if ctx else None,
+                as_json=wants_json(kwargs),
+                event=fn.__name__ in EVENT_STREAMS,
+            )
             raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]

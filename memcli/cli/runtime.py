@@ -48,15 +48,18 @@ class State(NamedTuple):
         return mem
 
 
-def exit_code_for(exc: BaseException, state: State | None = None, *, as_json: bool = False) -> int:
+def exit_code_for(
+    exc: BaseException, state: State | None = None, *, as_json: bool = False, event: bool = False
+) -> int:
     """Report ``exc`` as one line on stderr and return its exit code.
 
     Library errors carry their code; Ctrl-C is 130; a closed stdout ends quietly with 0;
     anything else is a bug or an OS failure (3). With ``--debug`` (``state.debug``) or
     ``MEMCLI_DEBUG=1`` the traceback of errors other than those two is printed first; the
     exit code is the same either way. ``as_json`` (the command was asked for JSON): the
-    error is also a JSON document on stdout (:func:`json_error`), so a pipe into ``jq``
-    reads it.
+    error is also a JSON document on stdout (:func:`json_error`; ``event``: one of a stream
+    of events, ``watch --json``'s), so a pipe into ``jq`` reads it; not an interruption,
+    which the user asked for.
     """
     state = state or State()
     out = Output(no_color=state.no_color)
@@ -76,16 +79,20 @@ def exit_code_for(exc: BaseException, state: State | None = None, *, as_json: bo
             message = f"{type(exc).__name__}: {exc}"
             hint, code = "run again with --debug for a traceback", int(ExitCode.WORKSPACE)
     out.error(message, hint)
-    if as_json:
-        json_error(message, hint, code)
+    if as_json and not isinstance(exc, KeyboardInterrupt):
+        json_error(message, hint, code, event)
     return code
 
 
-def json_error(message: str, hint: str | None, code: int) -> None:
+def json_error(message: str, hint: str | None, code: int, event: bool = False) -> None:
     """An error as the JSON document a ``--json`` command prints on stdout:
-    ``{"error": {"message", "hint", "exit_code"}}`` (one line; stderr has it too)."""
+    ``{"error": {"message", "hint", "exit_code"}}`` (one line; stderr has it too), with
+    ``"event": "error"`` as well in a stream of events (``event``)."""
+    doc: dict[str, Any] = {"error": {"message": message, "hint": hint, "exit_code": code}}
+    if event:
+        doc = {"event": "error", **doc}
     try:
-        Output().json({"error": {"message": message, "hint": hint, "exit_code": code}})
+        Output().json(doc)
     except BrokenPipeError:
         _silence_broken_pipe()
 
