@@ -15,7 +15,7 @@ MEMCLI_TEST_MODEL_DIR ?= $(firstword $(patsubst %/model.onnx,%,$(wildcard \
 	$(abspath ../shared/models/$(MODEL_NAME))/model.onnx /work/shared/models/$(MODEL_NAME)/model.onnx)))
 export MEMCLI_TEST_MODEL_DIR
 
-.PHONY: demo test e2e test-latest smoke lock lock-upgrade lint bench bench-guard completions man docs site tour clean print-model-dir
+.PHONY: demo extras test e2e test-latest smoke lock lock-upgrade lint bench bench-guard completions man docs site tour clean print-model-dir
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -27,10 +27,18 @@ $(VENV)/.installed-dev: pyproject.toml $(LOCK)/test.txt
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -c $(LOCK)/test.txt -e '.[dev,local,mcp]'
 	$(BIN)/python -m compileall -q memcli
-	touch $(VENV)/.installed $@
+	touch $(VENV)/.installed $(VENV)/.installed-extras $@
 
 demo: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash .ci/demo
+	@printf '\nmemcli is installed in %s. To run it from anywhere:\n  export PATH="%s:$$PATH"\n(or . %s/activate); `make extras` adds the MCP server and local embeddings for agents.\n' \
+		"$(CURDIR)/$(BIN)" "$(CURDIR)/$(BIN)" "$(CURDIR)/$(BIN)"
+
+# The extras agents use, pinned: the MCP server (mcp) and local embeddings (local).
+extras: $(VENV)/.installed-extras
+$(VENV)/.installed-extras: $(VENV)/.installed $(LOCK)/test.txt
+	$(PIP) install -c $(LOCK)/test.txt -e '.[local,mcp]'
+	touch $@
 
 # The whole check: lint (with the docs site built strictly), types (mypy --strict over the
 # package), then the suite in parallel.
@@ -114,7 +122,8 @@ docs: $(VENV)/.installed
 site: $(VENV)/.installed-dev
 	$(MKDOCS) build --strict
 
-# docs/tour.md's tour is a run of .ci/demo (tests/test_tour.py checks they agree)
+# docs/tour.md's tour is a run of .ci/demo, README.md's Quick start one of .ci/quickstart
+# (tests/test_tour.py and tests/test_readme.py check they agree)
 tour: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python .ci/gentour.py
 

@@ -103,7 +103,7 @@ complete -c memcli -n '__memcli_is memcli add' -s t -l type -x -d 'Entry type, e
 complete -c memcli -n '__memcli_is memcli add' -l tag -l tags -x -d 'Tag (repeatable).'
 complete -c memcli -n '__memcli_is memcli add' -l no-redact -d 'Do not redact secrets.'
 complete -c memcli -n '__memcli_is memcli add' -l commit -d 'git commit the file written (nothing else), naming the fact.'
-complete -c memcli -n '__memcli_is memcli add' -l expires -x -d 'It stops applying: 30d, 6w, 3m, 1y or a date.'
+complete -c memcli -n '__memcli_is memcli add' -l expires -x -d 'It stops applying: 30d, 6w, 3m, 1y, \'in 2 weeks\' or a date YYYY-MM-DD.'
 complete -c memcli -n '__memcli_is memcli add' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli add' -s h -l help -d 'Show this message and exit.'
 
@@ -114,18 +114,18 @@ complete -c memcli -n '__memcli_is memcli index' -l json -d 'Print JSON (stable 
 complete -c memcli -n '__memcli_is memcli index' -s h -l help -d 'Show this message and exit.'
 
 # memcli search
-complete -c memcli -n '__memcli_is memcli search' -s n -l limit -x -d 'Number of results.'
-complete -c memcli -n '__memcli_is memcli search' -l min-score -x -d 'Drop results whose final score (after decay) is below (0..1).'
+complete -c memcli -n '__memcli_is memcli search' -s n -l limit -x -d 'Number of results. [default: 8, the setting search.limit]'
+complete -c memcli -n '__memcli_is memcli search' -l min-score -x -d 'Drop results whose final score (after decay) is below (0..1). [default: 0.0, the setting search.min_score]'
 complete -c memcli -n '__memcli_is memcli search' -l source -x -d 'Only this namespace (repeatable).'
 complete -c memcli -n '__memcli_is memcli search' -l type -x -d 'Only entries of this type.'
 complete -c memcli -n '__memcli_is memcli search' -l tag -l tags -x -d 'Only entries with this tag.'
-complete -c memcli -n '__memcli_is memcli search' -l since -x -d 'Only files dated on/after.'
-complete -c memcli -n '__memcli_is memcli search' -l until -x -d 'Only files dated on/before.'
+complete -c memcli -n '__memcli_is memcli search' -l since -x -d 'Only files dated on/after a date: 2026-11-20, yesterday, 7d, \'2 weeks ago\'.'
+complete -c memcli -n '__memcli_is memcli search' -l until -x -d 'Only files dated on/before a date (as --since).'
 complete -c memcli -n '__memcli_is memcli search' -l path -x -d 'Only these paths: a shell glob (coder/*, *.md, memory/2026-11-*) or a folder prefix, from the workspace or from memory/.'
 complete -c memcli -n '__memcli_is memcli search' -l decay -l no-decay -d 'Temporal decay: older dated files score lower (MEMORY.md, undated files exempt).'
 complete -c memcli -n '__memcli_is memcli search' -l strategy -x -d 'keyword, vector or hybrid (default auto: hybrid when an embedding model is set).'
 complete -c memcli -n '__memcli_is memcli search' -l mmr -l no-mmr -d 'Diversify results (MMR): near-duplicates do not crowd out.'
-complete -c memcli -n '__memcli_is memcli search' -l mmr-lambda -x -d 'MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr).'
+complete -c memcli -n '__memcli_is memcli search' -l mmr-lambda -x -d 'MMR trade-off 0..1: 1 = relevance only, lower = more diverse (implies --mmr). [default: 0.7, the setting search.mmr_lambda]'
 complete -c memcli -n '__memcli_is memcli search' -l include-inactive -d 'Also superseded, retracted and expired facts (flagged).'
 complete -c memcli -n '__memcli_is memcli search' -l explain -d 'Show how each score came to be (JSON: \'explain\' per result).'
 complete -c memcli -n '__memcli_is memcli search' -l format -x -d 'text, json or context (one Markdown block for a prompt).'
@@ -191,14 +191,14 @@ complete -c memcli -n '__memcli_is memcli flush' -l json -d 'Print JSON (stable 
 complete -c memcli -n '__memcli_is memcli flush' -s h -l help -d 'Show this message and exit.'
 
 # memcli diff
-complete -c memcli -n '__memcli_is memcli diff' -l since -x -d 'From the last commit before DATE (YYYY-MM-DD or \'2 weeks ago\').'
+complete -c memcli -n '__memcli_is memcli diff' -l since -x -d 'From the last commit before DATE (YYYY-MM-DD, yesterday, 7d, \'2 weeks ago\').'
 complete -c memcli -n '__memcli_is memcli diff' -l stat -d 'Only counts per file.'
 complete -c memcli -n '__memcli_is memcli diff' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli diff' -s h -l help -d 'Show this message and exit.'
 
 # memcli log
 complete -c memcli -n '__memcli_is memcli log' -s n -l limit -x -d 'Number of commits. [default: 20]'
-complete -c memcli -n '__memcli_is memcli log' -l since -x -d 'Only commits since DATE.'
+complete -c memcli -n '__memcli_is memcli log' -l since -x -d 'Only commits since DATE (as diff --since).'
 complete -c memcli -n '__memcli_is memcli log' -l json -d 'Print JSON (stable field names, see docs/json.md).'
 complete -c memcli -n '__memcli_is memcli log' -s h -l help -d 'Show this message and exit.'
 

@@ -281,7 +281,7 @@ def test_malformed_input_is_exit_2_and_sends_nothing(
     before = snapshot(workspace)
     r = flush(cli, conv)
     assert r.exit_code == 2
-    assert r.stdout == ""
+    assert json.loads(r.stdout)["error"]["exit_code"] == 2  # --json: the error as JSON too
     assert r.stderr.startswith("Error: ") and "Traceback" not in r.stderr
     assert stub.requests == []
     assert snapshot(workspace) == before
@@ -516,7 +516,7 @@ def test_garbage_twice_is_exit_4_and_writes_nothing(
     stub.chat_replies = ["<html>nope</html>", second]
     r = flush(cli, CONV)
     assert r.exit_code == 4
-    assert r.stdout == ""
+    assert json.loads(r.stdout)["error"]["exit_code"] == 4  # --json: the error as JSON too
     assert r.stderr.splitlines()[0].startswith("Error: LLM openai/stub-chat did not answer")
     assert "Traceback" not in r.stderr
     assert stub.count("/chat/completions") == 2

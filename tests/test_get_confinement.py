@@ -54,6 +54,7 @@ def test_get_redacts_like_search_and_keeps_line_numbers(cli: Cli, workspace: Pat
     # a window that starts inside the key block is redacted too (the whole file is read)
     inside = cli("get", "--json", "memory/keys.md:8:2").json()
     assert inside["text"] == "[REDACTED:private-key]\n[REDACTED:private-key]"
-    assert cli("get", "memory/keys.md:10").stdout.endswith("- last line\n")
+    assert cli("get", "memory/keys.md:10-11").stdout.endswith("- last line\n")
+    assert cli("get", "memory/keys.md:11").stdout == "- last line\n"  # PATH:LINE: that line
     hit = cli("search", "--json", "CI pushes").json()["results"][0]
     assert token not in hit["snippet"] and "[REDACTED:github-token]" in hit["snippet"]

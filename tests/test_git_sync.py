@@ -107,7 +107,7 @@ def test_real_conflict_stops_cleanly_with_exit_3(clones: tuple[Path, Path, Path]
     assert r.exit_code == 3
     assert "memory/MEMORY.md" in r.stderr and "changed on both sides" in r.stderr
     assert "Hint:" in r.stderr and "Traceback" not in r.stderr
-    assert r.stdout == ""
+    assert json.loads(r.stdout)["error"]["exit_code"] == 3  # --json: the error as JSON too
     # the rebase was aborted: B is exactly as before, no markers, nothing pushed
     repo = open_repo(b)
     assert operation_in_progress(repo) is None

@@ -57,6 +57,8 @@ RESULT = {
     "scores",
     "flags",
     "ids",
+    "match_line",
+    "match_lines",
 }
 BATCH_ERROR = {"query", "error", "results"}
 STATUS = {
@@ -170,6 +172,8 @@ WATCH_SYNC = {
     "embed_requests",
 }
 WATCH_STOPPED = {"event", "reason", "syncs", "time"}
+ERROR = {"error"}  # any command asked for JSON that fails (tests/test_json_errors.py)
+ERROR_BODY = {"message", "hint", "exit_code"}
 
 
 def keys(obj: Any) -> set[str]:

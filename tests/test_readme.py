@@ -6,16 +6,20 @@ The rest of the documentation is the MkDocs site under ``docs/`` (``mkdocs build
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
+import sys
+from pathlib import Path
 
 import pytest
 
-from tests.devtools import ROOT, load_gendocs
+from tests.devtools import ROOT, load_gendocs, load_gentour
 
 README = ROOT / "README.md"
 MAX_LINES = 250
 gendocs = load_gendocs()
+gentour = load_gentour()
 
 
 def _blocks(text: str, lang: str) -> list[str]:
@@ -71,3 +75,30 @@ def test_the_readme_links_resolve() -> None:
     pages = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")}
     assert len(pages) >= 15
     assert pages - linked == set(), "pages the README does not link to"
+
+
+def test_the_quick_start_is_what_it_prints(tmp_path: Path) -> None:
+    """The Quick start's commands, run as written in a new folder, print exactly what the
+    README shows (but the date and the clock): `make tour` writes it from .ci/quickstart."""
+    bin_dir = str(Path(sys.executable).parent)  # the memcli of this environment
+    env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}", "HOME": str(tmp_path)}
+    current = gentour.page_quickstart(README.read_text(encoding="utf-8"))
+    assert gentour.masked(current) == gentour.masked(gentour.fresh_quickstart(env)), "make tour"
+    shown = re.findall(r"^\$ (.*)$", current, re.M)
+    assert shown[0] == "memcli init" and any(c.startswith("memcli get ") for c in shown)
+    for needed in ("Postgres", "Valkey"):  # what the output shows, the commands add
+        assert any(needed in c for c in shown if c.startswith("memcli add"))
+
+
+def test_the_install_lines_work_from_a_checkout() -> None:
+    """No install line names a package index memcli is not on; `make demo` says how to put
+    memcli on PATH, and the Makefile has the target that installs the agents' extras."""
+    text = README.read_text(encoding="utf-8")
+    install = text[text.index("## Install") : text.index("## Quick start")]
+    assert "pip install 'memcli" not in install and "pip install memcli" not in install
+    assert "make demo" in install and ".venv/bin" in install and "make extras" in install
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^extras:", makefile, re.M)
+    assert ".[local,mcp]" in makefile
+    demo = makefile[makefile.index("\ndemo:") : makefile.index("\nextras:")]
+    assert "export PATH=" in demo

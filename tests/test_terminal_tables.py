@@ -169,3 +169,18 @@ def test_status_piped_is_plain_and_a_table_on_a_terminal(ws: Path) -> None:
     assert piped.returncode == 0 and piped.stdout.startswith(b"workspace: ")
     code, out, _ = on_terminal(ws, "status")
     assert code == 0 and "┌".encode() in out and b"workspace: " not in out
+
+
+def test_at_80_columns_the_snippet_gets_the_room(ws: Path) -> None:
+    """A fact wraps every few words in a 27-column snippet: at 80 columns the citation goes
+    above the snippet, which takes all the width the rank and score leave."""
+    result = search(ws, "session cache")
+    out, buf = terminal(80)
+    search_text.hits(out, result.view(), table=True)
+    lines = plain(buf.getvalue()).splitlines()
+    cells = [ln.rsplit("│", 2)[1] for ln in lines if ln.count("│") >= 3]
+    assert max(len(c) for c in cells) >= 60, "\n".join(lines)
+    fact_lines = [c for c in cells if any(w in c for w in ("Valkey", "thirty", "balancer"))]
+    assert len(fact_lines) <= 3, "\n".join(lines)
+    first = result.hits[0]
+    assert f"{first.path}:{first.start_line}-{first.end_line}" in "\n".join(lines)

@@ -106,7 +106,7 @@ def test_an_unquoted_query_is_joined(facts: Path) -> None:
 def test_contradictory_output_options_are_refused(facts: Path, args: list[str]) -> None:
     r = run(facts, "search", *args, stdin="valkey\n")
     assert r.returncode == ExitCode.USAGE, r.stdout
-    assert r.stdout == ""
+    assert json.loads(r.stdout)["error"]["exit_code"] == ExitCode.USAGE  # JSON was asked for
     assert r.stderr.startswith("Error: ") and "cannot be combined" in r.stderr
 
 

@@ -324,7 +324,8 @@ def test_second_watcher_is_refused(workspace: Path, cli: Cli, watchers: Any) -> 
     assert second.returncode == 3
     assert f"pid {first.pid}" in second.stderr
     assert second.stderr.startswith("Error: ")
-    assert second.stdout == ""
+    refused = json.loads(second.stdout)  # --json: the error as an event of the stream too
+    assert refused["event"] == "error" and refused["error"]["exit_code"] == 3
     # the first one is unaffected
     write(workspace / "memory/still.md", "Still watching: ocelot.\n")
     w_ev = first.synced("memory/still.md")

@@ -359,13 +359,16 @@ def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
         return _text(context_text(got))
 
     @server.tool(
-        description="Read lines of a memory file by citation: 'path:line' or"
-        " 'path:line:count' (as search results cite them). Returns the lines, quoted.",
+        description="Read lines of a memory file by citation: 'path:start-end' (as search"
+        " and context cite them), 'path:line' (one line), 'path:line:count' or 'path' (the"
+        " whole file). Returns the lines, quoted.",
         annotations=READ_ONLY,
         structured_output=False,
     )
     async def get(
-        citation: Annotated[str, Field(description="e.g. memory/2026-11-22.md:12 or :12:5")],
+        citation: Annotated[
+            str, Field(description="e.g. memory/2026-11-22.md:12-14, :12 or :12:5")
+        ],
     ) -> CallToolResult:
         got = await engine.call(lambda m: m.get(citation))
         return _text(lines_text(got))

@@ -20,16 +20,20 @@ class Change(NamedTuple):
         return self.before != self.after
 
     def diff(self) -> str:
+        """A unified diff; a last line without its newline is marked as git marks it, so the
+        next file's header starts a line of its own."""
         a = (self.before or "").splitlines(keepends=True)
         b = (self.after or "").splitlines(keepends=True)
         name = str(self.path)
+        lines = difflib.unified_diff(
+            a,
+            b,
+            fromfile=name if self.before is not None else "/dev/null",
+            tofile=name if self.after is not None else "/dev/null",
+        )
         return "".join(
-            difflib.unified_diff(
-                a,
-                b,
-                fromfile=name if self.before is not None else "/dev/null",
-                tofile=name if self.after is not None else "/dev/null",
-            )
+            line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+            for line in lines
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 SERVER_NAME = "memcli"
-MCP_HINT = "pip install 'memcli[mcp]'"
+MCP_HINT = "pip install 'memcli[mcp]' (in a checkout: make extras)"
 
 
 def program() -> list[str]:

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import typer
 from typer.main import get_command_name
-from typer.models import OptionInfo
+from typer.models import ArgumentInfo, OptionInfo
 
 from memcli.cli.argv import (
     GLOBAL_FLAGS,
@@ -26,7 +26,7 @@ from memcli.cli.argv import (
     hoist_globals,
 )
 from memcli.cli.output import Output
-from memcli.cli.runtime import State, exit_code_for
+from memcli.cli.runtime import State, exit_code_for, json_error, wants_json
 from memcli.errors import ExitCode
 
 try:  # Typer 0.2x carries its own copy of Click; older ones use Click itself
@@ -54,10 +54,43 @@ class MemcliTyper(typer.Typer):
         register = super().command(*args, **kwargs)
 
         def decorator(fn: F) -> F:
+            name_placeholders(fn)
             register(handle_errors(fn))
             return fn
 
         return decorator
+
+
+#: The placeholder of an option's value where its name does not say it well.
+METAVARS = {
+    "--to": "FILE", "--ns": "NAME", "--tag": "TAG", "--source": "NAME", "--since": "DATE",
+    "--until": "DATE", "--path": "GLOB", "--min-score": "SCORE", "--mmr-lambda": "X",
+    "--local-model": "MODEL", "--model-path": "DIR", "--prompt-file": "FILE",
+}  # fmt: skip
+
+
+def name_placeholders(fn: Callable[..., Any]) -> None:
+    """Give every value of ``fn``'s options and arguments one kind of placeholder, upper
+    case (``-n N``, ``--since DATE``, ``TEXT``): Typer's own are mixed (``<str>``,
+    ``{text}``). A placeholder the command sets itself is kept."""
+    for param in inspect.signature(fn).parameters.values():
+        info = param.default
+        if not isinstance(info, (OptionInfo, ArgumentInfo)) or info.metavar:
+            continue
+        if isinstance(info, ArgumentInfo):
+            many = "list" in str(param.annotation)
+            info.metavar = param.name.upper() + ("..." if many else "")
+            continue
+        annotation = str(param.annotation)
+        if "bool" in annotation:
+            continue
+        long = next((d for d in info.param_decls or () if d.startswith("--")), "")
+        kind = "N" if "int" in annotation else "X" if "float" in annotation else None
+        info.metavar = METAVARS.get(long) or kind or long.lstrip("-").upper().replace("-", "_")
+
+
+#: Commands whose JSON is a stream of events, each with ``event``: an error ends it as one.
+EVENT_STREAMS = {"watch"}
 
 
 def handle_errors(fn: F) -> F:
@@ -72,7 +105,13 @@ def handle_errors(fn: F) -> F:
             raise
         except (KeyboardInterrupt, Exception) as exc:
             ctx = kwargs.get("ctx")  # every command takes the Typer context as ``ctx``
-            raise typer.Exit(exit_code_for(exc, state(ctx) if ctx else None)) from None
+            code = exit_code_for(
+                exc,
+                state(ctx) if ctx else None,
+                as_json=wants_json(kwargs),
+                event=fn.__name__ in EVENT_STREAMS,
+            )
+            raise typer.Exit(code) from None
 
     return wrapper  # type: ignore[return-value]
 
@@ -148,7 +187,7 @@ def main(argv: list[str] | None = None) -> None:
         exc.show()
         sys.exit(exc.exit_code)
     except click_errors.UsageError as exc:
-        sys.exit(_usage_error(exc))
+        sys.exit(_usage_error(exc, asks_json(args)))
     except click_errors.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
@@ -158,12 +197,28 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _usage_error(exc: click_errors.UsageError) -> int:
-    """Report a usage error as one line and a hint naming the command's help; returns 2."""
+def _usage_error(exc: click_errors.UsageError, as_json: bool = False) -> int:
+    """Report a usage error as one line and a hint naming the command's help (with
+    ``as_json``, on stdout as JSON too); returns 2."""
     where = exc.ctx.command_path if exc.ctx is not None else "memcli"
     message = " ".join(exc.format_message().split())
-    Output().error(message, f"{where} -h shows the usage")
+    hint = f"{where} -h shows the usage"
+    Output().error(message, hint)
+    if as_json:
+        json_error(message, hint, int(ExitCode.USAGE))
     return int(ExitCode.USAGE)
+
+
+def asks_json(args: list[str]) -> bool:
+    """Whether the command line asks for JSON on stdout (``--json``, ``--jsonl``,
+    ``--batch``, ``--format json``), before any ``--``: read from the words themselves,
+    for a usage error Click raised before the command's options were known."""
+    words = args[: args.index("--")] if "--" in args else args
+    if {"--json", "--jsonl", "--batch", "--format=json", "--format=jsonl"} & set(words):
+        return True
+    return any(
+        a == "--format" and b in ("json", "jsonl") for a, b in zip(words, words[1:], strict=False)
+    )
 
 
 def _owned_options(one: typer.Typer) -> set[str]:

@@ -210,7 +210,8 @@ def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bo
         st.out.warn(line)
     check = report["check"]
     if check["ok"]:
-        st.out.info(f"hooks work here: the briefing holds {check['briefing_entries']} entries")
+        n = check["briefing_entries"]
+        st.out.info(f"hooks work here: the briefing holds {n} entr{'y' if n == 1 else 'ies'}")
     else:
         st.out.warn(f"hooks fail here: {check['error']}")
     _say_flushing(st, report["flush"])

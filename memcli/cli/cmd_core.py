@@ -97,7 +97,10 @@ def add(
         False, "--commit", help="git commit the file written (nothing else), naming the fact."
     ),
     expires: str | None = typer.Option(
-        None, "--expires", metavar="WHEN", help="It stops applying: 30d, 6w, 3m, 1y or a date."
+        None,
+        "--expires",
+        metavar="DATE",
+        help="It stops applying: 30d, 6w, 3m, 1y, 'in 2 weeks' or a date YYYY-MM-DD.",
     ),
     as_json: bool = JSON,
 ) -> None:
@@ -182,7 +185,16 @@ def _search_parameters() -> list[inspect.Parameter]:
             ),
         ),
     ]
+    from memcli.config.registry import lookup  # the settings' defaults, shown in --help
+    from memcli.search.request_fields import REQUEST_FIELDS
+
+    setting_of = {search_args._attr(f.name): f.setting for f in REQUEST_FIELDS if f.setting}
     for field, kind, names, text in search_args.OPTIONS:
+        key = setting_of.get(field)
+        if key is not None:  # None means "the setting": say which, and its default
+            default_value = lookup(key).default
+            shown = ("on" if default_value else "off") if kind == "switch" else default_value
+            text += f"  [default: {shown}, the setting {key}]"
         if kind == "switch":
             names = (f"{names[0]}/{names[1]}",)
         default: Any = [] if kind == "list" else (False if kind == "flag" else None)
@@ -215,6 +227,21 @@ def status(ctx: typer.Context, as_json: bool = JSON) -> None:
     else:
         st.out.warnings(info["warnings"])
         render.status(st.out, info)
+        if info.get("git") is not None:
+            _hooks_hint(st, info["workspace"])
+
+
+def _hooks_hint(st: Any, workspace: str) -> None:
+    """A hint on stderr when the repository has none of memcli's git hooks (a fresh clone
+    has none: hooks are not cloned)."""
+    from memcli.git.hooks import status as hooks_status  # status in a repository only
+
+    report = hooks_status(Path(workspace))
+    if report.hooks and not any(h.state == "installed" for h in report.hooks):
+        st.out.info(
+            "hint: no git hooks here (a clone has none): 'memcli hooks install' re-indexes"
+            " after a commit, merge, checkout or rebase"
+        )
 
 
 @app.command()
@@ -239,7 +266,11 @@ def files(ctx: typer.Context, as_json: bool = JSON) -> None:
 @app.command()
 def get(
     ctx: typer.Context,
-    location: str = typer.Argument(..., help="PATH[:LINE[:COUNT]], e.g. memory/2026-11-22.md:12:3"),
+    location: str = typer.Argument(
+        ...,
+        help="a citation: PATH, PATH:LINE (one line), PATH:START-END (as search cites a hit) or"
+        " PATH:LINE:COUNT, e.g. memory/2026-11-22.md:12-14",
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Print lines of a memory file (to expand a search hit)."""

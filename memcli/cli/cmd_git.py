@@ -34,7 +34,10 @@ def diff(
         show_default=False,
     ),
     since: str | None = typer.Option(
-        None, "--since", help="From the last commit before DATE (YYYY-MM-DD or '2 weeks ago')."
+        None,
+        "--since",
+        metavar="DATE",
+        help="From the last commit before DATE (YYYY-MM-DD, yesterday, 7d, '2 weeks ago').",
     ),
     stat: bool = typer.Option(False, "--stat", help="Only counts per file."),
     as_json: bool = JSON,
@@ -129,7 +132,9 @@ def log(
     ctx: typer.Context,
     rev: str | None = typer.Argument(None, help="Start from this revision (default HEAD)."),
     limit: int = typer.Option(20, "--limit", "-n", help="Number of commits."),
-    since: str | None = typer.Option(None, "--since", help="Only commits since DATE."),
+    since: str | None = typer.Option(
+        None, "--since", metavar="DATE", help="Only commits since DATE (as diff --since)."
+    ),
     as_json: bool = JSON,
 ) -> None:
     """Commits that touched memory/, with the number of facts each added and removed."""

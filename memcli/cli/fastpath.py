@@ -113,7 +113,7 @@ def parse(args: list[str]) -> tuple[dict[str, Any], str | None, dict[str, Any]] 
 def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
     """Run a search :func:`parse` accepted; returns its exit code."""
     from memcli.cli import searching  # parse() stays cheap: only a search run loads these
-    from memcli.cli.runtime import State, exit_code_for
+    from memcli.cli.runtime import State, exit_code_for, wants_json
     from memcli.cli.search_args import SearchArgs
 
     flags, query, options = plain
@@ -121,7 +121,7 @@ def run(plain: tuple[dict[str, Any], str | None, dict[str, Any]]) -> int:
     try:
         return searching.run(state, query, SearchArgs(**options))
     except (KeyboardInterrupt, Exception) as exc:
-        return exit_code_for(exc, state)
+        return exit_code_for(exc, state, as_json=wants_json(options))
 
 
 def _command(args: list[str]) -> tuple[str | None, list[str]] | None:
@@ -175,7 +175,7 @@ def run_mcp(workspace: str | None) -> int:
     if find_spec("mcp") is None:
         sys.stderr.write(
             "Error: memcli mcp needs the MCP SDK (mcp is missing)\n"
-            "Hint: pip install 'memcli[mcp]'\n"
+            "Hint: pip install 'memcli[mcp]' (in a checkout: make extras)\n"
         )
         return 2
     from memcli.agent.mcp_front import serve

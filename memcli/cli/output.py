@@ -38,6 +38,11 @@ class Output:
         return self.stdout_tty
 
     @property
+    def width(self) -> int:
+        """The width of the terminal stdout is (Rich's reading of it)."""
+        return int(self._console().width)
+
+    @property
     def stderr_tty(self) -> bool:
         return sys.stderr.isatty()
 

@@ -48,31 +48,64 @@ class State(NamedTuple):
         return mem
 
 
-def exit_code_for(exc: BaseException, state: State | None = None) -> int:
+def exit_code_for(
+    exc: BaseException, state: State | None = None, *, as_json: bool = False, event: bool = False
+) -> int:
     """Report ``exc`` as one line on stderr and return its exit code.
 
     Library errors carry their code; Ctrl-C is 130; a closed stdout ends quietly with 0;
     anything else is a bug or an OS failure (3). With ``--debug`` (``state.debug``) or
     ``MEMCLI_DEBUG=1`` the traceback of errors other than those two is printed first; the
-    exit code is the same either way.
+    exit code is the same either way. ``as_json`` (the command was asked for JSON): the
+    error is also a JSON document on stdout (:func:`json_error`; ``event``: one of a stream
+    of events, ``watch --json``'s), so a pipe into ``jq`` reads it; not an interruption,
+    which the user asked for.
     """
     state = state or State()
     out = Output(no_color=state.no_color)
-    if isinstance(exc, KeyboardInterrupt):
-        out.error("interrupted")
-        return int(ExitCode.INTERRUPTED)
     if isinstance(exc, BrokenPipeError):
         _silence_broken_pipe()
         return 0
-    if state.debug or os.environ.get("MEMCLI_DEBUG") == "1":
-        import traceback  # only when a traceback is asked for
+    if isinstance(exc, KeyboardInterrupt):
+        message, hint, code = "interrupted", None, int(ExitCode.INTERRUPTED)
+    else:
+        if state.debug or os.environ.get("MEMCLI_DEBUG") == "1":
+            import traceback  # only when a traceback is asked for
 
-        traceback.print_exception(exc)
-    if isinstance(exc, MemcliError):
-        out.error(exc.message, exc.hint)
-        return int(exc.exit_code)
-    out.error(f"{type(exc).__name__}: {exc}", "run again with --debug for a traceback")
-    return int(ExitCode.WORKSPACE)
+            traceback.print_exception(exc)
+        if isinstance(exc, MemcliError):
+            message, hint, code = exc.message, exc.hint, int(exc.exit_code)
+        else:
+            message = f"{type(exc).__name__}: {exc}"
+            hint, code = "run again with --debug for a traceback", int(ExitCode.WORKSPACE)
+    out.error(message, hint)
+    if as_json and not isinstance(exc, KeyboardInterrupt):
+        json_error(message, hint, code, event)
+    return code
+
+
+def json_error(message: str, hint: str | None, code: int, event: bool = False) -> None:
+    """An error as the JSON document a ``--json`` command prints on stdout:
+    ``{"error": {"message", "hint", "exit_code"}}`` (one line; stderr has it too), with
+    ``"event": "error"`` as well in a stream of events (``event``)."""
+    doc: dict[str, Any] = {"error": {"message": message, "hint": hint, "exit_code": code}}
+    if event:
+        doc = {"event": "error", **doc}
+    try:
+        Output().json(doc)
+    except BrokenPipeError:
+        _silence_broken_pipe()
+
+
+#: The options that ask a command for JSON on stdout (their parameter names).
+JSON_OPTIONS = ("as_json", "jsonl", "batch")
+
+
+def wants_json(options: dict[str, Any]) -> bool:
+    """Whether a command's options (parameter name -> value) ask for JSON on stdout:
+    ``--json``, ``--jsonl``, ``--batch`` or ``--format json``/``jsonl``."""
+    formats = (options.get("fmt"), options.get("format"))
+    return any(options.get(name) for name in JSON_OPTIONS) or bool({"json", "jsonl"} & set(formats))
 
 
 def _silence_broken_pipe() -> None:

@@ -33,7 +33,8 @@ def hits(out: Output, view: dict[str, Any], *, table: bool = False) -> None:
         return
     scored = list(zip(data["results"], view["scores"], strict=True))
     if table:
-        out.rich(_hits_table(scored, _query_stems(data["query"], view["stems"])))
+        stems = _query_stems(data["query"], view["stems"])
+        out.rich(_hits_table(scored, stems, out.width))
     else:
         for hit, score in scored:
             where = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
@@ -58,17 +59,32 @@ _ENTRY_TYPE = re.compile(
 _WORD = re.compile(r"\w+")
 
 
-def _hits_table(scored: list[tuple[dict[str, Any], float]], stems: set[str]) -> Any:
+#: Below this terminal width the citation goes above the snippet, in its column: at 80
+#: columns a column of its own left the snippet 27 and wrapped a fact every few words.
+WIDE = 110
+
+
+def _hits_table(
+    scored: list[tuple[dict[str, Any], float]], stems: set[str], width: int = WIDE
+) -> Any:
     """The hits with their scores as a Rich table: rank, score, citation, type and date, and
-    the snippet with the query's words highlighted, the snippet column taking the width left."""
+    the snippet with the query's words highlighted, the snippet column taking the width left
+    (on a terminal narrower than :data:`WIDE`, under the citation in the same column)."""
     from rich.table import Table  # Rich: only a styled terminal draws this table
     from rich.text import Text
 
+    narrow = width < WIDE
     table = Table(header_style="bold", expand=True, show_lines=True)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("score", justify="right", no_wrap=True)
-    table.add_column("citation · type · date", overflow="fold", max_width=36)
-    table.add_column("snippet", overflow="fold", ratio=1, min_width=24)
+    if not narrow:
+        table.add_column("citation · type · date", overflow="fold", max_width=36)
+    table.add_column(
+        "citation · type · date / snippet" if narrow else "snippet",
+        overflow="fold",
+        ratio=1,
+        min_width=24,
+    )
     for rank, (hit, score) in enumerate(scored, 1):
         kinds = list(dict.fromkeys(m.lower() for m in _ENTRY_TYPE.findall(hit["snippet"])))
         about = " · ".join([*kinds, hit["date"] or "evergreen", *hit["flags"]])
@@ -81,7 +97,10 @@ def _hits_table(scored: list[tuple[dict[str, Any], float]], stems: set[str]) -> 
             for line in _explain_text(hit["explain"]):
                 snippet.append("\n" + safe_text(line), style="dim")
         # Text, not str: memory text is never read as Rich markup
-        table.add_row(Text(str(rank)), Text(f"{score:.3f}"), where, snippet)
+        if narrow:
+            table.add_row(Text(str(rank)), Text(f"{score:.3f}"), Text("\n").join([where, snippet]))
+        else:
+            table.add_row(Text(str(rank)), Text(f"{score:.3f}"), where, snippet)
     return table
 
 

@@ -63,7 +63,9 @@ def check_cache(ctx: dict[str, Any]) -> Check:
     limit_mb = float(ctx["settings"].get("cache.max_mb"))
     details = {**stats, "max_mb": limit_mb}
     size_mb = stats["bytes"] / (1024 * 1024)
-    summary = f"{stats['entries']} vectors, {size_mb:.1f} MiB of {limit_mb:g} MiB ({stats['path']})"
+    n = stats["entries"]
+    summary = f"{n} vector{'' if n == 1 else 's'}, {size_mb:.1f} MiB of {limit_mb:g} MiB"
+    summary += f" ({stats['path']})"
     if stats["damage"]:
         return Check(
             "cache",
@@ -102,6 +104,10 @@ def check_agent(ctx: dict[str, Any]) -> Check:
         more = f" (and {len(broken) - 1} more)" if len(broken) > 1 else ""
         return Check("agent", PROBLEM, broken[0] + more, "memcli agent status", details)
     if not lines:
+        where = [f"{r['agent']} ({r['scope']})" for r in installed if r["hooks"] or r["mcp"]]
+        if where:  # installed: what is missing is a session of the agent, not an install
+            said = f"installed for {', '.join(where)}; no agent hook has run here yet"
+            return Check("agent", NOTE, said, None, details)
         return Check("agent", NOTE, "no agent hook has run here", "memcli agent install", details)
     if lines[-1] in errors:
         return Check(

@@ -179,7 +179,8 @@ def check_local(ctx: dict[str, Any], model: str, details: dict[str, Any]) -> Che
             "embedding",
             PROBLEM,
             exc.message,
-            "pip install 'memcli[local]', or set embedding.model_path to the model's folder",
+            "pip install 'memcli[local]' (in a checkout: make extras), or set"
+            " embedding.model_path to the model's folder",
             details,
         )
     seconds = round(time.perf_counter() - start, 3)

@@ -208,27 +208,32 @@ def _event(line: str) -> str:
     return f"{kind} {rest}".strip()
 
 
-_RELATIVE = re.compile(r"^(\d+)\s+(second|minute|hour|day|week|month|year)s?\s+ago$")
+_RELATIVE = re.compile(r"^(\d+) (second|minute|hour)s? ago$")  # within a day
 
 
-def day_start(date_text: str) -> str:
-    """A date for git: ``YYYY-MM-DD`` (local midnight), an ISO time, or 'N days ago'.
+def day_start(date_text: str, flag: str = "--since") -> str:
+    """A date for git: the one date grammar (:mod:`memcli.notes.dates`: ``2026-11-20``,
+    ``yesterday``, ``7d``, ``2 weeks ago``...) as local midnight of that day, an ISO time, or
+    a time of day back ('3 hours ago').
 
-    ISO forms become ``@<epoch>`` so git's lenient date parser cannot guess;
-    anything else is refused rather than silently read as "now".
+    Each becomes ``@<epoch>`` (or the plain 'N hours ago') so git's lenient date parser
+    cannot guess; anything else is refused rather than silently read as "now".
     """
-    text = date_text.strip().lower()
-    for parse in (
-        lambda t: datetime.combine(date.fromisoformat(t), datetime.min.time()),
-        datetime.fromisoformat,
-    ):
-        try:
-            return f"@{int(parse(text).timestamp())}"
-        except ValueError:
-            pass
-    if _RELATIVE.match(text) or text in ("yesterday", "today", "now"):
+    from memcli.notes.dates import GRAMMAR, HINT, parse_day
+
+    text = " ".join(date_text.lower().split())
+    day = parse_day(text, date.today())
+    if day is not None:
+        return f"@{int(datetime.combine(day, datetime.min.time()).timestamp())}"
+    try:
+        return f"@{int(datetime.fromisoformat(text).timestamp())}"
+    except ValueError:
+        pass
+    if _RELATIVE.match(text) or text == "now":
         return text
-    raise BadInput(f"invalid date {date_text!r}", hint="use YYYY-MM-DD or e.g. '2 weeks ago'")
+    raise BadInput(
+        f"{flag} expects {GRAMMAR} (or a time: ISO, '3 hours ago'); got {date_text!r}", hint=HINT
+    )
 
 
 def diff(

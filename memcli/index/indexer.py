@@ -51,6 +51,10 @@ WRITE_CHUNKS = 8000
 Progress = Callable[[int, int], None]
 
 
+#: The meta key that says a rebuild cleared the index and its refill is not committed yet.
+REBUILDING = "rebuilding"
+
+
 class IndexReport:
     """What one sync did (the ``index --json`` payload plus warnings); counts start at 0."""
 
@@ -158,7 +162,8 @@ class Indexer:
         t0 = time.perf_counter()
         report = IndexReport()
         store = self.store
-        if force or self.needs_rebuild():
+        refill = force or self.needs_rebuild()
+        if refill:
             if not force and store.get_meta("chunking") is not None:
                 report.warnings.append("chunking settings changed; rebuilding the index")
             paths = None  # a cleared index needs every file, not only the ones asked for
@@ -166,6 +171,14 @@ class Indexer:
             with store.transaction():
                 store.clear()
                 store.set_meta("chunking", chunk_params(self.settings))
+                store.set_meta(REBUILDING, "1")  # until the whole refill is committed
+        elif store.get_meta(REBUILDING) == "1":
+            refill = True
+            report.warnings.append(
+                "the last rebuild of the index (index --force, or new chunking settings) was"
+                " interrupted; indexing every file again"
+            )
+            paths, reuse_scan = None, False
         check = self.check
         prior = check.found if paths is None and reuse_scan and check.reusable() else None
         names = None if paths is None else sorted(set(paths))
@@ -253,6 +266,8 @@ class Indexer:
                 store.ensure_bulk_indexes()
                 store.fts_hash_size(FTS_HASH_BYTES)
             store.set_meta("last_indexed", str(time.time()))
+            if refill:
+                store.set_meta(REBUILDING, "0")
             if whole or watched or prior is not None:
                 check.record(began if whole else None, found.folders, watched)
             store.conn.execute("COMMIT")

@@ -149,22 +149,12 @@ def _after_colon(text: str) -> str | None:
 
 
 def expiry_date(value: str, today: date) -> date:
-    """``30d``, ``6w``, ``3m`` (30 days a month), ``1y`` from ``today``, or a YYYY-MM-DD."""
-    from memcli.errors import BadInput
+    """``30d``, ``6w``, ``3m`` (30 days a month), ``1y``, ``in 2 weeks``, ``tomorrow`` or a
+    YYYY-MM-DD: the one date grammar (:mod:`memcli.notes.dates`), a bare count ahead of
+    ``today``."""
+    from memcli.notes.dates import day_of
 
-    text = value.strip().lower()
-    m = re.fullmatch(r"(\d{1,5})\s*([dwmy])", text)
-    if m:
-        from datetime import timedelta
-
-        days = int(m.group(1)) * {"d": 1, "w": 7, "m": 30, "y": 365}[m.group(2)]
-        return today + timedelta(days=days)
-    try:
-        return date.fromisoformat(text)
-    except ValueError:
-        raise BadInput(
-            f"--expires expects 30d, 6w, 3m, 1y or a date YYYY-MM-DD, got {value!r}"
-        ) from None
+    return day_of(value, "--expires", today, ahead=True)
 
 
 def status_line(

@@ -110,6 +110,7 @@ class LocalEmbedder(CachedEmbedder):
         except ImportError:
             raise ProviderError(
                 f"local/{self.name} needs fastembed: pip install 'memcli[local]'"
+                " (in a checkout: make extras)"
             ) from None
         except Exception as exc:  # fastembed raises ValueError, OSError, hub errors...
             raise ProviderError(f"cannot load local/{self.name}: {exc}") from None

@@ -89,12 +89,12 @@ SETTING_OF: dict[str, str] = dict(zip(SearchOptions._fields, _KEYS, strict=False
 
 
 def check_date(value: str | None, flag: str) -> str | None:
+    """``value`` (the one date grammar, :mod:`memcli.notes.dates`) as YYYY-MM-DD."""
     if value is None:
         return None
-    try:
-        return date.fromisoformat(value).isoformat()
-    except ValueError:
-        raise BadInput(f"{flag} expects a date YYYY-MM-DD, got {value!r}") from None
+    from memcli.notes.dates import day_of  # a date flag's own
+
+    return day_of(value, flag).isoformat()
 
 
 def check_options(opts: SearchOptions) -> None:

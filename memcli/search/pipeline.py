@@ -92,6 +92,7 @@ def run_search(
     for span in spans:
         hit: Hit = span.payload
         hit.start_line, hit.end_line, snippet = span_lines(ft, span)
+        hit.point(span.merged)
         states = hit.show(snippet, today.isoformat())
         hit.snippet = clip(hit.snippet, query, opts.snippet_chars)  # after: no secret half-cut
         phrase = instructions.detect(hit.snippet)

@@ -82,11 +82,22 @@ REQUEST_FIELDS: tuple[RequestField, ...] = (
         "since",
         "str",
         ("--since",),
-        "Only files dated on/after.",
-        mcp=(("since", "Only files dated on or after YYYY-MM-DD."),),
+        "Only files dated on/after a date: 2026-11-20, yesterday, 7d, '2 weeks ago'.",
+        mcp=(
+            (
+                "since",
+                "Only files dated on or after this day: YYYY-MM-DD, yesterday, 7d, '2 weeks ago'.",
+            ),
+        ),
         filter="since",
     ),
-    RequestField("until", "str", ("--until",), "Only files dated on/before.", filter="until"),
+    RequestField(
+        "until",
+        "str",
+        ("--until",),
+        "Only files dated on/before a date (as --since).",
+        filter="until",
+    ),
     RequestField(
         "path",
         "str",

@@ -18,6 +18,7 @@ class Hit:
         "chunk_id", "path", "chunk_start", "chunk_end", "heading", "text", "source", "date",
         "evergreen", "score", "scores", "snippet", "start_line", "end_line", "explain",
         "flags", "passage", "signal", "terms", "state", "confirmed", "corroborated", "ids",
+        "match_line", "match_lines",
     )  # fmt: skip
 
     def __init__(
@@ -51,9 +52,30 @@ class Hit:
         # retracted, review, expired once past its date) and how often it was vouched for
         self.state, self.confirmed, self.corroborated = "", 0, 0
         self.ids: list[str] = []  # ids of the entries the snippet shows (lifecycle commands)
+        # the first line of the passage that ranked it, and every line of the passages that
+        # matched among the snippet's (it, and those merged into its result)
+        self.match_line: int | None = None
+        self.match_lines: list[int] = []
 
     def __repr__(self) -> str:
         return f"Hit({self.path}:{self.start_line}-{self.end_line}, score={self.score:.4f})"
+
+    def point(self, merged: list[Hit]) -> None:
+        """Set the lines that matched: this hit's passage, then those ``merged`` into its
+        result, as far as the snippet (``start_line``..``end_line``) shows them."""
+        lines = {
+            n
+            for h in (self, *merged)
+            if h.passage is not None
+            for n in range(max(h.passage.start, self.start_line), h.passage.end + 1)
+            if n <= self.end_line
+        }
+        self.match_lines = sorted(lines)
+        start = self.passage.start if self.passage is not None else None
+        if start in lines:
+            self.match_line = start
+        else:
+            self.match_line = self.match_lines[0] if self.match_lines else None
 
     def show(self, text: str, today: str) -> list[str]:
         """Make ``text`` (lines of a file) this hit's snippet as a result shows it: redacted
@@ -77,6 +99,8 @@ class Hit:
             "scores": self.scores,
             "flags": self.flags,
             "ids": self.ids,
+            "match_line": self.match_line,
+            "match_lines": self.match_lines,
         }
         if self.explain is not None:
             out["explain"] = self.explain

@@ -339,10 +339,11 @@ class Span:
     """A result's range of passages (``lo``..``hi`` indexes in one file's passage list): the
     payload of the passage that opened it and of those ``merged`` into it."""
 
-    __slots__ = ("path", "lo", "hi", "payload", "merged")
+    __slots__ = ("path", "lo", "hi", "payload", "merged", "pos")
 
-    def __init__(self, path: str, lo: int, hi: int, payload: Any = None) -> None:
+    def __init__(self, path: str, lo: int, hi: int, payload: Any = None, pos: int = -1) -> None:
         self.path, self.lo, self.hi, self.payload = path, lo, hi, payload
+        self.pos = pos  # the index of the passage that opened it
         self.merged: list[Any] = []
 
 
@@ -385,32 +386,62 @@ def assemble(
     max_chars: int,
     before_chars: int | None = None,
 ) -> list[Span]:
-    """Turn ranked passages into at most ``limit`` non-overlapping result spans (context as
-    :func:`window` adds it).
+    """Turn ranked passages into at most ``limit`` result spans that never share a line
+    (context as :func:`window` adds it).
 
-    A passage whose window overlaps or touches a span already taken (same file and section)
-    extends that span instead of opening a new result; its payload is added to ``merged``.
+    A passage whose window overlaps or touches spans already taken (same file and section)
+    extends the best ranked of them instead of opening a new result, its payload added to
+    ``merged``; a worse ranked span in the way gives up its lines, or joins it when the
+    passage that opened it is among them (:func:`_grow`). A new span is cut back where
+    another begins.
     """
     spans: list[Span] = []
     by_path: dict[str, list[Span]] = {}
     for passage, payload in ranked:
         lo, hi = window(ft, passage, context, max_chars, before_chars)
         ps = ft.passages(passage.path)
-        host = None
-        for s in by_path.get(passage.path, ()):
-            if ps[s.lo].section == passage.section and lo <= s.hi + 1 and hi >= s.lo - 1:
-                host = s
-                break
-        if host is not None:
-            host.lo, host.hi = min(host.lo, lo), max(host.hi, hi)
+        same = [s for s in by_path.get(passage.path, ()) if ps[s.lo].section == passage.section]
+        touching = [s for s in same if lo <= s.hi + 1 and hi >= s.lo - 1]
+        if touching:  # joins the best ranked of them
+            host = touching[0]
+            _grow(spans, by_path[passage.path], same, host, min(lo, host.lo), max(hi, host.hi))
             host.merged.append(payload)
             continue
         if len(spans) >= limit:
             break
-        span = Span(passage.path, lo, hi, payload)
+        for s in same:  # a result of its own: no line of another one
+            if s.hi < passage.pos:
+                lo = max(lo, s.hi + 1)
+            elif s.lo > passage.pos:
+                hi = min(hi, s.lo - 1)
+        span = Span(passage.path, lo, hi, payload, passage.pos)
         spans.append(span)
         by_path.setdefault(passage.path, []).append(span)
     return spans
+
+
+def _grow(
+    spans: list[Span], in_file: list[Span], same: list[Span], host: Span, lo: int, hi: int
+) -> None:
+    """Make ``host`` passages ``lo``..``hi``, no line shared with another result: a better
+    ranked one keeps its lines; a worse ranked one gives them up, or joins ``host`` when its
+    own match is among them."""
+    rank = spans.index(host)
+    for s in list(same):  # in rank order
+        if s is host or s.hi < lo or s.lo > hi:
+            continue
+        if spans.index(s) < rank:
+            lo, hi = (s.hi + 1, hi) if s.hi < host.lo else (lo, s.lo - 1)
+        elif lo <= s.pos <= hi:
+            host.merged += [s.payload, *s.merged]
+            lo, hi = min(lo, s.lo), max(hi, s.hi)
+            spans.remove(s)
+            in_file.remove(s)
+        elif s.pos > hi:
+            s.lo = hi + 1
+        else:
+            s.hi = lo - 1
+    host.lo, host.hi = lo, hi
 
 
 def span_lines(ft: FileText, span: Span) -> tuple[int, int, str]:

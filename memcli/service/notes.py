@@ -192,15 +192,18 @@ class NotesService(GitService):
         return self.ws.daily_path((day or datetime.now()).date(), namespace)
 
     def get(self, spec: str, cwd: Path | None = None) -> GetResult:
-        """``PATH[:LINE[:COUNT]]`` -> those lines of a memory file (a file the index covers,
-        as text), secrets redacted as a search shows them. A path is taken from the workspace,
-        else from ``cwd`` (the caller's folder; default: this process's) when inside it."""
+        """A citation -> those lines of a memory file (a file the index covers, as text),
+        secrets redacted as a search shows them: ``PATH`` (the whole file), ``PATH:LINE``
+        (that line), ``PATH:START-END`` or ``PATH:LINE:COUNT``. A path is taken from the
+        workspace, else from ``cwd`` (the caller's folder; default: this process's) when
+        inside it."""
         path_text, start, count = parse_get_spec(spec)
-        target = _named("get", lambda: self.ws.resolve_user_path(path_text))
         cwd = (cwd or Path.cwd()).resolve()
-        if not target.is_file() and self.ws.root.resolve() in (cwd, *cwd.parents):
-            target = _named("get", lambda: self.ws.resolve_user_path(path_text, base=cwd))
+        target = self._get_target(path_text, cwd)
         if not target.is_file():
+            bad = _bad_location(path_text, lambda p: self._get_target(p, cwd).is_file())
+            if bad is not None:
+                raise BadInput(f"invalid location {bad!r} in {spec!r}", hint=LOCATION_HINT)
             raise BadInput(f"no such file: {path_text}")
         include = self.settings.get("index.include")
         if not Matcher(self.ws, include).matches(self.ws.rel(target)):
@@ -221,6 +224,13 @@ class NotesService(GitService):
         from memcli.service.datatypes import GetResult  # get's own result: not on search
 
         return GetResult(self.ws.rel(target), start, end, lines[start - 1 : end])
+
+    def _get_target(self, path_text: str, cwd: Path) -> Path:
+        """The file ``get`` reads: from the workspace, else from ``cwd`` when inside it."""
+        target = _named("get", lambda: self.ws.resolve_user_path(path_text))
+        if not target.is_file() and self.ws.root.resolve() in (cwd, *cwd.parents):
+            target = _named("get", lambda: self.ws.resolve_user_path(path_text, base=cwd))
+        return target
 
     def files(self) -> list[dict[str, Any]]:
         return self._with_repair(lambda: self.store.list_files())
@@ -258,17 +268,46 @@ def _is_daily(target: Path) -> bool:
     return date_from_name(target.name) is not None
 
 
+LOCATION_HINT = "use PATH, PATH:LINE, PATH:START-END or PATH:LINE:COUNT (lines start at 1)"
+
+
 def parse_get_spec(spec: str) -> tuple[str, int, int | None]:
-    """Split ``PATH[:LINE[:COUNT]]`` (the path itself may contain ':')."""
-    parts = spec.rsplit(":", 2)
-    nums: list[int] = []
-    while len(parts) > 1 and parts[-1].isdigit() and len(nums) < 2:
-        nums.insert(0, int(parts.pop()))
-    path = ":".join(parts)
+    """Split a citation into (path, first line, line count or None for the rest of the
+    file): ``PATH``, ``PATH:LINE`` (one line), ``PATH:START-END`` (as search and context
+    cite a hit) or ``PATH:LINE:COUNT``. The path itself may contain ':'; a citation quoted
+    in backticks (as the context block prints it) is taken without them."""
+    if len(spec) > 2 and spec[0] == spec[-1] == "`":
+        spec = spec[1:-1]
+    path, sep, last = spec.rpartition(":")
+    first, dash, end = last.partition("-")
+    if not sep or not first.isdigit() or (dash and not end.isdigit()):
+        path, start, count = spec, 1, None
+    elif dash:
+        start, count = int(first), int(end) - int(first) + 1
+        if int(end) < start:
+            raise BadInput(
+                f"invalid location {last!r} in {spec!r}: line {end} is before line {first}",
+                hint=LOCATION_HINT,
+            )
+    else:
+        before, sep2, middle = path.rpartition(":")
+        if sep2 and middle.isdigit():
+            path, start, count = before, int(middle), int(first)
+        else:
+            start, count = int(first), 1
     if not path:
-        raise BadInput(f"invalid location {spec!r}", hint="use PATH[:LINE[:COUNT]]")
-    start = nums[0] if nums else 1
-    count = nums[1] if len(nums) > 1 else None
+        raise BadInput(f"invalid location {spec!r}", hint=LOCATION_HINT)
     if start < 1 or (count is not None and count < 1):
-        raise BadInput(f"invalid location {spec!r}: lines start at 1")
+        raise BadInput(f"invalid location {spec!r}: lines start at 1", hint=LOCATION_HINT)
     return path, start, count
+
+
+def _bad_location(path_text: str, is_file: Callable[[str], bool]) -> str | None:
+    """What follows the file in ``path_text`` when it names a file, then a location that is
+    none of the citation forms (``memory/a.md:3-x``): that location; else None."""
+    at = path_text.rfind(":")
+    while at > 0:
+        if is_file(path_text[:at]):
+            return path_text[at + 1 :]
+        at = path_text.rfind(":", 0, at)
+    return None
