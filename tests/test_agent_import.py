@@ -127,3 +127,38 @@ def test_install_offers_the_import_and_runs_nothing(
     assert "1 earlier claude-code session(s) of this project found" in r.stderr
     assert "memcli agent import --agent claude-code" in r.stderr
     assert calls(tmp_path) == [] and "Valkey" not in memory_text(workspace)
+
+
+def test_ctrl_c_stops_an_import_and_the_next_one_goes_on(
+    workspace: Path, agents_bin: Path, tmp_path: Path
+) -> None:
+    """Ctrl-C while the second session is asked: exit 130, the first session's facts kept;
+    the next import asks only for what was not saved."""
+    import signal
+    import subprocess
+    import sys
+
+    claude_file(workspace, "c1", "The cache is Valkey.", cwd=workspace, age_days=1)
+    claude_file(workspace, "c2", "Reviews need two approvals.", cwd=workspace, age_days=2)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcli", "-w", str(workspace), "agent", "import"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "STAND_IN_SLOW": "30"},
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not any(
+        "Reviews" in c["prompt"] for c in calls(tmp_path)
+    ):
+        time.sleep(0.1)
+    assert "The cache is Valkey." in memory_text(workspace)  # the newest, saved first
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Reviews need two approvals." not in memory_text(workspace)
+    again = memcli(workspace, "agent", "import", "--json")
+    assert again.returncode == 0, again.stderr
+    rows = {r["session_id"]: r for r in json.loads(again.stdout)["sessions"]}
+    assert rows["c1"]["new_turns"] == 0 and rows["c2"]["written"] == 1
+    assert "Reviews need two approvals." in memory_text(workspace)

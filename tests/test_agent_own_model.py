@@ -28,6 +28,9 @@ prompt = sys.stdin.read()
 with open(log, "a") as f:
     f.write(json.dumps({{"name": os.path.basename(sys.argv[0]), "args": args, "cwd": os.getcwd(),
                         "child": os.environ.get("MEMCLI_AGENT_CHILD"), "prompt": prompt}}) + "\\n")
+if "Reviews" in prompt and os.environ.get("STAND_IN_SLOW"):  # a slow answer, to interrupt
+    import time
+    time.sleep(float(os.environ["STAND_IN_SLOW"]))
 import re
 said = re.findall(r"Remember: ([^.]*[.])", prompt)
 reply = json.dumps({{"facts": [{{"text": t, "type": "fact"}} for t in said or [{fact!r}]]}})
