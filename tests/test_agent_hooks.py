@@ -183,3 +183,25 @@ def test_doctor_reports_a_failing_hook(facts: Path, cli: Cli) -> None:
     check = agent_check()
     assert check["status"] == "problem"
     assert "prompt error: " in check["summary"]
+
+
+def test_recall_never_gives_a_session_the_same_entry_twice(facts: Path) -> None:
+    """A session is given an entry once; another session gets it too; an entry whose text
+    changed is new; after a compaction the session may be given it again."""
+    ask = "Which cache do we use for sessions?"
+
+    def recall(session: str) -> str:
+        return hook("prompt", {"cwd": str(facts), "prompt": ask, "session_id": session}, facts)
+
+    assert "Use Valkey instead of Redis" in recall("s-1")
+    assert recall("s-1") == ""  # given already: nothing new to say
+    assert "Use Valkey instead of Redis" in recall("s-2")
+    daily = next((facts / "memory").glob("2*.md"))
+    daily.write_text(
+        daily.read_text().replace("Use Valkey instead of Redis", "Use Valkey, not Redis")
+    )
+    assert "Use Valkey, not Redis" in recall("s-1")  # changed: given again
+    assert recall("s-1") == ""
+    start = {"cwd": str(facts), "session_id": "s-1", "source": "compact"}
+    assert hook("session-start", start, facts)  # the briefing
+    assert "Use Valkey, not Redis" in recall("s-1")  # the compaction dropped it

@@ -112,6 +112,11 @@ def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
 
 
 def _session_start(root: Path, payload: dict[str, Any]) -> str:
+    session = _session(payload)
+    if session is not None and payload.get("source") in ("compact", "clear"):
+        from memcli.flush.given import Given, given_folder  # a file removed: nothing heavy
+
+        Given(given_folder(root), session).clear()  # the context lost what recall gave it
     try:  # the sessions due (a failed flush, one that ended without its end hook)
         _start_flush(root, "session-start", payload, own=False)
     except Exception as exc:  # never at the cost of the briefing
@@ -129,14 +134,23 @@ def _prompt(root: Path, payload: dict[str, Any]) -> str:
     prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         return ""
-    text = _engine_text(root, "recall", {"prompt": prompt})
+    session = _session(payload)
+    text = _engine_text(root, "recall", {"prompt": prompt, "session": session})
     if text is not None:
         return _context_output("prompt", text)
     from memcli.memory import Memory
 
     with Memory.open(root, lenient=True) as mem:
-        ctx = mem.recall(prompt)
+        ctx = mem.recall(prompt, session=session)
         return _context_output("prompt", ctx.block.text) if ctx is not None else ""
+
+
+def _session(payload: dict[str, Any]) -> str | None:
+    """The payload's session id, when it is one (it names a file)."""
+    session = payload.get("session_id")
+    if isinstance(session, str) and _session_id().fullmatch(session):
+        return session
+    return None
 
 
 def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool = True) -> None:

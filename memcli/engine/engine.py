@@ -134,7 +134,10 @@ class Engine:
 
     def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
         """An agent's prompt hook: the recalled block's text, "" when nothing is."""
-        ctx = self._memory(lenient=True).recall(str(args["prompt"]))
+        session = args.get("session")
+        ctx = self._memory(lenient=True).recall(
+            str(args["prompt"]), session=session if isinstance(session, str) else None
+        )
         return {"text": ctx.block.text if ctx is not None else ""}
 
     def _briefing(self, args: dict[str, Any]) -> dict[str, Any]:

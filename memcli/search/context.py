@@ -35,7 +35,10 @@ that matched, without its neighbours.
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 CHARS_PER_TOKEN = 4
 
@@ -101,7 +104,7 @@ class ContextBlock:
     """The block's text (ends with a newline, or is empty when nothing fits), the results in
     it (whole, or reduced to their matching passage), those left out, and its sections."""
 
-    __slots__ = ("text", "included", "left_out", "sections")
+    __slots__ = ("text", "included", "left_out", "sections", "quoted")
 
     def __init__(
         self,
@@ -114,6 +117,7 @@ class ContextBlock:
         self.included = included
         self.left_out = left_out
         self.sections = [] if sections is None else sections
+        self.quoted: list[str] = []  # the text of each section, as quoted
 
     def _key(self) -> tuple[str, int, int, list[ContextSection]]:
         return self.text, self.included, self.left_out, self.sections
@@ -196,11 +200,13 @@ def render(
     *,
     title: str | None = None,
     matches_only: bool = False,
+    skip: Callable[[str], bool] | None = None,
 ) -> ContextBlock:
     """The context block of ``hits`` (in their order) within ``max_tokens``, headed
     ``Memory for "<query>"`` or ``title``. ``matches_only``: each hit's matching passage
     alone (the entry that matched, as an agent's recall shows it), never the neighbouring
-    entries a search result shows around it."""
+    entries a search result shows around it. ``skip``: a hit whose text it holds true for
+    is left out, and not counted (given already)."""
     from memcli.notes.controls import strip_controls  # with the block only
     from memcli.notes.instructions import flags as flags_of  # with the block only
 
@@ -212,11 +218,16 @@ def render(
     block = ContextBlock("")
     parts: list[str] = []
     used = 0
+    kept = []
     for hit in hits:
         options = [(hit.start_line, hit.end_line, hit.snippet)]
         core = _core(hit)
         if core is not None:
             options = [core] if matches_only else [*options, core]
+        first = strip_controls(options[0][2])
+        if skip is not None and skip(first):
+            continue
+        kept.append((hit, first))
         for start, end, raw in options:
             text = strip_controls(raw)  # a prompt gets no terminal escapes or bidi overrides
             flags = flags_of(text)
@@ -227,15 +238,17 @@ def render(
                 used += add
                 block.included += 1
                 block.sections.append(ContextSection(hit.path, start, end, flags))
+                block.quoted.append(text)
                 break
         else:
             block.left_out += 1
-    if not parts and hits:  # not even the best result's passage fits: its start, cut
-        cut = _cut_to_fit(hits[0], budget - frame - 1)
+    if not parts and kept:  # not even the best result's passage fits: its start, cut
+        cut = _cut_to_fit(kept[0][0], budget - frame - 1)
         if cut is not None:
             parts.append(cut[0])
             block.included, block.left_out = 1, block.left_out - 1
             block.sections.append(cut[1])
+            block.quoted.append(kept[0][1])
     if parts:
         from memcli.digest import sha256_hex  # only a block that has content needs its marker
 

@@ -141,11 +141,13 @@ class AgentService(SearchService, FlushService):
                     return out
         return out
 
-    def recall(self, prompt: str, max_tokens: int | None = None) -> Any:
+    def recall(self, prompt: str, max_tokens: int | None = None, session: str | None = None) -> Any:
         """The memories that match ``prompt`` well (score at least ``agent.recall_min_score``,
         at most ``agent.recall_limit``) as a :class:`~memcli.service.search_answers.Context`, or
         None when nothing does, the prompt is too short to search or is a slash command.
-        The block quotes the entries that matched, not their neighbours."""
+        The block quotes the entries that matched, not their neighbours. ``session``: the
+        agent's session, which is never given the same entry twice (:mod:`memcli.flush.given`:
+        an entry whose text changed since is new)."""
         from memcli.flush.transcripts import strip_recalled  # recall only
 
         text = " ".join(strip_recalled(prompt).split())
@@ -159,8 +161,24 @@ class AgentService(SearchService, FlushService):
 
         result = self.search(text[:RECALL_QUERY_CHARS], opts)
         result.hits = self._recalled(result)
-        block = render(result.query, result.hits, budget, matches_only=True)
+        if session and result.hits:
+            from memcli.flush.given import Given, given_folder  # a session's recall only
+
+            given: Given | None = Given(given_folder(self.ws.root), session)
+        else:
+            given = None
+        skip = given.has if given is not None else None
+        block = render(result.query, result.hits, budget, matches_only=True, skip=skip)
+        if given is not None and block.included:
+            given.add(block.quoted)
         return Context(result, block, budget) if block.included else None
+
+    def forget_given(self, session: str) -> None:
+        """The session starts again after a compaction or a clear: what recall gave it is gone
+        from its context, and may be given again."""
+        from memcli.flush.given import Given, given_folder  # session records only
+
+        Given(given_folder(self.ws.root), session).clear()
 
     def _recalled(self, result: Any) -> list[Any]:
         """The hits recall keeps. In a search with vectors: each hit narrowed to the entry of
