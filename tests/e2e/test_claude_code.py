@@ -208,8 +208,9 @@ def test_a_session_is_saved_by_claude_code_itself_with_no_key_for_memcli(
     (question,) = model.memcli_questions()
     assert not question.get("tools") and "db-stage-7" in dumps(question["messages"])
     assert question["model"].startswith("claude-haiku") or "haiku" in question["model"]
-    log = (root / ".memcli" / "agent.log").read_text()
-    assert "1 fact(s) written (claude-code: 1 request(s) in" in log
+    log = root / ".memcli" / "agent.log"
+    said = "1 fact(s) written (claude-code: 1 request(s) in"
+    assert wait_for(lambda: log.exists() and said in log.read_text()), log.read_text()
     time.sleep(2)  # a hook of the child, or a second flush, would have come by now
     payloads = hook_runs(runs)
     assert {p["hook_event_name"] for p in payloads} == set(events)

@@ -200,8 +200,9 @@ def test_a_session_is_saved_by_codex_itself_with_no_key_for_memcli(
     (question,) = model.memcli_questions()
     assert not question.get("tools"), [t.get("name") or t.get("type") for t in question["tools"]]
     assert "db-stage-7" in dumps(question["input"])
-    log = (root / ".memcli" / "agent.log").read_text()
-    assert "1 fact(s) written (codex: 1 request(s) in" in log
+    log = root / ".memcli" / "agent.log"
+    said = "1 fact(s) written (codex: 1 request(s) in"
+    assert wait_for(lambda: log.exists() and said in log.read_text()), log.read_text()
     time.sleep(2)  # a hook of the child, or a second flush, would have come by now
     payloads = hook_runs(runs)
     assert {p["hook_event_name"] for p in payloads} == set(events)
