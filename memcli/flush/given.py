@@ -8,13 +8,13 @@ Records older than :data:`KEEP_DAYS` days are removed as new ones are written.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
 import time
 from pathlib import Path
 
+from memcli.digest import sha256_hex
 from memcli.statedir import read_text, remove, state_path, write_text
 
 __all__ = ["Given", "given_folder"]
@@ -33,7 +33,7 @@ def given_folder(root: Path) -> Path:
 
 def digest(text: str) -> str:
     """16 hex digits naming a quoted entry by its text (whitespace collapsed)."""
-    return hashlib.sha256(" ".join(text.split()).encode("utf-8")).hexdigest()[:16]
+    return sha256_hex(" ".join(text.split()).encode("utf-8"))[:16]
 
 
 class Given:
@@ -42,7 +42,7 @@ class Given:
     def __init__(self, folder: Path, session: str) -> None:
         name = _SAFE.sub("_", session.strip())[:120] or "session"
         if name != session:
-            name += "-" + hashlib.sha256(session.encode()).hexdigest()[:8]
+            name += "-" + sha256_hex(session.encode())[:8]
         self.folder = folder
         self.path = folder / f"{name}.json"
         self._seen: list[str] | None = None
