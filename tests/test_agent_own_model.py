@@ -145,7 +145,7 @@ def test_llm_model_names_codex_and_its_model(
     assert call["name"] == "codex" and args[0] == "exec" and call["child"] == "1"
     for flag in ("--ephemeral", "--skip-git-repo-check"):
         assert flag in args
-    assert args[args.index("--disable") + 1] == "hooks"
+    assert "features.hooks=false" in args and "features.shell_tool=false" in args
     assert "mcp_servers={}" in args and args[args.index("--model") + 1] == "gpt-5-mini"
 
 

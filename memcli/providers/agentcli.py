@@ -245,7 +245,9 @@ def _codex(program: str, model: str, system: str, user: str, folder: Path, timeo
         "--ignore-rules",
         "--sandbox",
         "read-only",
-        *(arg for feature in _CODEX_OFF for arg in ("--disable", feature)),
+        # as settings, not --disable: a Codex that has no such feature ignores the setting,
+        # where --disable stops at an unknown name
+        *(arg for feature in _CODEX_OFF for arg in ("-c", f"features.{feature}=false")),
         "-c",
         "mcp_servers={}",
         "-c",
