@@ -7,8 +7,6 @@ Run end to end: a real clone, the real ``memcli`` on a pseudo-terminal.
 
 from __future__ import annotations
 
-import os
-import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.test_attacks import git, hostile_clone
+from tests.test_conventions import on_terminal as terminal_run
 
 RLO, LRI, PDI = "\u202e", "\u2066", "\u2069"
 RAW = [c.encode() for c in (RLO, LRI, PDI)]
@@ -24,25 +23,11 @@ NOTE = f"# Wombats\n\n- The wombat key is {RLO}1234{PDI} and {LRI}abc{PDI}.\n"
 
 
 def on_terminal(cwd: Path, *args: str) -> bytes:
-    """Run memcli in ``cwd`` with stdout and stderr on a pseudo-terminal; what it wrote."""
-    main, child = pty.openpty()
-    env = {**os.environ, "COLUMNS": "200", "TERM": "xterm-256color"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memcli", *args], cwd=cwd, stdout=child, stderr=child, env=env
-    )
-    os.close(child)
-    out = b""
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not data:
-            break
-        out += data
-    os.close(main)
-    assert proc.wait(timeout=120) in (0, 1), out
-    return out
+    """Run memcli on the workspace ``cwd`` with stdout and stderr on pseudo-terminals; what
+    it wrote to both."""
+    code, out, err = terminal_run(cwd, *args, env={"COLUMNS": "200"})
+    assert code in (0, 1), out + err
+    return out + err
 
 
 def indexed_clone(folder: Path) -> Path:
