@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memcli import safewrite
+import memcli.safewrite as safewrite
 from memcli.errors import BadInput
 
 

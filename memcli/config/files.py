@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memcli import safewrite
+import memcli.safewrite as safewrite
 from memcli.config.layers import TRUST_TABLE, Settings, apply_table
 from memcli.config.registry import coerce, lookup, split_key
 from memcli.errors import ConfigError

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
-from memcli import safewrite
+import memcli.safewrite as safewrite
 from memcli.errors import BadInput, WriteFailed, os_cause
 from memcli.locks import lock_file, shared
 from memcli.notes.controls import strip_controls

@@ -9,8 +9,8 @@ from datetime import date
 from pathlib import Path
 from typing import NamedTuple
 
+import memcli.safewrite as safewrite
 import memcli.statedir as statedir
-from memcli import safewrite
 from memcli.errors import BadInput, PathOutsideWorkspace, WorkspaceNotFound
 from memcli.statedir import STATE_DIR, state_path
 
