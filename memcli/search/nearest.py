@@ -1,4 +1,5 @@
-"""The entry of a result nearest a prompt: what an agent's recall quotes, and how sure it is.
+"""The entry of a chunk nearest a query: what a search quotes of a chunk that vectors found,
+and what an agent's recall quotes, and how sure it is.
 
 A chunk's vector stands for all its entries at once, and a chunk found by vectors alone is
 shown by its first passage, so a hybrid search may rank the right chunk and quote the wrong
@@ -7,6 +8,10 @@ entry of it, with a similarity diluted by its neighbours. Recall therefore embed
 cosine similarity says far better than a fused score whether the prompt is about it
 (``benchmarks/recall_bench.py``). The vectors come from the embedding cache after the first
 time an entry is seen.
+
+A search does the same for the chunks with the best vector similarity
+(:func:`entry_similarities`): each is quoted by its entry nearest the query, not by its first
+lines.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import date
 
+from memcli.errors import ProviderError
 from memcli.search.results import Hit
 from memcli.search.snippets import Passage, split_passages
 
@@ -48,6 +54,32 @@ def nearest_entries(
         if id(hit) in best:
             sim, p, text = best[id(hit)]
             out.append((narrowed(hit, p, text, sim), sim))
+    return out
+
+
+def entry_similarities(
+    chunks: dict[int, list[tuple[Passage, str]]],
+    sims: dict[int, float | None],
+    query_vector: Sequence[float],
+    embed: Embed,
+    top: int,
+) -> dict[int, dict[Passage, float]]:
+    """The similarity to ``query_vector`` of each passage of the ``top`` chunks of best
+    similarity in ``sims`` (chunk id -> its passages with their text), each passage embedded
+    alone. A chunk of one passage needs none; a provider that fails leaves the choice to the
+    caller (an empty answer)."""
+    best = sorted((cid for cid, s in sims.items() if s is not None), key=lambda c: -(sims[c] or 0))
+    picked = [cid for cid in best if len(chunks.get(cid, ())) > 1][:top]
+    entries = [(cid, p, text) for cid in picked for p, text in chunks[cid] if text.strip()]
+    if not entries:
+        return {}
+    try:
+        vectors = embed([text for _, _, text in entries])
+    except ProviderError:
+        return {}
+    out: dict[int, dict[Passage, float]] = {}
+    for (cid, p, _), vector in zip(entries, vectors, strict=True):
+        out.setdefault(cid, {})[p] = cosine(query_vector, vector)
     return out
 
 

@@ -11,6 +11,7 @@ paragraph) with a little context, so an agent pays for the lines that answer, no
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable, Sequence
 from datetime import date
 
 from memcli.errors import BadInput
@@ -28,6 +29,11 @@ from memcli.search.snippets import FileText, Passage, assemble, clip, span_lines
 HIDDEN = frozenset({"superseded", "retracted", "expired"})
 #: The flag a result carries for its state.
 STATE_FLAGS = {"review": "needs-review"}
+#: Vectors of passages' texts, in order (the workspace's embedder, cached).
+Embed = Callable[[Sequence[str]], list[list[float]]]
+#: Chunks found by vectors, beyond ``--limit``, whose entries are compared with the query
+#: one by one (:func:`memcli.search.nearest.nearest_passages`).
+NEAREST_EXTRA = 5
 
 
 def run_search(
@@ -36,8 +42,11 @@ def run_search(
     opts: SearchOptions,
     mode: str = "keyword",
     query_vector: list[float] | None = None,
+    embed: Embed | None = None,
 ) -> SearchResult:
-    """Search an open store; ``mode`` vector/hybrid needs ``query_vector`` (see Memory.search)."""
+    """Search an open store; ``mode`` vector/hybrid needs ``query_vector`` (see Memory.search).
+    ``embed`` (with vectors): a chunk the vectors rank is quoted by its entry nearest the
+    query, embedded alone; without it, by its first passage."""
     check_options(opts)
     result = SearchResult(query=query, mode=mode)
     pool = max(opts.candidates, opts.limit)
@@ -65,7 +74,8 @@ def run_search(
     if not shown:  # superseded, retracted and expired facts are left out
         chunks = {cid: h for cid, h in chunks.items() if h.state not in HIDDEN}
     ft = FileText(store, opts.snippet_chars, hide=None if shown else today.isoformat())
-    hits = _passage_hits(store, ft, query, chunks, sims, mode, opts)
+    nearest = (embed, query_vector) if embed is not None and query_vector is not None else None
+    hits = _passage_hits(store, ft, query, chunks, sims, mode, opts, nearest)
     hits = [h for h in hits if _entry_filter(ft, h, opts.filters)]
     window = _time_window(store, query, opts)
     for h in hits:
@@ -150,10 +160,12 @@ def _passage_hits(
     sims: dict[int, float | None] | None,
     mode: str,
     opts: SearchOptions,
+    nearest: tuple[Embed, list[float]] | None = None,
 ) -> list[Hit]:
     """Score the passages of the candidate chunks; one hit per passage that qualifies.
 
-    ``sims`` holds the candidates' vector similarity (None: a keyword search)."""
+    ``sims`` holds the candidates' vector similarity (None: a keyword search); ``nearest``
+    the embedder and query vector that choose the entry quoting a chunk vectors found."""
     ft.prepare((c.path, cid) for cid, c in chunks.items())
     cand: dict[tuple[str, int], tuple[Passage, Hit]] = {}
     first_of_chunk: dict[int, tuple[str, int]] = {}
@@ -250,7 +262,17 @@ def _passage_hits(
                 h.scores["chunk"] = round(sig.chunk, 4)
             hits.append(h)
         return hits
-    return _fused_passages(cand, signals, q, sims, first_of_chunk, mode, opts)
+    if nearest is not None:
+        from memcli.search.nearest import entry_similarities  # vectors only
+
+        texts_of: dict[int, list[tuple[Passage, str]]] = {}
+        for p, c in cand.values():
+            texts_of.setdefault(c.chunk_id, []).append((p, ft.passage_text(p)))
+        top = opts.limit + NEAREST_EXTRA
+        entries = entry_similarities(texts_of, sims, nearest[1], nearest[0], top)
+    else:
+        entries = {}
+    return _fused_passages(cand, signals, q, sims, first_of_chunk, entries, mode, opts)
 
 
 def _passage_hit(
@@ -286,13 +308,18 @@ def _fused_passages(
     q: ranking.QueryTerms | None,
     sims: dict[int, float | None],
     first_of_chunk: dict[int, tuple[str, int]],
+    entries: dict[int, dict[Passage, float]],
     mode: str,
     opts: SearchOptions,
 ) -> list[Hit]:
     """Fuse passage keyword scores with their chunk's vector similarity (memcli.search.fusion).
 
     Passages that match the query carry their chunk's similarity; a chunk found only by
-    vectors is represented by its first passage. In vector mode the similarity is the score.
+    vectors is represented by its first passage. Of a chunk whose ``entries`` were compared
+    with the query one by one, the nearest carries the chunk's similarity, and is one of its
+    passages even without a keyword match, and every other passage that much less as its
+    own similarity is below the nearest's (its own in ``scores.entry``). In vector mode the
+    similarity is the score.
     """
     ideal = ranking.ideal_total(q, _params(opts))
     keyword = {k: ranking.normalise(s.total, ideal) for k, s in signals.items()}
@@ -303,11 +330,19 @@ def _fused_passages(
     for cid, sim in sims.items():
         if sim is None:
             continue
-        members = by_chunk.get(cid) or ([first_of_chunk[cid]] if cid in first_of_chunk else [])
+        members = list(by_chunk.get(cid, ()))
+        own = entries.get(cid)
+        if own:
+            near = max(own, key=own.__getitem__)
+            if (near.path, near.pos) not in members:
+                members.append((near.path, near.pos))
+        elif not members and cid in first_of_chunk:
+            members = [first_of_chunk[cid]]
         for k in members:
+            below = own[near] - own[cand[k][0]] if own and cand[k][0] in own else 0.0
             # the similarity as results show it (4 places); equal similarities within a
             # chunk: the better keyword passage ranks first
-            vector[k] = round(sim, 4) + 1e-6 * keyword.get(k, 0.0)
+            vector[k] = round(sim - below, 4) + 1e-6 * keyword.get(k, 0.0)
     from memcli.search import fusion  # vectors only (see run_search)
 
     combined = fusion.fuse(keyword, vector, mode, opts.fusion_params())
@@ -327,6 +362,8 @@ def _fused_passages(
                 h.scores["chunk"] = round(sig.chunk, 4)
         if k in vector:
             h.scores["vector"] = round(vector[k], 4)
+        if p in entries.get(c.chunk_id, ()):
+            h.scores["entry"] = round(entries[c.chunk_id][p], 4)
         if mode != "vector":
             h.scores["fusion"] = round(score, 4)
         hits.append(h)

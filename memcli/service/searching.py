@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from memcli.errors import BadInput
@@ -28,7 +29,12 @@ class SearchService(IndexService):
         stale, warnings = self.sync_before_search() if sync else (False, [])
         plan = plan_search(self.store, self.embedder, opts.strategy, query)
         warnings = [*warnings, *plan.warnings]
-        result = run_search(self.store, query, opts, mode=plan.mode, query_vector=plan.vector)
+        embed = None
+        if plan.vector is not None and self.embedder is not None:
+            embed = partial(self.embedder.embed, quick=True)
+        result = run_search(
+            self.store, query, opts, mode=plan.mode, query_vector=plan.vector, embed=embed
+        )
         result.stale = stale
         result.warnings[:0] = [*self.warnings, *warnings]
         self.warnings.clear()
