@@ -3,7 +3,7 @@
 Usage::
 
     python benchmarks/multilingual_bench.py [--memcli PATH/TO/memcli] [--k 5] [--json]
-        [--model-dir DIR | --no-hybrid] [--write-results]
+        [--model-dir DIR | --no-hybrid] [--layout files|days] [--write-results]
 
 ``benchmarks/data/multilingual.json`` holds 48 facts (12 Chinese, 12 Japanese, 12 Korean, 12
 mixing English words into CJK text), each with an English translation, and two questions per
@@ -12,6 +12,11 @@ their translations (one file per fact), and every question is asked with
 ``memcli search --batch``. Each file holds its fact as one list item, as ``memcli add`` writes
 it. A question counts as answered when its fact's file is among the
 first ``--k`` results (and at 1: the top result).
+
+``--layout days`` writes the facts as a day of ``memcli add`` does instead: six to a file
+(``- HH:MM fact`` under the day's heading), the languages mixed, so that several facts share
+a chunk. A question then counts only when the text a result quotes (its snippet) holds the
+fact: a result that finds the right chunk and quotes its other facts answers nothing.
 
 Same language: each question is asked of the workspace in its own language; the report gives
 recall per language for the facts as written and for their English translations, and the
@@ -62,21 +67,43 @@ def default_model_dir() -> Path | None:
     return next((c for c in candidates if (c / "model.onnx").is_file()), None)
 
 
-def build(memcli: str, root: Path, facts: list[dict[str, str]], field: str, env: dict) -> None:
+#: Facts to a day file in ``--layout days``.
+PER_DAY = 6
+
+
+def build(
+    memcli: str, root: Path, facts: list[dict[str, str]], field: str, env: dict, layout: str
+) -> None:
     (root / "memory").mkdir(parents=True)
     quiet = {"env": env, "check": True, "stdout": subprocess.DEVNULL}
     subprocess.run([memcli, "-w", str(root), "-q", "init"], **quiet)
-    for fact in facts:
-        # a list item, as memcli add writes it: no heading naming the fact (its id holds the
-        # language code, which the model would read too)
-        (root / "memory" / f"{fact['id']}.md").write_text(f"- {fact[field]}\n", encoding="utf-8")
+    if layout == "days":
+        mixed = sorted(facts, key=lambda f: (facts.index(f) % 12, f["lang"]))
+        for day, start in enumerate(range(0, len(mixed), PER_DAY), start=1):
+            lines = [f"- 09:{n:02d} {f[field]}" for n, f in enumerate(mixed[start:][:PER_DAY])]
+            text = f"# 2026-11-{day:02d}\n\n" + "\n".join(lines) + "\n"
+            (root / "memory" / f"2026-11-{day:02d}.md").write_text(text, encoding="utf-8")
+    else:
+        for fact in facts:
+            # a list item, as memcli add writes it: no heading naming the fact (its id holds
+            # the language code, which the model would read too)
+            (root / "memory" / f"{fact['id']}.md").write_text(
+                f"- {fact[field]}\n", encoding="utf-8"
+            )
     subprocess.run([memcli, "-w", str(root), "-q", "index"], **quiet)
 
 
 def ask(
-    memcli: str, root: Path, questions: list[str], k: int, env: dict, strategy: str
-) -> list[list[str]]:
-    """The fact ids of the first ``k`` results of each question (one batch process)."""
+    memcli: str,
+    root: Path,
+    questions: list[str],
+    k: int,
+    env: dict,
+    strategy: str,
+    quoted: dict[str, str] | None = None,
+) -> list[list[set[str]]]:
+    """The fact ids of each of the first ``k`` results of each question (one batch
+    process): its file's, or with ``quoted`` (fact id -> text) those whose text it quotes."""
     r = subprocess.run(
         [memcli, "-w", str(root), "search", "--batch", "-n", str(k), "--strategy", strategy],
         input="\n".join(questions) + "\n",
@@ -90,26 +117,33 @@ def ask(
     modes = {a.get("mode") for a in answers}
     if modes != {strategy}:
         raise SystemExit(f"asked for {strategy} search, got {modes}: {r.stderr[-400:]}")
-    return [[Path(h["path"]).stem for h in a.get("results", [])] for a in answers]
+    if quoted is None:
+        return [[{Path(h["path"]).stem} for h in a.get("results", [])] for a in answers]
+    return [
+        [{fid for fid, text in quoted.items() if text in h["snippet"]} for h in a["results"]]
+        for a in answers
+    ]
 
 
-def rates(pairs: list[tuple[str, list[str]]], k: int) -> tuple[float, float]:
-    """(share at 1, share within ``k``) of (fact id, result ids) pairs."""
+def rates(pairs: list[tuple[str, list[set[str]]]], k: int) -> tuple[float, float]:
+    """(share at 1, share within ``k``) of (fact id, each result's fact ids) pairs."""
     if not pairs:
         return 0.0, 0.0
-    top1 = sum(1 for fid, ids in pairs if ids[:1] == [fid]) / len(pairs)
-    topk = sum(1 for fid, ids in pairs if fid in ids[:k]) / len(pairs)
+    top1 = sum(1 for fid, found in pairs if found[:1] and fid in found[0]) / len(pairs)
+    topk = sum(1 for fid, found in pairs if any(fid in ids for ids in found[:k])) / len(pairs)
     return top1, topk
 
 
 def run_mode(
-    memcli: str, tmp: Path, facts: list[dict], k: int, env: dict, strategy: str
+    memcli: str, tmp: Path, facts: list[dict], k: int, env: dict, strategy: str, layout: str
 ) -> dict[str, dict[str, float]]:
     """Same-language and cross-language figures of one search strategy."""
     roots = {}
+    texts: dict[str, dict[str, str] | None] = {}
     for field, name in (("text", "native"), ("en", "english")):
         roots[name] = tmp / f"{strategy}-{name}"
-        build(memcli, roots[name], facts, field, env)
+        build(memcli, roots[name], facts, field, env, layout)
+        texts[name] = {f["id"]: f[field] for f in facts} if layout == "days" else None
     n = max(k, 3)
     asks = {
         # (workspace, question field): the questions asked of it
@@ -125,7 +159,17 @@ def run_mode(
     got = {
         key: list(
             zip(
-                qs, ask(memcli, roots[key[0]], [q for _, _, q in qs], n, env, strategy), strict=True
+                qs,
+                ask(
+                    memcli,
+                    roots[key[0]],
+                    [q for _, _, q in qs],
+                    n,
+                    env,
+                    strategy,
+                    texts[key[0]],
+                ),
+                strict=True,
             )
         )
         for key, qs in asks.items()
@@ -146,13 +190,19 @@ def run_mode(
     return figures
 
 
-def report(results: dict[str, dict[str, dict[str, float]]], k: int, facts: int) -> str:
+def report(
+    results: dict[str, dict[str, dict[str, float]]], k: int, facts: int, layout: str = "files"
+) -> str:
     """The figures as Markdown tables."""
-    out = [
-        f"{facts} facts, 2 questions each; a question counts when its fact's file is first"
-        f" (@1) or among the first 3 or {k}.",
-        "",
-    ]
+    counts = (
+        f"{facts} facts, six to a day file, 2 questions each; a question counts when the"
+        " snippet of the first result quotes its fact (@1), or of one of the first 3 or"
+        f" {k}."
+        if layout == "days"
+        else f"{facts} facts, 2 questions each; a question counts when its fact's file is"
+        f" first (@1) or among the first 3 or {k}."
+    )
+    out = [counts, ""]
     out += [
         "Same language (each question asked of the workspace in its own language):",
         "",
@@ -195,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     ap.add_argument("--model-dir", help=f"folder of {MODEL} (default: found beside the project)")
     ap.add_argument("--no-hybrid", action="store_true", help="keyword search only")
+    ap.add_argument(
+        "--layout",
+        choices=("files", "days"),
+        default="files",
+        help="a file per fact, or six facts to a day file (a hit counts when it quotes the fact)",
+    )
     ap.add_argument("--write-results", action="store_true", help="update benchmarks/RESULTS.md")
     args = ap.parse_args(argv)
     facts = json.loads(DATA.read_text(encoding="utf-8"))["facts"]
@@ -214,7 +270,7 @@ def main(argv: list[str] | None = None) -> int:
         results: dict[str, dict[str, dict[str, float]]] = {}
         seconds: dict[str, float] = {}
         t0 = time.perf_counter()
-        results["keyword"] = run_mode(args.memcli, tmp, facts, args.k, env, "keyword")
+        results["keyword"] = run_mode(args.memcli, tmp, facts, args.k, env, "keyword", args.layout)
         seconds["keyword"] = round(time.perf_counter() - t0, 1)
         if model_dir is not None:
             hybrid_env = {
@@ -223,14 +279,16 @@ def main(argv: list[str] | None = None) -> int:
                 "MEMCLI_EMBEDDING_MODEL_PATH": str(model_dir),
             }
             t0 = time.perf_counter()
-            results["hybrid"] = run_mode(args.memcli, tmp, facts, args.k, hybrid_env, "hybrid")
+            results["hybrid"] = run_mode(
+                args.memcli, tmp, facts, args.k, hybrid_env, "hybrid", args.layout
+            )
             seconds["hybrid"] = round(time.perf_counter() - t0, 1)
         elif not args.no_hybrid:
             print(f"hybrid: skipped ({MODEL_FOLDER} not found; --model-dir DIR)", file=sys.stderr)
         if args.json:
             print(json.dumps({"results": results, "seconds": seconds}, indent=2))
         else:
-            print(report(results, args.k, len(facts)), end="")
+            print(report(results, args.k, len(facts), args.layout), end="")
             print(f"seconds: {seconds}, load average {os.getloadavg()[0]:.1f}")
         if args.write_results:
             when = time.strftime("%Y-%m-%d")
@@ -239,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"Hybrid: `{MODEL}` (weighted fusion, the defaults); keyword: the same"
                 " workspaces without a model.\n\n"
             )
-            write_section("multilingual", head + report(results, args.k, len(facts)))
+            section = "multilingual" if args.layout == "files" else "multilingual-days"
+            write_section(section, head + report(results, args.k, len(facts), args.layout))
         return 0
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -64,3 +64,21 @@ def test_a_merged_result_lists_every_matched_line(cli: Cli, workspace: Path) -> 
     [hit] = cli("search", "--json", "backups").json()["results"]
     assert hit["match_lines"] == [3, 4] and hit["match_line"] in (3, 4)
     assert hit["end_line"] == 5  # the line after, as context, not a match
+
+
+def test_a_result_stays_near_its_matches(cli: Cli, workspace: Path) -> None:
+    """Thirty neighbouring matches used to make one result of all thirty lines: a result
+    now grows to at most ``MAX_LINES`` lines, and the matches past it open results of their
+    own, next to it, sharing no line."""
+    from memcli.search.snippets import MAX_LINES
+
+    path = _items_file(workspace, cli)
+    hits = cli("search", "--json", "-n", "4", "fact number").json()["results"]
+    assert [h["path"] for h in hits] == [path] * 4
+    spans = [(h["start_line"], h["end_line"]) for h in hits]
+    assert all(b - a + 1 <= MAX_LINES for a, b in spans), spans
+    lines = [n for a, b in spans for n in range(a, b + 1)]
+    assert len(lines) == len(set(lines)), spans
+    for h in hits:
+        assert h["start_line"] <= h["match_line"] <= h["end_line"]
+        assert all(h["start_line"] <= n <= h["end_line"] for n in h["match_lines"])

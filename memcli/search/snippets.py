@@ -335,6 +335,10 @@ def _split_lines(lines: list[str], start: int, end: int, max_chars: int) -> list
     return out
 
 
+#: Lines a result grows to at most by merging the passages next to it.
+MAX_LINES = 12
+
+
 class Span:
     """A result's range of passages (``lo``..``hi`` indexes in one file's passage list): the
     payload of the passage that opened it and of those ``merged`` into it."""
@@ -385,6 +389,7 @@ def assemble(
     context: int,
     max_chars: int,
     before_chars: int | None = None,
+    max_lines: int = MAX_LINES,
 ) -> list[Span]:
     """Turn ranked passages into at most ``limit`` result spans that never share a line
     (context as :func:`window` adds it).
@@ -392,8 +397,10 @@ def assemble(
     A passage whose window overlaps or touches spans already taken (same file and section)
     extends the best ranked of them instead of opening a new result, its payload added to
     ``merged``; a worse ranked span in the way gives up its lines, or joins it when the
-    passage that opened it is among them (:func:`_grow`). A new span is cut back where
-    another begins.
+    passage that opened it is among them (:func:`_grow`). A span grows to at most
+    ``max_lines`` lines (or its own passage's, when longer): a passage that would take it
+    past joins a span that shows it already, as it is, or opens a result of its own beside
+    it. A new span is cut back where another begins.
     """
     spans: list[Span] = []
     by_path: dict[str, list[Span]] = {}
@@ -402,12 +409,20 @@ def assemble(
         ps = ft.passages(passage.path)
         same = [s for s in by_path.get(passage.path, ()) if ps[s.lo].section == passage.section]
         touching = [s for s in same if lo <= s.hi + 1 and hi >= s.lo - 1]
-        if touching:  # joins the best ranked of them
+        if touching:  # joins the best ranked of them, while it stays short enough
             host = touching[0]
-            _grow(spans, by_path[passage.path], same, host, min(lo, host.lo), max(hi, host.hi))
-            host.merged.append(payload)
-            continue
+            a, b = min(lo, host.lo), max(hi, host.hi)
+            if ps[b].end - ps[a].start < max_lines or a == b:
+                _grow(spans, by_path[passage.path], same, host, a, b)
+                host.merged.append(payload)
+                continue
+            inside = [s for s in same if s.lo <= passage.pos <= s.hi]
+            if inside:  # already shown: it points at its lines, and adds none
+                inside[0].merged.append(payload)
+                continue
         if len(spans) >= limit:
+            if touching:
+                continue  # a later passage may still join a result
             break
         for s in same:  # a result of its own: no line of another one
             if s.hi < passage.pos:
