@@ -355,10 +355,11 @@ def test_cache_rebuild_and_second_workspace_cost_no_calls(
     assert hybrid.count(EMBED) == first
     assert chunk_ids(other, embedded=False) == set()
 
-    # query embeddings are cached too
+    # query embeddings are cached too, and so are the entries of the chunks a search found,
+    # embedded one by one to quote the nearest: one more request, the first time only
     search(cli, "nightly backup")
     after_query = hybrid.count(EMBED)
-    assert after_query == first + 1
+    assert after_query == first + 2
     search(cli, "nightly backup")
     search(Cli(other), "nightly backup")
     assert hybrid.count(EMBED) == after_query
@@ -733,7 +734,11 @@ def test_a_batch_embeds_all_its_queries_in_one_request(
     assert len(answers) == len(queries)
     assert [a["mode"] for a in answers if "mode" in a] == ["hybrid"] * 4
     calls = [r for r in hybrid.requests if r["path"].endswith(EMBED)][before:]
-    assert len(calls) == 1  # one request for the three distinct queries
+    # one request for the three distinct queries; the searches' later requests embed entries
+    # of the chunks they found (to quote the nearest), never a query again
     assert sorted(calls[0]["body"]["input"]) == sorted(
         ["valkey cache", "s3 token rotation", "deploy window"]
     )
+    later = [text for call in calls[1:] for text in call["body"]["input"]]
+    assert not set(later) & set(queries)
+    assert all(text.startswith("- ") for text in later), later
