@@ -72,7 +72,7 @@ def server_problems(rows: list[dict[str, Any]]) -> list[str]:
     """One line per installed MCP server entry that cannot start."""
     return [
         f"the {r['agent']} MCP server ({r['scope']} scope) cannot start: {r['mcp_problem']}"
-        f" ({MCP_HINT}, then memcli agent install {r['agent']} again)"
+        f" ({r.get('fix') or MCP_HINT + ', then memcli agent install ' + r['agent'] + ' again'})"
         for r in rows
         if r["mcp"] and r["mcp_problem"]
     ]

@@ -41,6 +41,10 @@ FOLDER = ".claude-plugin/memcli"  #: the plugin in the repository (the marketpla
 SKILL = "skills/memory/SKILL.md"  #: the policy, as a skill (``/memcli:memory``)
 #: Claude Code's permission rules for the plugin server's read-only tools
 ALLOW = tuple(f"mcp__plugin_{NAME}_{SERVER}__{tool}" for tool in READ_ONLY_TOOLS)
+#: What makes the plugin's server start: memcli, with the MCP extra, on the agent's PATH
+FIX = (
+    "install memcli with its mcp extra on the PATH Claude Code starts with (pipx), then restart it"
+)
 DESCRIPTION = (
     "Persistent project memory from memcli: a briefing at session start, recall on each"
     " prompt, sessions saved as facts at compaction and at their end, and memcli's MCP tools."
@@ -147,6 +151,7 @@ def rows(project: Path) -> list[dict[str, Any]]:
                 "hooks": _installed_hooks(folder / "hooks" / "hooks.json") if folder else [],
                 "mcp": server is not None,
                 "mcp_problem": _problem() if server is not None else None,
+                "fix": FIX,
                 "policy": bool(folder and (folder / SKILL).is_file()),
                 "files": [str(p.path)] if p.path else [],
             }
