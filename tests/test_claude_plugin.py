@@ -266,3 +266,16 @@ def test_hooks_beside_the_plugin_are_a_warning_and_install_takes_them_out(
     assert "hooks" not in data and data["permissions"]["allow"] == ALLOW
     assert not (workspace / ".mcp.json").exists()
     assert not [w for w in cli("agent", "status", "--json").json()["warnings"] if "twice" in w]
+
+
+def test_a_project_plugin_leaves_user_scope_hooks_to_install(
+    cli: Cli, workspace: Path, claude_home: Path
+) -> None:
+    """Enabled for this project only, the plugin serves no other project: a user-scope
+    install (every project) still writes its hooks; a project-scope one does not."""
+    install(claude_home, scope="project", project=workspace)
+    assert cli("agent", "install", "claude-code", "--scope", "user").exit_code == 0
+    assert "hooks" in json.loads((claude_home / "settings.json").read_text())
+    r = cli("agent", "install", "claude-code")
+    assert r.exit_code == 0 and "memcli plugin (memcli@memcli, project scope)" in r.stderr
+    assert "hooks" not in json.loads((workspace / ".claude" / "settings.json").read_text())

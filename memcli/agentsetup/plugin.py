@@ -131,9 +131,13 @@ def installs(project: Path) -> list[PluginInstall]:
     return out
 
 
-def enabled(project: Path) -> PluginInstall | None:
-    """The install of memcli's plugin that is enabled for ``project``, if any."""
-    return next((p for p in installs(project) if p.enabled), None)
+def enabled(project: Path, scope: str = "project") -> PluginInstall | None:
+    """The install of memcli's plugin that is enabled for ``project``, if any; for
+    ``scope`` user (settings that reach every project), only one installed for the user."""
+    return next(
+        (p for p in installs(project) if p.enabled and (scope != "user" or p.scope == "user")),
+        None,
+    )
 
 
 def rows(project: Path) -> list[dict[str, Any]]:
@@ -170,9 +174,9 @@ def _problem() -> str | None:
 def beside(plugin: PluginInstall) -> str:
     """The one line ``agent install`` says beside an enabled plugin."""
     return (
-        f"the memcli plugin ({plugin.id}, {plugin.scope} scope) is enabled here: it runs the"
-        " hooks and the MCP server, so install wrote neither (the policy, and the plugin's"
-        " read-only tools allowed)"
+        f"the memcli plugin ({plugin.id}, {plugin.scope} scope) is enabled here and runs the"
+        " hooks and the MCP server: install writes only the policy, and allows the plugin's"
+        " read-only tools"
     )
 
 

@@ -398,7 +398,7 @@ class AgentSetup(AgentService):
 
         where = _resolved(project)
         # beside memcli's enabled Claude Code plugin, never a second copy of its hooks
-        beside = plugin.enabled(where or self.ws.root) if agent == "claude-code" else None
+        beside = plugin.enabled(where or self.ws.root, scope) if agent == "claude-code" else None
         rules = plugin.ALLOW if beside is not None or (remove and agent == "claude-code") else ()
         changes = plan(agent, self.ws.root, scope=scope, project=where, remove=remove, plugin=rules)
         if not dry_run:
