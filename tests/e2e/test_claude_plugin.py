@@ -51,7 +51,9 @@ def memcli_runs(runs: Path) -> list[tuple[str, str]]:
     """(folder, arguments) of each run of the plugin's ``memcli``."""
     if not runs.exists():
         return []
-    return [tuple(line.split("\t", 1)) for line in runs.read_text().splitlines()]  # type: ignore[misc]
+    return [
+        (line.partition("\t")[0], line.partition("\t")[2]) for line in runs.read_text().splitlines()
+    ]
 
 
 def plugin(*args: str, path: str) -> subprocess.CompletedProcess[str]:
