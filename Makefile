@@ -15,7 +15,7 @@ MEMCLI_TEST_MODEL_DIR ?= $(firstword $(patsubst %/model.onnx,%,$(wildcard \
 	$(abspath ../shared/models/$(MODEL_NAME))/model.onnx /work/shared/models/$(MODEL_NAME)/model.onnx)))
 export MEMCLI_TEST_MODEL_DIR
 
-.PHONY: demo extras test e2e test-latest smoke lock lock-upgrade lint bench bench-guard completions man docs site tour clean print-model-dir
+.PHONY: demo extras test e2e test-latest smoke lock lock-upgrade lint bench bench-guard completions man docs plugin site tour clean print-model-dir
 
 $(VENV)/.installed: pyproject.toml $(LOCK)/demo.txt
 	$(PYTHON) -m venv $(VENV)
@@ -87,7 +87,7 @@ lock lock-upgrade:
 	$(VENV)-lock/bin/uv pip compile -q $(if $(filter lock-upgrade,$@),--upgrade) --universal \
 		--python-version 3.11 --all-extras pyproject.toml -o $(LOCK)/test.txt
 
-DEVTOOLS := .ci/gendocs.py .ci/gentour.py .ci/mkdocs_hooks.py
+DEVTOOLS := .ci/gendocs.py .ci/genplugin.py .ci/gentour.py .ci/mkdocs_hooks.py
 # Never with --quiet: it hides the warnings that --strict counts, and the build then passes.
 MKDOCS   := NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs
 
@@ -114,8 +114,13 @@ completions: $(VENV)/.installed
 man: $(VENV)/.installed
 	$(BIN)/python .ci/gendocs.py --only man
 
-docs: $(VENV)/.installed
+docs: $(VENV)/.installed plugin
 	$(BIN)/python .ci/gendocs.py
+
+# The Claude Code plugin and its marketplace (.claude-plugin/), from the hooks, the MCP server
+# and the policy that 'memcli agent install claude-code' writes (a test checks they are current)
+plugin: $(VENV)/.installed
+	$(BIN)/python .ci/genplugin.py
 
 # The documentation site (docs/, mkdocs.yml, Material theme) into build/site; --strict fails on
 # a broken link or anchor, a page missing from the nav, or any other warning.

@@ -46,13 +46,20 @@ def status(ws_root: Path, project: Path) -> list[dict[str, Any]]:
 
 
 def scope_warnings(rows: list[dict[str, Any]]) -> list[str]:
-    """One warning per agent whose hooks are installed in both scopes: in this project they
-    would run twice (two briefings, two recalls a prompt)."""
+    """One warning per agent whose hooks are installed in both scopes, or in a scope beside
+    memcli's plugin (rows of scope ``plugin``): in this project they would run twice (two
+    briefings, two recalls a prompt)."""
     out = []
     for agent in dict.fromkeys(r["agent"] for r in rows):
-        if all(r["hooks"] for r in rows if r["agent"] == agent) and (
-            sum(1 for r in rows if r["agent"] == agent) > 1
-        ):
+        plugged = any(r["hooks"] for r in rows if r["agent"] == agent and r["scope"] == "plugin")
+        settings = [r for r in rows if r["agent"] == agent and r["scope"] != "plugin"]
+        for scope in [r["scope"] for r in settings if r["hooks"]] if plugged else ():
+            out.append(
+                f"memcli's {agent} hooks are installed in the {scope} scope and by memcli's"
+                " plugin: hooks would run twice in this project (memcli agent install"
+                f" {agent} --scope {scope} takes them out)"
+            )
+        if all(r["hooks"] for r in settings) and len(settings) > 1:
             out.append(
                 f"memcli's {agent} hooks are installed in both the project and the user scope:"
                 " hooks would run twice in this project (memcli agent uninstall"
@@ -65,7 +72,7 @@ def server_problems(rows: list[dict[str, Any]]) -> list[str]:
     """One line per installed MCP server entry that cannot start."""
     return [
         f"the {r['agent']} MCP server ({r['scope']} scope) cannot start: {r['mcp_problem']}"
-        f" ({MCP_HINT}, then memcli agent install {r['agent']} again)"
+        f" ({r.get('fix') or MCP_HINT + ', then memcli agent install ' + r['agent'] + ' again'})"
         for r in rows
         if r["mcp"] and r["mcp_problem"]
     ]

@@ -75,8 +75,12 @@ def plan(
     project: Path | None = None,
     remove: bool = False,
     prog: list[str] | None = None,
+    plugin: tuple[str, ...] = (),
 ) -> list[Change]:
-    """The file changes that install (or, with ``remove``, uninstall) ``agent``."""
+    """The file changes that install (or, with ``remove``, uninstall) ``agent``. ``plugin``:
+    Claude Code's permission rules for the read-only tools of memcli's plugin, given when it
+    is enabled for the project (its hooks and server serve it: none of memcli's are written,
+    these rules are) and on uninstall (taken out)."""
     prog = prog or program()
     where = project or ws_root
     if agent not in ("claude-code", "codex"):
@@ -88,7 +92,7 @@ def plan(
     # the server is written only when it can start (the MCP extra is there)
     server = not remove and mcp_problem(prog) is None
     if agent == "claude-code":  # the files are read only once checked, above
-        changes = _plan_claude(ws_root, scope, where, remove, prog, server)
+        changes = _plan_claude(ws_root, scope, where, remove, prog, server, plugin)
     else:
         changes = _plan_codex(ws_root, scope, where, remove, prog, server)
     # a link inside the project (CLAUDE.md -> AGENTS.md) stays one: its target is written
@@ -97,15 +101,26 @@ def plan(
 
 
 def _plan_claude(
-    ws_root: Path, scope: str, project: Path, remove: bool, prog: list[str], server: bool
+    ws_root: Path,
+    scope: str,
+    project: Path,
+    remove: bool,
+    prog: list[str],
+    server: bool,
+    plugin: tuple[str, ...] = (),
 ) -> list[Change]:
     settings_path, servers_path, policy_path = claude_files(scope, project)
     here = project if scope == "project" else None  # user scope: the workspace of the cwd
     events = {e: (EVENTS[e], matcher, t) for e, (matcher, t) in CLAUDE_HOOKS.items()}
+    server = server and not plugin  # beside memcli's plugin: its hooks and server, not ours
 
     def hooks(data: dict[str, Any]) -> None:
         set_hooks(
-            settings_path, data, events, lambda e: hook_command(ws_root, here, prog, e), remove
+            settings_path,
+            data,
+            events,
+            lambda e: hook_command(ws_root, here, prog, e),
+            remove or bool(plugin),
         )
         permissions = data.get("permissions")
         if permissions is not None and not isinstance(permissions, dict):
@@ -114,6 +129,7 @@ def _plan_claude(
             )
         permissions = dict(permissions or {})
         set_members(settings_path, permissions, "allow", CLAUDE_ALLOW, not server)
+        set_members(settings_path, permissions, "allow", plugin, remove)
         if permissions:
             data["permissions"] = permissions
         else:

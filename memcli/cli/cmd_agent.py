@@ -81,7 +81,7 @@ def _install(
     *,
     remove: bool,
 ) -> None:
-    from memcli.agentsetup import commands, installed  # agent set-up only
+    from memcli.agentsetup import commands, installed, plugin  # agent set-up only
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -101,20 +101,23 @@ def _install(
     warnings: list[str] = []
     if not remove:
         problem = commands.mcp_problem(commands.program())
-        if problem:  # the rest works without it: the hooks, the policy (memcli search)
+        if problem and report.plugin is None:  # the rest works without it: the hooks, the policy
             warnings.append(
                 f"the MCP server is not installed: {problem} ({commands.MCP_HINT},"
                 " then run this again)"
             )
         if not dry_run:
             where = Path(project).expanduser().resolve() if project is not None else root
-            rows = installed.status(root, where)
+            rows = installed.status(root, where) + plugin.rows(where)
             warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
     if as_json:
         st.out.json({**report.as_dict(), "warnings": warnings})
         return
+    said = [plugin.beside(report.plugin)] if report.plugin is not None and not remove else []
     if dry_run:
         sys.stdout.write(report.diff or "no changes\n")
+        for line in said:
+            st.out.info(line)
         for line in warnings:
             st.out.warn(line)
         return
@@ -122,6 +125,8 @@ def _install(
         st.out.line(f"{change['action']:>9}  {change['path']}")
     done = "uninstalled from" if remove else "installed into"
     st.out.info(f"memcli {done} {agent} ({scope} scope: {_where(agent, scope)})")
+    for line in said:
+        st.out.info(line)
     for line in warnings:
         st.out.warn(line)
     if not remove and agent == "codex":
@@ -198,7 +203,7 @@ def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bo
     rows = [
         [
             r["agent"],
-            r["scope"],
+            r["scope"] if r.get("plugin", {"enabled": True})["enabled"] else "plugin (off)",
             ", ".join(r["hooks"]) or "-",
             ("cannot start" if r.get("mcp_problem") else "yes") if r["mcp"] else "no",
             "yes" if r["policy"] else "no",

@@ -86,6 +86,7 @@ def check_agent(ctx: dict[str, Any]) -> Check:
     this is where a broken one shows)."""
     from memcli.agentsetup.hooklog import read_log  # no imports beyond the standard library
     from memcli.agentsetup.installed import scope_warnings, server_problems, status
+    from memcli.agentsetup.plugin import rows as plugin_rows
 
     ws = ctx.get("ws")
     if ws is None:
@@ -95,7 +96,9 @@ def check_agent(ctx: dict[str, Any]) -> Check:
     details = {"log": str(ws.state_dir / "agent.log"), "errors": errors[-5:]}
     # an installed MCP server that cannot start (no MCP SDK, a memcli that is gone): the
     # agent shows it failed, or quietly goes without memory's tools
-    installed = status(ws.root, ws.root)
+    installed = status(ws.root, ws.root) + plugin_rows(ws.root)  # the plugin's too
+    if any(r["scope"] == "plugin" for r in installed):
+        details["plugins"] = [r["plugin"] for r in installed if r["scope"] == "plugin"]
     broken = server_problems(installed)
     twice = scope_warnings(installed)
     if broken or twice:

@@ -357,6 +357,7 @@ class InstallReport(NamedTuple):
     action: str  # install or uninstall
     changes: list[Any]  # memcli.agentsetup.change.Change
     dry_run: bool
+    plugin: Any = None  # memcli.agentsetup.plugin.PluginInstall: enabled, so no hooks of ours
 
     @property
     def diff(self) -> str:
@@ -369,6 +370,7 @@ class InstallReport(NamedTuple):
             "action": self.action,
             "dry_run": self.dry_run,
             "files": [c.as_dict() for c in self.changes],
+            "plugin": self.plugin.id if self.plugin is not None else None,
         }
         if self.dry_run:
             out["diff"] = self.diff
@@ -390,20 +392,26 @@ class AgentSetup(AgentService):
         """Write (or with ``remove``, take out) memcli's hooks, MCP server entry and memory
         policy in ``agent``'s settings; ``project`` is the agent's folder (default: the
         workspace). With ``dry_run`` nothing is written."""
-        from memcli.agentsetup.edits import apply  # agent set-up only
+        from memcli.agentsetup import plugin  # agent set-up only
+        from memcli.agentsetup.edits import apply
         from memcli.agentsetup.planning import plan
 
-        changes = plan(agent, self.ws.root, scope=scope, project=_resolved(project), remove=remove)
+        where = _resolved(project)
+        # beside memcli's enabled Claude Code plugin, never a second copy of its hooks
+        beside = plugin.enabled(where or self.ws.root, scope) if agent == "claude-code" else None
+        rules = plugin.ALLOW if beside is not None or (remove and agent == "claude-code") else ()
+        changes = plan(agent, self.ws.root, scope=scope, project=where, remove=remove, plugin=rules)
         if not dry_run:
             apply(changes)
         action = "uninstall" if remove else "install"
-        return InstallReport(agent, scope, action, changes, dry_run)
+        return InstallReport(agent, scope, action, changes, dry_run, beside)
 
     def agent_status(self, project: Path | None = None) -> dict[str, Any]:
         """Where memcli is installed, whether a session-start briefing can be made here, and
         the latest lines of the hooks' log."""
         from memcli.agentsetup.hooklog import read_log  # agent set-up only
         from memcli.agentsetup.installed import status
+        from memcli.agentsetup.plugin import rows as plugin_rows
 
         try:
             briefing = self.briefing()
@@ -411,9 +419,10 @@ class AgentSetup(AgentService):
         except Exception as exc:  # reported, not raised: status must show the failure
             works = {"ok": False, "error": getattr(exc, "message", str(exc))}
         log = read_log(self.ws.root)
+        here = _resolved(project) or self.ws.root
         return {
             "workspace": str(self.ws.root),
-            "installed": status(self.ws.root, _resolved(project) or self.ws.root),
+            "installed": status(self.ws.root, here) + plugin_rows(here),
             "check": works,
             "flush": self.session_flushing(),
             "errors": [line for line in log if " error: " in line],

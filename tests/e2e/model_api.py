@@ -17,7 +17,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MEMCLI_SEARCH = "mcp__memcli__search"
-_SELECT = {"query": f"select:{MEMCLI_SEARCH}", "max_results": 1}
 
 
 def _last_tool_anthropic(messages: list[dict[str, Any]]) -> str | None:
@@ -68,6 +67,7 @@ class ModelAPI:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []  #: {"path", "body"} of each POST
         self.tool_query: str | None = None  #: call memcli's search tool with this query
+        self.search_tool = MEMCLI_SEARCH  #: its name (a plugin's server names it otherwise)
         self.final_text = "Done."
         self.fail_with: int | None = None  #: answer every request with this HTTP status
         #: the answer to memcli's own question for facts (a request offering no tool whose
@@ -163,8 +163,8 @@ class ModelAPI:
         if search:
             return "tool", search
         if last_tool == "ToolSearch":  # it loaded the tool: call it
-            return "tool", MEMCLI_SEARCH
-        if "ToolSearch" in tools and MEMCLI_SEARCH in offered:  # a deferred tool: load it
+            return "tool", self.search_tool
+        if "ToolSearch" in tools and self.search_tool in offered:  # a deferred tool: load it
             return "tool", "ToolSearch"
         return "text", self.final_text if tools else "ok"
 
@@ -194,7 +194,8 @@ class ModelAPI:
         )
         if kind == "tool":
             block = {"type": "tool_use", "id": f"toolu_{n}", "name": value, "input": {}}
-            args = self._args() if value != "ToolSearch" else _SELECT
+            select = {"query": f"select:{self.search_tool}", "max_results": 1}
+            args = self._args() if value != "ToolSearch" else select
             delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
             stop = "tool_use"
         else:
