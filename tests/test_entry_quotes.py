@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,10 +115,8 @@ def test_the_mcp_search_tool_quotes_the_fact(across: Cli, workspace: Path) -> No
     pytest.importorskip("mcp")
     from tests.test_mcp import session, text_of
 
-    async def body(s):  # type: ignore[no-untyped-def]
-        return [
-            text_of(await s.call_tool("search", {"query": q, "limit": 3})) for q, _ in ACROSS
-        ]
+    async def body(s: Any) -> list[str]:
+        return [text_of(await s.call_tool("search", {"query": q, "limit": 3})) for q, _ in ACROSS]
 
     answers = session(workspace, body)
     for (_, fact), text in zip(ACROSS, answers, strict=True):
