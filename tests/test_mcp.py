@@ -16,11 +16,11 @@ import pytest
 
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import Cli  # noqa: E402
-from tests.stub_openai import StubOpenAI  # noqa: E402
+from tests.conftest import Cli
+from tests.stub_openai import StubOpenAI
 
 TOOLS = {"search", "context", "get", "add", "flush", "status", "supersede", "forget", "confirm"}
 

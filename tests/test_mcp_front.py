@@ -15,9 +15,9 @@ import pytest
 
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
-from memcli import __version__  # noqa: E402
-from memcli.agent import mcp_server  # noqa: E402
-from memcli.agent.mcp_front import (  # noqa: E402
+from memcli import __version__
+from memcli.agent import mcp_server
+from memcli.agent.mcp_front import (
     LISTEN_FOR,
     LISTENING,
     REPLAY_ID,
@@ -26,7 +26,7 @@ from memcli.agent.mcp_front import (  # noqa: E402
     VERSION_META,
     load_wire,
 )
-from tests.conftest import Cli  # noqa: E402
+from tests.conftest import Cli
 
 GATE = Path(__file__).with_name("mcp_gate")
 CLIENT_META = "io.modelcontextprotocol/client"

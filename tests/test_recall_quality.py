@@ -18,7 +18,7 @@ from tests.agent_helpers import MEMCLI, context_of, run_hook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-import recall_bench  # noqa: E402  (the benchmark's memory, written as it writes it)
+import recall_bench
 
 DATA = json.loads(recall_bench.DATA.read_text(encoding="utf-8"))
 FACTS = {e["id"]: e["text"] for f in DATA["files"] for e in f["entries"]}
