@@ -184,9 +184,8 @@ class StubOpenAI:
             while not self._released.wait(0.05):
                 if self._stopping.is_set():
                     return
-        if hang > 0:
-            if self._stopping.wait(hang):
-                return
+        if hang > 0 and self._stopping.wait(hang):
+            return
         try:
             if status is not None:
                 self._send_error(h, status, "simulated failure")

@@ -302,7 +302,7 @@ def test_split_hard_cuts_a_single_huge_word() -> None:
 
 def test_split_refuses_impossible_budget() -> None:
     # Below MIN_PART_CHARS a part could not hold a message's overhead plus text.
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_chars must be at least"):
         split_for_context(EXPECTED, MIN_PART_CHARS - 1)
 
 

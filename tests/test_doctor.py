@@ -133,7 +133,7 @@ def test_an_index_built_for_another_user_is_reported_not_read(
     db = indexed / ".memcli" / "index.db"
     before = db.read_bytes()
     monkeypatch.setenv("MEMCLI_CACHE_DIR", str(tmp_path / "another-cache"))  # another key
-    code, c = checks(cli)
+    _code, c = checks(cli)
     assert c["index"]["status"] == "note" and "files" not in c["index"]["details"]
     assert "not built by memcli for this user" in c["index"]["summary"]
     assert db.read_bytes() == before  # read-only: the next memcli command rebuilds it
@@ -155,7 +155,7 @@ def test_broken_config_is_a_problem_not_a_crash(cli: Cli, workspace: Path) -> No
 
 
 def test_provider_reachable(cli: Cli, indexed: Path, embed_stub: StubOpenAI) -> None:
-    code, c = checks(cli)
+    _code, c = checks(cli)
     emb = c["embedding"]
     assert emb["status"] == "ok", emb
     assert emb["details"]["reachable"] is True and emb["details"]["status"] == 200
@@ -169,7 +169,7 @@ def test_model_the_server_does_not_list(
     cli: Cli, workspace: Path, embed_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL", "openai/nomic-embed-text")
-    code, c = checks(cli)
+    _code, c = checks(cli)
     assert c["embedding"]["status"] == "note" and "stub-embed" in c["embedding"]["hint"]
 
 
@@ -214,7 +214,7 @@ def test_missing_key_variable(cli: Cli, workspace: Path, monkeypatch: pytest.Mon
 
 
 def test_offline_contacts_nobody(cli: Cli, workspace: Path, embed_stub: StubOpenAI) -> None:
-    code, c = checks(cli, "--offline")
+    _code, c = checks(cli, "--offline")
     assert c["embedding"]["status"] == "note" and "--offline" in c["embedding"]["summary"]
     assert embed_stub.requests == []
 

@@ -199,7 +199,7 @@ def test_a_status_line_a_merge_moves_under_another_fact_still_counts_for_its_own
     line names its fact, so the forgotten one stays hidden and the new one is found."""
     from tests.test_reliability import memcli
 
-    remote, a, b = clones
+    _remote, a, b = clones
     memcli(a, "forget", f"{DAY}:3", "--reason", "it was wrong", check=True)
     git(a, "commit", "-qam", "forget the seed")
     git(a, "push", "-q")

@@ -10,7 +10,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +76,13 @@ def instant_retries(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 @pytest.fixture
 def hybrid(
     monkeypatch: pytest.MonkeyPatch, openai_stub: StubOpenAI, instant_retries: list[float]
-) -> Iterator[StubOpenAI]:
+) -> StubOpenAI:
     """The stub embedder configured through MEMCLI_EMBEDDING_* variables."""
     for key, value in model_env(openai_stub).items():
         monkeypatch.setenv(key, value)
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(var, raising=False)
-    yield openai_stub
+    return openai_stub
 
 
 def open_store(root: Path) -> Store:

@@ -82,7 +82,7 @@ def test_a_quoted_phrase_matches_as_a_phrase(cli: Cli, workspace: Path) -> None:
     quoted = cli("search", "--json", '"session cache"').json()["results"]
     assert [h["path"] for h in quoted] == ["memory/b.md"]
     mixed = cli("search", "--json", '"session cache" valkey').json()["results"]
-    assert [h["path"] for h in mixed][0] == "memory/b.md"  # the phrase ranks first
+    assert next(h["path"] for h in mixed) == "memory/b.md"  # the phrase ranks first
 
 
 def test_capitalised_words_after_the_first_are_names() -> None:

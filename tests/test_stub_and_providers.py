@@ -335,7 +335,9 @@ def test_missing_api_key_env_fails_before_any_request() -> None:
 
 @pytest.mark.parametrize("status", [500, 503, 429])
 def test_transient_errors_are_retried_then_succeed(
-    openai_stub: StubOpenAI, _isolated_env: list[float], status: int
+    openai_stub: StubOpenAI,
+    _isolated_env: list[float],  # noqa: PT019 - its value is the list of sleeps
+    status: int,
 ) -> None:
     openai_stub.fail_status, openai_stub.fail_times = status, 2
     vecs = embed(["retry me"], _cfg(openai_stub))

@@ -576,7 +576,7 @@ def test_new_chunks_are_embedded_and_provider_failure_degrades(
     stub = embedding_env
     w = watchers(workspace)
     w.ready()
-    initial = [e for e in w.seen if e["event"] == "sync"][0]
+    initial = next(e for e in w.seen if e["event"] == "sync")
     assert initial["embedded"] >= 1 and initial["missing_vectors"] == 0
 
     write(workspace / "memory/vec.md", "# Vectors\n\nThe embedding of this chunk: kiwi.\n")

@@ -228,7 +228,8 @@ def probe_models(api_base: str, timeout: float, key: str | None = None) -> dict[
         "models": None,
         "error": None,
     }
-    request = urllib.request.Request(url, headers=headers, method="GET")
+    # the configured api_base: a URL the user chose for this provider (S310)
+    request = urllib.request.Request(url, headers=headers, method="GET")  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
             result["status"] = response.status

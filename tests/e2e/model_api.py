@@ -30,9 +30,12 @@ def _last_tool_anthropic(messages: list[dict[str, Any]]) -> str | None:
     )
     for message in reversed(messages[:-1]):
         for block in message.get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                if block.get("id") in results:
-                    return str(block.get("name"))
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_use"
+                and block.get("id") in results
+            ):
+                return str(block.get("name"))
     return None
 
 
