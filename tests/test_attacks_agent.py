@@ -278,7 +278,12 @@ class FakeEngine:
     def answer() -> dict[str, Any]:
         result = {"text": UNFRAMED, "entry": UNFRAMED, "path": "memory/FAKE.md", "line": 1}
         result.update(query="q", mode="keyword", stale=False, warnings=[], results=[])
-        context = {"text": UNFRAMED, "warnings": [], "overflow": None, "found": True}
+        context: dict[str, Any] = {
+            "text": UNFRAMED,
+            "warnings": [],
+            "overflow": None,
+            "found": True,
+        }
         return {
             "ok": True,
             "result": result,

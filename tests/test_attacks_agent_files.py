@@ -15,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,7 @@ def log_of(root: Path) -> str:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> StubOpenAI:
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[StubOpenAI]:
     with StubOpenAI() as stub:
         monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
         monkeypatch.setenv("MEMCLI_LLM_API_BASE", stub.base_url)

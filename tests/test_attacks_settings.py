@@ -27,7 +27,8 @@ def llm_env(server: StubOpenAI) -> dict[str, str]:
 
 
 def conversation(chars: int) -> str:
-    turns, n = [], 0
+    turns: list[dict[str, str]] = []
+    n = 0
     while sum(len(t["content"]) for t in turns) < chars:
         n += 1
         turns.append({"role": "user", "content": f"Turn {n}: the deploy runs on Tuesdays. " * 8})

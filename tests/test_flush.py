@@ -653,7 +653,9 @@ def test_injection_stays_inside_the_data_block(cli: Cli, workspace: Path, stub: 
     assert [m["content"] for m in sent_conversation(body)] == [
         m["content"] for m in json.loads(INJECTION)
     ]
-    nonce = re.search(r"<<<BEGIN CONVERSATION (\w+)>>>", user).group(1)
+    framed = re.search(r"<<<BEGIN CONVERSATION (\w+)>>>", user)
+    assert framed is not None
+    nonce = framed.group(1)
     assert nonce not in INJECTION and user.count(nonce) == 3
     text = (workspace / r.json()["path"]).read_text()
     assert HEADING.findall(text) == [r.json()["conversation"]]  # no smuggled heading
@@ -994,6 +996,7 @@ def test_service_flush_takes_a_path_or_the_text(
     assert first.path == "memory/2031-05-06.md" and first.requests == 1
     assert [o.fact.text for o in first.written] == ["Use Valkey instead of Redis for the cache."]
     text = (workspace / first.path).read_text()
+    assert first.written[0].line is not None
     assert text.splitlines()[first.written[0].line - 1] == (
         "- 07:08 Use Valkey instead of Redis for the cache."
     )

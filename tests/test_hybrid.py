@@ -689,7 +689,8 @@ def test_vector_search_works_on_this_python() -> None:
     conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[3] distance_metric=cosine)")
     from memcli.index.embedcache import pack
 
-    for i, vec in enumerate(([1, 0, 0], [0, 1, 0], [0.9, 0.1, 0]), start=1):
+    vectors: list[list[float]] = [[1, 0, 0], [0, 1, 0], [0.9, 0.1, 0]]
+    for i, vec in enumerate(vectors, start=1):
         conn.execute("INSERT INTO v (rowid, embedding) VALUES (?, ?)", (i, pack(vec)))
     rows = conn.execute(
         "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ? ORDER BY distance",

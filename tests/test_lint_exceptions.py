@@ -4,6 +4,9 @@
   ``[tool.ruff.lint.mccabe]``). A function that goes over the limit is simplified, not added
   here; one that comes under it is taken off, and its file off the C901 per-file-ignores of
   ``pyproject.toml`` when it held the last one.
+- ``NOT_STRICT``: the modules of ``memcli/`` that ``[tool.mypy]`` exempts from a check, as they
+  were when the checks came in. Take a module off ``pyproject.toml``'s table (and off this
+  list) once it passes; a module added to the table fails here.
 """
 
 from __future__ import annotations
@@ -53,6 +56,11 @@ COMPLEX = {
     ("tests/stub_openai.py", "_handle"),
 }
 
+NOT_STRICT = {
+    "memcli.index.watching.loop",
+}
+
+
 def _pyproject() -> dict[str, Any]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
@@ -96,3 +104,18 @@ def test_a_new_complex_function_is_found(tmp_path: Path) -> None:
     branches = "".join(f"    if x == {i}:\n        return {i}\n" for i in range(_limit() + 1))
     (tmp_path / "module.py").write_text(f"def tangled(x):\n{branches}    return -1\n")
     assert _over_the_limit(["module.py"], tmp_path, _limit()) == {("module.py", "tangled")}
+
+
+def test_the_modules_exempt_from_strict_types_only_shrink() -> None:
+    exempt = {
+        module
+        for override in _pyproject()["tool"]["mypy"]["overrides"]
+        for module in override["module"]
+        if module.startswith("memcli")
+    }
+    assert exempt <= NOT_STRICT, (
+        f"added to [tool.mypy]'s exemptions (make them pass instead): {sorted(exempt - NOT_STRICT)}"
+    )
+    for module in exempt:
+        path = ROOT / (module.replace(".", "/") + ".py")
+        assert path.is_file(), f"{module} is gone: take it off [tool.mypy]'s exemptions"

@@ -216,7 +216,7 @@ def _graph_folders(cache: Path) -> list[Path]:
 
 
 def test_a_later_process_loads_the_optimised_graph_kept_in_the_cache(tmp_path: Path) -> None:
-    import onnxruntime as ort
+    import onnxruntime as ort  # type: ignore[import-untyped]
 
     from memcli.providers.local import LocalEmbedder
 

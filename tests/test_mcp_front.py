@@ -17,15 +17,8 @@ pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
 from memcli import __version__
 from memcli.agent import mcp_server
-from memcli.agent.mcp_front import (
-    LISTEN_FOR,
-    LISTENING,
-    REPLAY_ID,
-    SERVER_META,
-    SUBSCRIPTION,
-    VERSION_META,
-    load_wire,
-)
+from memcli.agent.mcp_front import REPLAY_ID, VERSION_META, load_wire
+from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, SERVER_META, SUBSCRIPTION
 from tests.conftest import Cli
 
 GATE = Path(__file__).with_name("mcp_gate")

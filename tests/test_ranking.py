@@ -491,19 +491,19 @@ def test_whole_file_cache_is_bounded_by_size() -> None:
     cache = _WholeFiles(max_bytes=150_000)
     big = ["x" * 1000] * 30  # about 34 kB with the per-line estimate: four fit
     for i in range(10):
-        cache.put(("idx", f"f{i}.md"), f"sha{i}", list(big))
+        cache.put(("idx", f"f{i}.md", ""), f"sha{i}", list(big))
         assert cache.bytes <= 150_000
     assert len(cache._items) == 4
-    assert cache.lines(("idx", "f9.md"), "sha9") is not None
-    assert cache.lines(("idx", "f0.md"), "sha0") is None  # evicted, least recently used
-    assert cache.lines(("idx", "f9.md"), "other") is None  # a changed file is not served
-    assert cache.lines(("idx", "f6.md"), "sha6") is not None  # used: now the most recent
-    cache.put(("idx", "f10.md"), "sha10", list(big))
-    assert cache.lines(("idx", "f6.md"), "sha6") is not None
-    assert cache.lines(("idx", "f7.md"), "sha7") is None  # the least recent went instead
+    assert cache.lines(("idx", "f9.md", ""), "sha9") is not None
+    assert cache.lines(("idx", "f0.md", ""), "sha0") is None  # evicted, least recently used
+    assert cache.lines(("idx", "f9.md", ""), "other") is None  # a changed file is not served
+    assert cache.lines(("idx", "f6.md", ""), "sha6") is not None  # used: now the most recent
+    cache.put(("idx", "f10.md", ""), "sha10", list(big))
+    assert cache.lines(("idx", "f6.md", ""), "sha6") is not None
+    assert cache.lines(("idx", "f7.md", ""), "sha7") is None  # the least recent went instead
     one = ["y" * 500_000]  # a single file over the budget is still kept, alone
-    cache.put(("idx", "huge.md"), "h", one)
-    assert cache.lines(("idx", "huge.md"), "h") is one and len(cache._items) == 1
+    cache.put(("idx", "huge.md", ""), "h", one)
+    assert cache.lines(("idx", "huge.md", ""), "h") is one and len(cache._items) == 1
 
 
 def test_a_passage_gains_a_share_of_its_chunk(cli: Cli, workspace: Path) -> None:

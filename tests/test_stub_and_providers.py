@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -54,7 +55,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
     real_connect = socket.socket.connect
     real_getaddrinfo = socket.getaddrinfo
 
-    def guarded_connect(self: socket.socket, address: object) -> None:
+    def guarded_connect(self: socket.socket, address: Any) -> None:
         host = address[0] if isinstance(address, tuple) else address
         if not _is_loopback(host):
             attempts.append(address)

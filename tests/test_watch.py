@@ -141,7 +141,7 @@ class WatchProcess:
 
     def rest(self) -> list[Event]:
         """All remaining events until stdout closes (after the process exits)."""
-        out = []
+        out: list[dict[str, Any]] = []
         while True:
             ev = self.events.get(timeout=TIMEOUT)
             if ev is None:

@@ -38,7 +38,7 @@ def _wait_until_open(proc: subprocess.Popen[str], path: Path, timeout: float = 3
             except OSError:
                 continue
         time.sleep(0.02)
-    raise AssertionError(f"{proc.args} never opened {path}")
+    raise AssertionError(f"{proc.args!r} never opened {path}")
 
 
 def _replace(path: Path, text: str) -> None:
