@@ -61,6 +61,7 @@ def start_payload(cwd: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_an_installed_hook_runs_from_a_desktop_path(
     workspace: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -101,6 +102,7 @@ def no_mcp_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_without_the_mcp_sdk_no_server_is_installed_and_doctor_says_so(
     workspace: Path, isolated_env: Path, no_mcp_python: Path
 ) -> None:
@@ -211,6 +213,7 @@ def new_workspace(path: Path, fact: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_user_scope_hooks_find_the_workspace_of_each_session(
     tmp_path: Path, isolated_env: Path
 ) -> None:

@@ -25,6 +25,8 @@ from tests.agent_helpers import MEMCLI
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import CONV, Run
 
+pytestmark = pytest.mark.slow
+
 SECRET = "sEcReT" + "Conv4471"  # built at run time: no scanner takes this file for a leak
 
 

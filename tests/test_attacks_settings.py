@@ -16,6 +16,8 @@ from memcli.config import REGISTRY
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
+pytestmark = pytest.mark.slow
+
 
 def llm_env(server: StubOpenAI) -> dict[str, str]:
     """The user's own LLM settings (environment): always honoured."""

@@ -20,6 +20,8 @@ from memcli.providers.embeddings import RemoteEmbedder
 from tests.stub_openai import StubOpenAI
 from tests.test_hybrid import chunk_ids, hybrid, instant_retries, open_store, vec_ids  # noqa: F401
 
+pytestmark = pytest.mark.slow
+
 EMBED = "/embeddings"
 NOTES = 300  # more chunks than a search or an add embeds by itself (SEARCH_EMBED_LIMIT)
 

@@ -319,6 +319,7 @@ def test_parse_process_answers_are_read_while_the_writer_is_busy(
     assert time.monotonic() - started < 4
 
 
+@pytest.mark.slow
 def test_the_writer_parses_what_a_slow_parse_process_has_not_reached(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

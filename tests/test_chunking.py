@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memcli.index.chunking import chunk_markdown, front_matter_date
 from memcli.notes.lines import split_lines
+
+pytestmark = pytest.mark.slow
 
 LINE = st.one_of(
     st.just(""),

@@ -69,6 +69,7 @@ def test_healthy_workspace(cli: Cli, indexed: Path) -> None:
     assert c["sqlite_vec"]["status"] in ("ok", "note")  # only needed with a model
 
 
+@pytest.mark.slow
 def test_index_check_says_how_searches_check_freshness(cli: Cli, indexed: Path) -> None:
     _, c = checks(cli)
     details = c["index"]["details"]
@@ -91,6 +92,7 @@ def test_human_output_lists_checks_and_hints(cli: Cli, workspace: Path) -> None:
     assert "llm: memcli config set llm.model" in r.stdout
 
 
+@pytest.mark.slow
 def test_changed_files_are_a_problem_only_without_sync_on_search(
     cli: Cli, indexed: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,6 +129,7 @@ def test_corrupt_index_is_reported_and_left_alone(cli: Cli, indexed: Path) -> No
     assert db.read_bytes() == before  # read-only: the next memcli command repairs it
 
 
+@pytest.mark.slow
 def test_an_index_built_for_another_user_is_reported_not_read(
     cli: Cli, indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

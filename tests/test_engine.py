@@ -18,6 +18,8 @@ import pytest
 from memcli.enginelink import engine_files
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.slow
+
 MEMCLI = [sys.executable, "-m", "memcli"]
 SEARCHES = [
     ("search", "session cache", "--json"),

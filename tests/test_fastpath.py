@@ -12,6 +12,8 @@ import pytest
 
 from memcli.cli.fastpath import parse
 
+pytestmark = pytest.mark.slow
+
 FULL_CLI = "import sys; from memcli.cli.app import main; main()"
 
 

@@ -158,6 +158,7 @@ def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_no_model_never_imports_litellm_and_is_keyword_mode(workspace: Path) -> None:
     write_files(workspace)
     run = subprocess.run(
@@ -333,6 +334,7 @@ def test_fusion_functions() -> None:
 # --- the global cache -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cache_rebuild_and_second_workspace_cost_no_calls(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, tmp_path: Path
 ) -> None:
@@ -381,6 +383,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_everything_cached_means_litellm_is_not_even_imported(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -419,6 +422,7 @@ def test_secrets_are_redacted_before_they_reach_the_provider(
 # --- degradation ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_provider_down_during_index_keeps_keyword_index_and_backfills_later(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -447,6 +451,7 @@ def test_provider_down_during_index_keeps_keyword_index_and_backfills_later(
     assert cli("status", "--json").json()["embedding"]["coverage"] == 1.0
 
 
+@pytest.mark.slow
 def test_provider_unreachable_during_index(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -464,6 +469,7 @@ def test_provider_unreachable_during_index(
     assert any("connection error" in w for w in result["warnings"])
 
 
+@pytest.mark.slow
 def test_partial_failure_keeps_the_batches_already_embedded(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -499,6 +505,7 @@ def test_partial_failure_keeps_the_batches_already_embedded(
     assert vec_ids(workspace) == chunk_ids(workspace)
 
 
+@pytest.mark.slow
 def test_provider_down_during_search_falls_back_to_keyword(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -518,6 +525,7 @@ def test_provider_down_during_search_falls_back_to_keyword(
     assert search(cli, "Valkey cache")["mode"] == "hybrid"
 
 
+@pytest.mark.slow
 def test_hanging_provider_times_out_into_keyword_search(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -542,6 +550,7 @@ def test_new_chunks_are_embedded_by_the_search_that_syncs_them(
     assert chunk_ids(workspace, embedded=False) == set()
 
 
+@pytest.mark.slow
 def test_index_no_embed_then_status_and_search_backfill(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -560,6 +569,7 @@ def test_index_no_embed_then_status_and_search_backfill(
 # --- fingerprints ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fingerprint_change_reembeds_from_cache_and_never_mixes(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -607,6 +617,7 @@ def test_fingerprint_change_reembeds_from_cache_and_never_mixes(
 # --- consistency of vectors with chunks -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_edit_and_delete_leave_no_orphan_vectors(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -649,6 +660,7 @@ print(json.dumps({"index": [index.exit_code, index.stdout, index.stderr],
 """
 
 
+@pytest.mark.slow
 def test_without_sqlite_vec_keyword_works_status_says_why_and_orphans_are_purged_later(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -699,6 +711,7 @@ def test_vector_search_works_on_this_python() -> None:
     assert [r[0] for r in rows] == [1, 3]
 
 
+@pytest.mark.slow
 def test_add_embeds_the_new_fact_and_survives_a_provider_outage(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:

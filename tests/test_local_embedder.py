@@ -19,9 +19,12 @@ from tests.conftest import Cli
 
 MODEL = "local/sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIR = os.environ.get("MEMCLI_TEST_MODEL_DIR", "")
-pytestmark = pytest.mark.skipif(
-    not MODEL_DIR or not Path(MODEL_DIR).is_dir(), reason="MEMCLI_TEST_MODEL_DIR not set"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not MODEL_DIR or not Path(MODEL_DIR).is_dir(), reason="MEMCLI_TEST_MODEL_DIR not set"
+    ),
+]
 
 FACTS = [
     "Use Valkey instead of Redis for the session cache.",

@@ -22,6 +22,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
+pytestmark = pytest.mark.slow
+
 TOOLS = {"search", "context", "get", "add", "flush", "status", "supersede", "forget", "confirm"}
 
 

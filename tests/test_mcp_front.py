@@ -92,6 +92,7 @@ def facts(cli: Cli, workspace: Path) -> Path:
     return workspace
 
 
+@pytest.mark.slow
 def test_the_handshake_is_answered_before_the_sdk_has_loaded(facts: Path, tmp_path: Path) -> None:
     """initialize and tools/list come back while the SDK's import waits; a tool call made
     meanwhile is answered by the SDK server once it is up, and nothing else reaches the
@@ -124,6 +125,7 @@ def test_the_handshake_is_answered_before_the_sdk_has_loaded(facts: Path, tmp_pa
     assert REPLAY_ID.encode() not in server.buffer and server.buffer.strip() == b""
 
 
+@pytest.mark.slow
 def test_a_client_of_per_request_envelopes_is_answered_before_the_sdk_has_loaded(
     facts: Path, tmp_path: Path
 ) -> None:
@@ -168,6 +170,7 @@ def test_the_protocol_version_is_agreed_as_the_sdk_would(
     server.proc.wait()
 
 
+@pytest.mark.slow
 def test_an_sdk_that_cannot_load_is_an_error_to_each_request_not_a_hang(facts: Path) -> None:
     server = Server(facts, MEMCLI_TEST_MCP_BROKEN="1")
     assert initialize(server)["result"]["serverInfo"]["name"] == "memcli"

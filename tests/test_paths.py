@@ -15,6 +15,8 @@ from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.test_reliability import everything_under, tree_digest
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def layout(tmp_path: Path, workspace: Path) -> dict[str, Path]:

@@ -11,9 +11,13 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memcli.notes.entries import parse_entries
 from tests.test_reliability import MEMCLI, memcli
 from tests.test_watch import WatchProcess
+
+pytestmark = pytest.mark.slow
 
 WORKERS = 8
 ADDS_PER_WORKER = 25

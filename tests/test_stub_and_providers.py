@@ -141,6 +141,7 @@ print(json.dumps({"blocked": blocked, "dims": len(vec[0]), "reply": reply,
 """
 
 
+@pytest.mark.slow
 def test_first_call_in_fresh_process_is_offline_and_quiet(
     openai_stub: StubOpenAI, tmp_path: Path
 ) -> None:
@@ -378,6 +379,7 @@ def test_client_errors_are_not_retried(openai_stub: StubOpenAI, status: int) -> 
         assert info.value.hint and "API key" in info.value.hint
 
 
+@pytest.mark.slow
 def test_hang_times_out_quickly(openai_stub: StubOpenAI) -> None:
     openai_stub.hang_seconds = 20
     started = time.monotonic()
@@ -387,6 +389,7 @@ def test_hang_times_out_quickly(openai_stub: StubOpenAI) -> None:
     assert openai_stub.count("/embeddings") == 1
 
 
+@pytest.mark.slow
 def test_timeouts_are_retried(openai_stub: StubOpenAI) -> None:
     openai_stub.hang_seconds = 20
     with pytest.raises(ProviderError, match="timed out.*after 2 attempts"):

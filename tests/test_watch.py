@@ -32,7 +32,10 @@ from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc"),
+]
 
 TIMEOUT = 60.0  # seconds; generous on a busy machine, never a timing assertion
 #: A second signal ends a watcher whose provider request hangs within this many seconds (the

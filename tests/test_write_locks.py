@@ -21,6 +21,8 @@ from memcli.notes.entryparse import entry_id
 from tests.test_fleet_safety import _workspace, run, start
 from tests.test_git_sync import DAY, clones  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.slow
+
 
 def _wait_until_open(proc: subprocess.Popen[str], path: Path, timeout: float = 30) -> None:
     """Until ``proc`` has ``path`` open (it then waits on the lock the test holds)."""
