@@ -37,7 +37,6 @@ COMPLEX = {
     ("memcli/agentsetup/planning.py", "_plan_codex"),
     ("memcli/cli/cmd_agent.py", "_install"),
     ("memcli/cli/fastpath.py", "parse"),
-    ("memcli/doctor/providers.py", "check_provider"),
     ("memcli/flush/pipeline.py", "flush"),
     ("memcli/index/backfill.py", "backfill"),
     ("memcli/index/changes.py", "quick_changes"),
