@@ -35,7 +35,6 @@ COMPLEX = {
     ("benchmarks/fleet_bench.py", "check"),
     ("memcli/agent/mcp_server.py", "build_server"),
     ("memcli/agentsetup/planning.py", "_plan_codex"),
-    ("memcli/cli/cmd_agent.py", "_install"),
     ("memcli/cli/fastpath.py", "parse"),
     ("memcli/flush/pipeline.py", "flush"),
     ("memcli/index/backfill.py", "backfill"),

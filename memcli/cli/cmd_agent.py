@@ -71,6 +71,23 @@ def agent_uninstall(
     _install(ctx, agent, scope, project, dry_run, as_json, remove=True)
 
 
+def _install_warnings(agent: str, root: Path, project: Path | None, dry_run: bool) -> list[str]:
+    """What an install says beside its changes: no MCP server, or another scope's install."""
+    from memcli.agentsetup import commands, installed  # agent set-up only
+
+    warnings: list[str] = []
+    problem = commands.mcp_problem(commands.program())
+    if problem:  # the rest works without it: the hooks, the policy (memcli search)
+        warnings.append(
+            f"the MCP server is not installed: {problem} ({commands.MCP_HINT}, then run this again)"
+        )
+    if not dry_run:
+        where = Path(project).expanduser().resolve() if project is not None else root
+        rows = installed.status(root, where)
+        warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
+    return warnings
+
+
 def _install(
     ctx: typer.Context,
     agent: str,
@@ -81,8 +98,6 @@ def _install(
     *,
     remove: bool,
 ) -> None:
-    from memcli.agentsetup import commands, installed  # agent set-up only
-
     st = state(ctx)
     with st.memory(lenient=True) as mem:
         if agent == "generic":
@@ -98,18 +113,7 @@ def _install(
             if not remove and not dry_run and agent in ("claude-code", "codex")
             else 0
         )
-    warnings: list[str] = []
-    if not remove:
-        problem = commands.mcp_problem(commands.program())
-        if problem:  # the rest works without it: the hooks, the policy (memcli search)
-            warnings.append(
-                f"the MCP server is not installed: {problem} ({commands.MCP_HINT},"
-                " then run this again)"
-            )
-        if not dry_run:
-            where = Path(project).expanduser().resolve() if project is not None else root
-            rows = installed.status(root, where)
-            warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
+    warnings = [] if remove else _install_warnings(agent, root, project, dry_run)
     if as_json:
         st.out.json({**report.as_dict(), "warnings": warnings})
         return
