@@ -357,7 +357,7 @@ def stub_env():
     sys.path.insert(0, str(ROOT))
     try:
         from tests.stub_openai import StubOpenAI
-    except Exception:  # noqa: BLE001 - pytest missing: no hybrid figure
+    except Exception:
         yield None
         return
     with StubOpenAI() as stub:
@@ -413,7 +413,7 @@ def corpus_dir(size: int) -> Path:
     return WORK / f"corpus-{size}"
 
 
-def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any]:  # noqa: ANN001
+def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any]:
     ws = corpus_dir(size)
     ws.mkdir(parents=True, exist_ok=True)
     t = time.perf_counter()
@@ -583,7 +583,7 @@ def bench_size(size: int, repeat: int, queries: list[str], log) -> dict[str, Any
     return res
 
 
-def startup(repeat: int, ws: Path, queries: list[str], log) -> dict[str, Any]:  # noqa: ANN001
+def startup(repeat: int, ws: Path, queries: list[str], log) -> dict[str, Any]:
     res: dict[str, Any] = {}
     bare, helps, help_cpus = [], [], []
     for _ in range(max(9, repeat * 3)):
@@ -697,7 +697,7 @@ def render_markdown(r: dict[str, Any]) -> str:
     head = "| measure | " + " | ".join(f"{int(k):,} files" for k in sizes) + " |"
     out += ["", head, "|---|" + "---:|" * len(sizes)]
 
-    def row(label: str, fn) -> None:  # noqa: ANN001
+    def row(label: str, fn) -> None:
         cells = []
         for k in sizes:
             try:

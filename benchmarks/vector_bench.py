@@ -292,7 +292,7 @@ def _pcts(seconds: list[float]) -> dict[str, float]:
     ms = sorted(s * 1000 for s in seconds)
     return {
         "p50": statistics.median(ms),
-        "p95": ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))],
+        "p95": ms[min(len(ms) - 1, round(0.95 * (len(ms) - 1)))],
         "mean": statistics.fmean(ms),
     }
 

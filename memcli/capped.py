@@ -7,7 +7,7 @@ import os
 import stat
 from pathlib import Path
 
-__all__ = ["TooLarge", "NotRegular", "read_capped"]
+__all__ = ["NotRegular", "TooLarge", "read_capped"]
 
 
 class NotRegular(OSError):

@@ -32,7 +32,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from memcli.digest import sha256_hex
 from memcli.errors import ExitCode, MemcliError
@@ -265,10 +265,10 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
     if not answer.get("ok"):
         err = answer.get("error") or {}
         raise EngineError(str(err.get("message")), err.get("hint"), int(err.get("code", 3)))
-    result: dict[str, Any] = answer["result"]
+    result: Any = answer["result"]  # the engine's JSON: checked, not assumed, for framed ops
     if op in _FRAMED_OPS and not (isinstance(result, dict) and framed(result.get("text"))):
         return None  # not the block memcli frames: the hook answers in process
-    return result
+    return cast("dict[str, Any]", result)
 
 
 #: Ops whose answer is a context block for an agent (``{"text": block}``).

@@ -60,9 +60,12 @@ def target(path: Path, *within: Path) -> Path:
     link = None
     if _inside(str(path), str(folders[0])):
         link = _first_link(path, folders[0])
-        if link is None and all(_inside(str(path), str(f)) for f in folders[1:]):
-            if ".git" not in path.relative_to(folders[0]).parts:
-                return path
+        if (
+            link is None
+            and all(_inside(str(path), str(f)) for f in folders[1:])
+            and ".git" not in path.relative_to(folders[0]).parts
+        ):
+            return path
     real = os.path.realpath(path)
     for folder in folders:
         top = os.path.realpath(folder)

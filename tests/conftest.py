@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,5 +82,5 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def cli(workspace: Path) -> Iterator[Cli]:
-    yield Cli(workspace)
+def cli(workspace: Path) -> Cli:
+    return Cli(workspace)

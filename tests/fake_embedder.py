@@ -10,7 +10,7 @@ cache, the JSON contract and anything that starts a memcli subprocess keep the H
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 import pytest
 
@@ -78,9 +78,9 @@ class FakeProvider:
 
 
 @pytest.fixture
-def fake_vectors(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
+def fake_vectors(monkeypatch: pytest.MonkeyPatch) -> FakeProvider:
     """In-process vectors for this test: ``embedding.model`` is ``fake/stub-embed``."""
     provider = FakeProvider()
     embeddings.register(PROVIDER, provider)
     monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL", MODEL)
-    yield provider
+    return provider

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # as memcli's loader does
-import litellm  # noqa: E402, F401  - the point of this process
+import litellm  # noqa: F401  - the point of this process
 
 try:  # what `memcli mcp` loads in its background thread (1 to 3 s)
     import mcp.server.mcpserver  # noqa: F401
@@ -122,7 +122,7 @@ def run_memcli(request: dict[str, Any], files: dict[str, Path], fds: list[int]) 
         runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
     except SystemExit as exc:
         code = exc.code
-    except BaseException:  # noqa: BLE001 - what the interpreter prints for an uncaught error
+    except BaseException:
         traceback.print_exc()
         code = 1
     sys.exit(code)  # unwinds out of the server loop: atexit, thread joins, flushes as usual

@@ -61,13 +61,13 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # one request per connection: nothing lingers after stop()
     timeout = 10  # socket timeout so a half-open client cannot pin a thread
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         """Stay quiet."""
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         self.server.stub._handle(self, "GET")
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         self.server.stub._handle(self, "POST")
 
 
@@ -184,9 +184,8 @@ class StubOpenAI:
             while not self._released.wait(0.05):
                 if self._stopping.is_set():
                     return
-        if hang > 0:
-            if self._stopping.wait(hang):
-                return
+        if hang > 0 and self._stopping.wait(hang):
+            return
         try:
             if status is not None:
                 self._send_error(h, status, "simulated failure")

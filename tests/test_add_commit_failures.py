@@ -7,8 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from tests.test_git import git, head, repo_workspace
 from tests.test_reliability import memcli
+
+pytestmark = pytest.mark.slow
 
 
 def _status(root: Path) -> str:

@@ -13,6 +13,8 @@ from tests.agent_helpers import MEMCLI, claude_transcript, context_of, run_hook,
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 
 

@@ -8,6 +8,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.test_agent_own_model import agents_bin, calls, memcli, memory_text
 
 __all__ = ["agents_bin"]  # the fixture, used by name
@@ -59,6 +61,7 @@ def codex_file(name: str, fact: str, *, cwd: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_import_saves_this_project_s_sessions_once(
     workspace: Path, agents_bin: Path, tmp_path: Path
 ) -> None:
@@ -94,6 +97,7 @@ def test_import_saves_this_project_s_sessions_once(
     assert memory_text(workspace) == text
 
 
+@pytest.mark.slow
 def test_an_import_cut_short_goes_on_where_it_stopped(
     workspace: Path, agents_bin: Path, tmp_path: Path
 ) -> None:
@@ -129,6 +133,7 @@ def test_install_offers_the_import_and_runs_nothing(
     assert calls(tmp_path) == [] and "Valkey" not in memory_text(workspace)
 
 
+@pytest.mark.slow
 def test_ctrl_c_stops_an_import_and_the_next_one_goes_on(
     workspace: Path, agents_bin: Path, tmp_path: Path
 ) -> None:

@@ -6,12 +6,13 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.conftest import Cli
 
-OTHER_HOOK = {
+OTHER_HOOK: dict[str, Any] = {
     "hooks": {
         "SessionStart": [
             {"matcher": "startup", "hooks": [{"type": "command", "command": "echo hello"}]}

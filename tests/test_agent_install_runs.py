@@ -11,6 +11,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,6 +61,7 @@ def start_payload(cwd: Path) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_an_installed_hook_runs_from_a_desktop_path(
     workspace: Path, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,10 +102,11 @@ def no_mcp_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return python
 
 
+@pytest.mark.slow
 def test_without_the_mcp_sdk_no_server_is_installed_and_doctor_says_so(
     workspace: Path, isolated_env: Path, no_mcp_python: Path
 ) -> None:
-    r = run([no_mcp_python, "-m", "memcli", "agent", "install", "claude-code"], workspace)
+    r = run([str(no_mcp_python), "-m", "memcli", "agent", "install", "claude-code"], workspace)
     assert r.returncode == 0, r.stderr
     said = [line for line in r.stderr.splitlines() if "MCP" in line]
     assert len(said) == 1 and "memcli[mcp]" in said[0], r.stderr  # one clear line
@@ -118,7 +121,7 @@ def test_without_the_mcp_sdk_no_server_is_installed_and_doctor_says_so(
     }
 
     # an entry that names this memcli (as an earlier install wrote it): it cannot start
-    entry = {"command": str(no_mcp_python), "args": ["-m", "memcli", "mcp"]}
+    entry: dict[str, Any] = {"command": str(no_mcp_python), "args": ["-m", "memcli", "mcp"]}
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"memcli": entry}}))
     served = run([entry["command"], *entry["args"]], workspace)
     assert served.returncode == 2 and "memcli[mcp]" in served.stderr
@@ -210,6 +213,7 @@ def new_workspace(path: Path, fact: str) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_user_scope_hooks_find_the_workspace_of_each_session(
     tmp_path: Path, isolated_env: Path
 ) -> None:

@@ -17,6 +17,8 @@ import pytest
 
 from tests.agent_helpers import MEMCLI, claude_transcript, run_hook, wait_for_log
 
+pytestmark = pytest.mark.slow
+
 FACT = "The staging database is db-stage-7."
 
 #: A stand-in agent CLI: records argv, cwd and the child mark, reads its prompt, answers.

@@ -13,6 +13,8 @@ from tests.agent_helpers import claude_transcript, context_of, run_hook, wait_fo
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 SESSION = "5a0ddcd0-5487-4794-99ac-143f6bb9e248"
 

@@ -19,6 +19,8 @@ from tests.agent_helpers import MEMCLI, run_hook, wait_for_log
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 
 

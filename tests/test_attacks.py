@@ -27,6 +27,8 @@ import pytest
 from tests import prewarmed
 from tests.stub_openai import StubOpenAI
 
+pytestmark = pytest.mark.slow
+
 # Built at run time so that no scanner mistakes this file for a leak.
 TOKEN = "ghp_" + "Zq81Lm0Xc4Vb7Nn2Aa9Ss3Dd6Ff1Gg5Hh8Jj"  # the user's GITHUB_TOKEN
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/" + "bPxRfiCYzQ8kLm3pN"

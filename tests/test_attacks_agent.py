@@ -31,6 +31,8 @@ from tests.agent_helpers import MEMCLI, context_of, run_hook, wait_for_log
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import CONV, TOKEN, hostile_clone, memcli
 
+pytestmark = pytest.mark.slow
+
 # Built at run time so that no scanner mistakes this file for a leak.
 NETRC_SECRET = "nEtRc" + "Pw7731xq"
 PG_SECRET = "pGpAsS" + "9914zz"
@@ -278,7 +280,12 @@ class FakeEngine:
     def answer() -> dict[str, Any]:
         result = {"text": UNFRAMED, "entry": UNFRAMED, "path": "memory/FAKE.md", "line": 1}
         result.update(query="q", mode="keyword", stale=False, warnings=[], results=[])
-        context = {"text": UNFRAMED, "warnings": [], "overflow": None, "found": True}
+        context: dict[str, Any] = {
+            "text": UNFRAMED,
+            "warnings": [],
+            "overflow": None,
+            "found": True,
+        }
         return {
             "ok": True,
             "result": result,

@@ -15,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ from tests import prewarmed
 from tests.agent_helpers import MEMCLI
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import CONV, Run
+
+pytestmark = pytest.mark.slow
 
 SECRET = "sEcReT" + "Conv4471"  # built at run time: no scanner takes this file for a leak
 
@@ -123,7 +126,7 @@ def log_of(root: Path) -> str:
 
 
 @pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> StubOpenAI:
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[StubOpenAI]:
     with StubOpenAI() as stub:
         monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
         monkeypatch.setenv("MEMCLI_LLM_API_BASE", stub.base_url)

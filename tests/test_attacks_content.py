@@ -15,6 +15,8 @@ from memcli.notes.entryparse import entry_id
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
+pytestmark = pytest.mark.slow
+
 #: The real local model (the Makefile names it; read before the fixtures clear MEMCLI_*).
 MODEL_DIR = os.environ.get("MEMCLI_TEST_MODEL_DIR", "")
 

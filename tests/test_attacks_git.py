@@ -35,6 +35,8 @@ import pytest
 
 from tests.test_attacks import git, memcli
 
+pytestmark = pytest.mark.slow
+
 MEMORY = "# Memory\n\n- The session cache is Valkey.\n"
 HOOK_NAMES = (
     "pre-commit",

@@ -17,6 +17,8 @@ import pytest
 
 from tests.test_attacks import hostile_clone
 
+pytestmark = pytest.mark.slow
+
 MB = 1 << 20
 #: Seconds one command may take over all the 1 MB lines below (6 MB of them): each took a
 #: fraction of a second to 2 s on a loaded machine once fixed, and hours before.

@@ -13,6 +13,8 @@ import pytest
 from tests.agent_helpers import MEMCLI, context_of, run_hook
 from tests.test_attacks import hostile_clone, memcli
 
+pytestmark = pytest.mark.slow
+
 ENV_SECRET = "DATABASE_PASSWORD=envsecretmarker\n"
 
 

@@ -16,6 +16,8 @@ from memcli.config import REGISTRY
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
+pytestmark = pytest.mark.slow
+
 
 def llm_env(server: StubOpenAI) -> dict[str, str]:
     """The user's own LLM settings (environment): always honoured."""
@@ -27,7 +29,8 @@ def llm_env(server: StubOpenAI) -> dict[str, str]:
 
 
 def conversation(chars: int) -> str:
-    turns, n = [], 0
+    turns: list[dict[str, str]] = []
+    n = 0
     while sum(len(t["content"]) for t in turns) < chars:
         n += 1
         turns.append({"role": "user", "content": f"Turn {n}: the deploy runs on Tuesdays. " * 8})

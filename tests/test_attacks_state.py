@@ -20,6 +20,8 @@ from tests.agent_helpers import MEMCLI, run_hook
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
+pytestmark = pytest.mark.slow
+
 VICTIM_TEXT = "user's own file: " + "x" * 4000 + "\n"
 
 

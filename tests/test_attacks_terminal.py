@@ -16,6 +16,8 @@ import pytest
 from tests.test_attacks import git, hostile_clone
 from tests.test_conventions import on_terminal as terminal_run
 
+pytestmark = pytest.mark.slow
+
 RLO, LRI, PDI = "\u202e", "\u2066", "\u2069"
 RAW = [c.encode() for c in (RLO, LRI, PDI)]
 NAME = f"memory/wombat-{RLO}dm.txt.md"  # a right-to-left override in a name

@@ -20,6 +20,8 @@ from tests.test_attacks import git, hostile_clone, memcli
 from tests.test_reliability import memcli as memcli_in
 from tests.test_write_failures import run_limited
 
+pytestmark = pytest.mark.slow
+
 GITCONFIG = "[user]\n\tname = Someone\n\temail = someone@example.com\n"
 
 

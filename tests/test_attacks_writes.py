@@ -13,6 +13,8 @@ import pytest
 
 from tests.test_attacks import git, hostile_clone, memcli
 
+pytestmark = pytest.mark.slow
+
 DOC = "# Project\n\n- Run the tests before pushing.\n- Deploys go out on Tuesdays.\n"
 
 

@@ -20,6 +20,8 @@ from memcli.providers.embeddings import RemoteEmbedder
 from tests.stub_openai import StubOpenAI
 from tests.test_hybrid import chunk_ids, hybrid, instant_retries, open_store, vec_ids  # noqa: F401
 
+pytestmark = pytest.mark.slow
+
 EMBED = "/embeddings"
 NOTES = 300  # more chunks than a search or an add embeds by itself (SEARCH_EMBED_LIMIT)
 
@@ -124,11 +126,11 @@ def test_a_file_reindexed_during_the_backfill_gets_vectors_of_its_new_text(
         path = workspace / "memory" / f"note-{i:03d}.md"
         path.write_text(f"- fact {i} rewritten: host beta-{i} replaced alpha\n", encoding="utf-8")
     p = _memcli(workspace, "index", "--json", env={"MEMCLI_INDEX_LOCK_TIMEOUT": "1.5"})
-    out, err = p.communicate(timeout=60)
+    _out, err = p.communicate(timeout=60)
     assert p.returncode == 0, err
     assert backfill.poll() is None  # its first group is still with the provider
     slow_backfill.release()  # the provider answers with vectors of the texts as they were
-    out, err = backfill.communicate(timeout=120)
+    _out, err = backfill.communicate(timeout=120)
     assert backfill.returncode == 0, err
 
     stored = _stored_vectors(workspace)

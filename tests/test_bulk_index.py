@@ -308,17 +308,18 @@ def test_parse_process_answers_are_read_while_the_writer_is_busy(
     monkeypatch.setattr(parseproc, "_PARSE_AHEAD", 2)
     monkeypatch.setattr(parseproc, "_PARSE_HERE", 2)
     got = []
-    for parsed in parseproc.parse_elsewhere(root, files, 320):  # type: ignore[arg-type]
+    for parsed in parseproc.parse_elsewhere(root, files, 320):
         got.append(parsed)
         time.sleep(0.002)  # a slow writer: the child waits, the window stays bounded
     assert got == want
     started = time.monotonic()
-    gen = parseproc.parse_elsewhere(root, files, 320)  # type: ignore[arg-type]
+    gen = parseproc.parse_elsewhere(root, files, 320)
     assert next(gen) == want[0]
     gen.close()  # a writer that failed: the child is stopped at once
     assert time.monotonic() - started < 4
 
 
+@pytest.mark.slow
 def test_the_writer_parses_what_a_slow_parse_process_has_not_reached(
     workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -345,7 +346,7 @@ def test_the_writer_parses_what_a_slow_parse_process_has_not_reached(
         "    sys.stdout.flush()",
     )
     started = time.monotonic()
-    got = list(parseproc.parse_elsewhere(root, files, 320))  # type: ignore[arg-type]
+    got = list(parseproc.parse_elsewhere(root, files, 320))
     assert got == want
     # 30 messages: waiting on the child for each would take 30 s; the writer parsed all but
     # the two in flight

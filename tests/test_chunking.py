@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memcli.index.chunking import chunk_markdown, front_matter_date, split_lines
+from memcli.index.chunking import chunk_markdown, front_matter_date
+from memcli.notes.lines import split_lines
+
+pytestmark = pytest.mark.slow
 
 LINE = st.one_of(
     st.just(""),
@@ -18,7 +22,10 @@ LINE = st.one_of(
     st.just("| a | b |"),
     st.just("---"),
     st.text(
-        alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r"),
+        alphabet=st.characters(
+            blacklist_categories=("Cs",),  # type: ignore[arg-type]
+            blacklist_characters="\n\r",
+        ),
         max_size=80,
     ),
 )

@@ -10,6 +10,8 @@ import pytest
 
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.slow
+
 FACTS = [
     "Use Valkey instead of Redis for the session cache.",
     "Postgres major upgrades need a maintenance window on Sunday.",

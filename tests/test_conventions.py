@@ -22,6 +22,8 @@ from memcli import __version__
 from memcli.errors import ExitCode
 from tests.devtools import load_gendocs
 
+pytestmark = pytest.mark.slow
+
 gendocs = load_gendocs()
 
 TIMEOUT = 120

@@ -302,7 +302,7 @@ def test_split_hard_cuts_a_single_huge_word() -> None:
 
 def test_split_refuses_impossible_budget() -> None:
     # Below MIN_PART_CHARS a part could not hold a message's overhead plus text.
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_chars must be at least"):
         split_for_context(EXPECTED, MIN_PART_CHARS - 1)
 
 
@@ -323,6 +323,7 @@ TEXT = (
 MESSAGES = st.lists(st.builds(Message, ROLES, TEXT), max_size=10)
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(MESSAGES, st.integers(min_value=MIN_PART_CHARS, max_value=900))
 def test_split_invariants(messages: list[Message], max_chars: int) -> None:
@@ -354,6 +355,7 @@ def test_split_invariants(messages: list[Message], max_chars: int) -> None:
 JSON_ROLES = st.sampled_from([U, A, S, "tool"])
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(st.lists(st.builds(Message, JSON_ROLES, TEXT), max_size=6), st.sampled_from([None, 1, 4]))
 def test_json_formats_round_trip_with_the_same_hash(

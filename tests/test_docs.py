@@ -38,6 +38,7 @@ def _gendocs(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 
 
 # -- current ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_committed_files_match_the_command_tree(tmp_path: Path) -> None:
     """Regenerate into tmp (another HOME, width and locale) and compare byte for byte."""
     env = dict(
@@ -56,6 +57,7 @@ def test_committed_files_match_the_command_tree(tmp_path: Path) -> None:
         assert fresh == committed, f"{rel} is stale: run 'make docs' and commit it"
 
 
+@pytest.mark.slow
 def test_check_mode_reports_a_stale_file(tmp_path: Path) -> None:
     assert _gendocs("--out", str(tmp_path)).returncode == 0
     assert _gendocs("--check", "--out", str(tmp_path)).returncode == 0

@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.devtools import ROOT, load_gendocs
+
+pytestmark = pytest.mark.slow
 
 HOME = ROOT / "docs" / "index.md"
 

@@ -69,6 +69,7 @@ def test_healthy_workspace(cli: Cli, indexed: Path) -> None:
     assert c["sqlite_vec"]["status"] in ("ok", "note")  # only needed with a model
 
 
+@pytest.mark.slow
 def test_index_check_says_how_searches_check_freshness(cli: Cli, indexed: Path) -> None:
     _, c = checks(cli)
     details = c["index"]["details"]
@@ -91,6 +92,7 @@ def test_human_output_lists_checks_and_hints(cli: Cli, workspace: Path) -> None:
     assert "llm: memcli config set llm.model" in r.stdout
 
 
+@pytest.mark.slow
 def test_changed_files_are_a_problem_only_without_sync_on_search(
     cli: Cli, indexed: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -127,13 +129,14 @@ def test_corrupt_index_is_reported_and_left_alone(cli: Cli, indexed: Path) -> No
     assert db.read_bytes() == before  # read-only: the next memcli command repairs it
 
 
+@pytest.mark.slow
 def test_an_index_built_for_another_user_is_reported_not_read(
     cli: Cli, indexed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     db = indexed / ".memcli" / "index.db"
     before = db.read_bytes()
     monkeypatch.setenv("MEMCLI_CACHE_DIR", str(tmp_path / "another-cache"))  # another key
-    code, c = checks(cli)
+    _code, c = checks(cli)
     assert c["index"]["status"] == "note" and "files" not in c["index"]["details"]
     assert "not built by memcli for this user" in c["index"]["summary"]
     assert db.read_bytes() == before  # read-only: the next memcli command rebuilds it
@@ -155,7 +158,7 @@ def test_broken_config_is_a_problem_not_a_crash(cli: Cli, workspace: Path) -> No
 
 
 def test_provider_reachable(cli: Cli, indexed: Path, embed_stub: StubOpenAI) -> None:
-    code, c = checks(cli)
+    _code, c = checks(cli)
     emb = c["embedding"]
     assert emb["status"] == "ok", emb
     assert emb["details"]["reachable"] is True and emb["details"]["status"] == 200
@@ -169,7 +172,7 @@ def test_model_the_server_does_not_list(
     cli: Cli, workspace: Path, embed_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL", "openai/nomic-embed-text")
-    code, c = checks(cli)
+    _code, c = checks(cli)
     assert c["embedding"]["status"] == "note" and "stub-embed" in c["embedding"]["hint"]
 
 
@@ -214,7 +217,7 @@ def test_missing_key_variable(cli: Cli, workspace: Path, monkeypatch: pytest.Mon
 
 
 def test_offline_contacts_nobody(cli: Cli, workspace: Path, embed_stub: StubOpenAI) -> None:
-    code, c = checks(cli, "--offline")
+    _code, c = checks(cli, "--offline")
     assert c["embedding"]["status"] == "note" and "--offline" in c["embedding"]["summary"]
     assert embed_stub.requests == []
 

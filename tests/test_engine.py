@@ -10,12 +10,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from memcli.enginelink import engine_files
 from tests.conftest import Cli
+
+pytestmark = pytest.mark.slow
 
 MEMCLI = [sys.executable, "-m", "memcli"]
 SEARCHES = [
@@ -54,7 +57,7 @@ def ws(cli: Cli, workspace: Path) -> Path:
 
 
 @pytest.fixture
-def engine(ws: Path) -> Path:
+def engine(ws: Path) -> Iterator[Path]:
     r = run(ws, "serve", "--detach", "--json")
     assert r.returncode == 0, r.stderr
     yield ws
@@ -330,6 +333,7 @@ def test_idle_timeout_stops_the_engine(ws: Path) -> None:
         assert proc.wait(timeout=30) == 0
     finally:
         proc.kill()
+    assert proc.stderr is not None
     assert "engine stopped after 0 requests" in proc.stderr.read()
     sock, _ = engine_files(ws)
     assert not sock.exists()

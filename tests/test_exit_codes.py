@@ -13,6 +13,8 @@ from memcli.cli.app import main
 from memcli.cli.runtime import State, exit_code_for
 from memcli.errors import BadInput, ExitCode, GitError, ProviderError
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("exc", "code"),

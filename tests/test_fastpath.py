@@ -12,6 +12,8 @@ import pytest
 
 from memcli.cli.fastpath import parse
 
+pytestmark = pytest.mark.slow
+
 FULL_CLI = "import sys; from memcli.cli.app import main; main()"
 
 
@@ -109,9 +111,9 @@ def test_option_names_match_the_full_cli() -> None:
 
     top = by_name(group.params)
     for opt, dest in fastpath.GLOBAL_FLAGS.items():
-        assert top[opt].is_flag and top[opt].name == dest  # type: ignore[attr-defined]
+        assert top[opt].is_flag and top[opt].name == dest
     for opt, dest in fastpath.GLOBAL_VALUES.items():
-        assert not top[opt].is_flag and top[opt].name == dest  # type: ignore[attr-defined]
+        assert not top[opt].is_flag and top[opt].name == dest
     kinds = {"int": "int", "float": "float", "str": "str"}
     seen = set()
     for p in search.params:
@@ -124,11 +126,11 @@ def test_option_names_match_the_full_cli() -> None:
             seen.add(opt)
             dest, kind = fastpath.search_options()[opt]
             assert dest == p.name, opt
-            if p.is_flag and p.secondary_opts:  # type: ignore[attr-defined]
+            if p.is_flag and p.secondary_opts:
                 assert kind == "on"
-            elif p.is_flag:  # type: ignore[attr-defined]
+            elif p.is_flag:
                 assert kind == "flag"
-            elif p.multiple:  # type: ignore[attr-defined]
+            elif p.multiple:
                 assert kind == "list" and p.type.name == "str"
             else:
                 assert kind == kinds[p.type.name], opt

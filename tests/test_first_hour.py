@@ -66,6 +66,7 @@ def test_status_hints_at_git_hooks_in_a_fresh_clone(cli: Cli, workspace: Path) -
     assert "hooks install" not in cli("status", "--json").stderr  # JSON: stdout says it all
 
 
+@pytest.mark.slow
 def test_help_has_one_kind_of_placeholder(cli: Cli) -> None:
     """Every command's --help: upper-case placeholders only (Typer's own were mixed)."""
     from tests.test_json_errors import json_commands

@@ -14,10 +14,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from memcli.notes.entries import parse_entries
 from memcli.notes.entryparse import entry_id
 from tests.test_git import make_repo, write
 from tests.test_git_sync import DAY, clones  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.slow
 
 MEMCLI = [sys.executable, "-m", "memcli"]
 

@@ -133,6 +133,7 @@ CONV = json.dumps(
 # --- input formats ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_json_array_writes_facts_under_a_provenance_heading(
     cli: Cli, workspace: Path, stub: StubOpenAI
 ) -> None:
@@ -403,6 +404,7 @@ def test_flush_heading_in_another_file_also_counts(
     assert daily_files(workspace) == [older]
 
 
+@pytest.mark.slow
 def test_known_facts_are_skipped_exact_and_near(
     cli: Cli, workspace: Path, stub: StubOpenAI
 ) -> None:
@@ -450,6 +452,7 @@ def test_known_facts_are_skipped_exact_and_near(
     assert text.count("Valkey") == 1 and text.count("Backups") == 1
 
 
+@pytest.mark.slow
 def test_all_known_writes_no_heading_and_corroborates(
     cli: Cli, workspace: Path, stub: StubOpenAI
 ) -> None:
@@ -564,6 +567,7 @@ def test_auth_error_is_exit_4_without_retry(cli: Cli, workspace: Path, stub: Stu
     assert daily_files(workspace) == []
 
 
+@pytest.mark.slow
 def test_hanging_provider_times_out_exit_4(
     cli: Cli, workspace: Path, stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -653,7 +657,9 @@ def test_injection_stays_inside_the_data_block(cli: Cli, workspace: Path, stub: 
     assert [m["content"] for m in sent_conversation(body)] == [
         m["content"] for m in json.loads(INJECTION)
     ]
-    nonce = re.search(r"<<<BEGIN CONVERSATION (\w+)>>>", user).group(1)
+    framed = re.search(r"<<<BEGIN CONVERSATION (\w+)>>>", user)
+    assert framed is not None
+    nonce = framed.group(1)
     assert nonce not in INJECTION and user.count(nonce) == 3
     text = (workspace / r.json()["path"]).read_text()
     assert HEADING.findall(text) == [r.json()["conversation"]]  # no smuggled heading
@@ -773,6 +779,7 @@ def test_long_conversation_is_split_and_merged(
     assert [f["reason"] for f in out["skipped"]] == ["repeated"] * (n - 1)
 
 
+@pytest.mark.slow
 def test_concurrent_flushes_of_one_conversation_append_once(
     workspace: Path, tmp_path: Path, stub: StubOpenAI
 ) -> None:
@@ -809,6 +816,7 @@ def _git(root: Path, *args: str) -> str:
     ).stdout
 
 
+@pytest.mark.slow
 def test_commit_names_the_facts(cli: Cli, workspace: Path, stub: StubOpenAI) -> None:
     _git(workspace, "init", "-q")
     _git(workspace, "add", "-A")
@@ -841,6 +849,7 @@ def test_commit_outside_git_fails_before_asking(
     assert stub.requests == [] and snapshot(workspace) == before
 
 
+@pytest.mark.slow
 def test_refused_commit_says_what_is_saved_and_the_same_flush_commits_it(
     cli: Cli, workspace: Path, stub: StubOpenAI
 ) -> None:
@@ -940,6 +949,7 @@ def test_conversation_parse_rejects_and_accepts() -> None:
         conversation.parse('{"role": 1, "content": "x"}')
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     contents=st.lists(
@@ -994,6 +1004,7 @@ def test_service_flush_takes_a_path_or_the_text(
     assert first.path == "memory/2031-05-06.md" and first.requests == 1
     assert [o.fact.text for o in first.written] == ["Use Valkey instead of Redis for the cache."]
     text = (workspace / first.path).read_text()
+    assert first.written[0].line is not None
     assert text.splitlines()[first.written[0].line - 1] == (
         "- 07:08 Use Valkey instead of Redis for the cache."
     )
@@ -1066,6 +1077,7 @@ def test_a_reply_with_no_valid_fact_is_still_a_bad_reply(
     assert snapshot(workspace) == before
 
 
+@pytest.mark.slow
 def test_requests_over_the_cap_are_refused_before_sending(
     cli: Cli, workspace: Path, stub: StubOpenAI
 ) -> None:
@@ -1093,6 +1105,7 @@ def _memcli_env(stub: StubOpenAI, home: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_flush_reads_a_process_substitution(
     workspace: Path, stub: StubOpenAI, tmp_path: Path
 ) -> None:
@@ -1116,6 +1129,7 @@ def test_flush_reads_a_process_substitution(
     ]
 
 
+@pytest.mark.slow
 def test_flush_reads_a_named_pipe(workspace: Path, stub: StubOpenAI, tmp_path: Path) -> None:
     fifo = tmp_path / "conv.fifo"
     os.mkfifo(fifo)

@@ -9,6 +9,8 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Cli
 
 
@@ -60,6 +62,7 @@ def rewrite_in_place(path: Path, line: str) -> None:
     age(path, 7500)  # older than the 64 files the quick check stats
 
 
+@pytest.mark.slow
 def test_recent_mode_sees_appends_new_files_and_removals(cli: Cli, workspace: Path) -> None:
     assert cli("config", "set", "index.freshness", "recent").exit_code == 0
     for n in range(5):
@@ -75,6 +78,7 @@ def test_recent_mode_sees_appends_new_files_and_removals(cli: Cli, workspace: Pa
     assert "Fact number 0" not in found(cli, "fact number")
 
 
+@pytest.mark.slow
 def test_recent_mode_misses_an_old_file_rewritten_in_place_until_index(
     cli: Cli, workspace: Path
 ) -> None:
@@ -108,6 +112,7 @@ def test_auto_is_the_default_and_compares_every_file_in_a_small_workspace(
     assert "Herons" in found(cli, "herons")  # 71 files: under index.full_check_files
 
 
+@pytest.mark.slow
 def test_auto_past_the_threshold_finds_an_in_place_rewrite_by_the_next_full_check(
     cli: Cli, workspace: Path
 ) -> None:
@@ -164,6 +169,7 @@ def test_quick_check_sees_a_new_file_in_a_folder_that_holds_only_folders(
     assert "Kingfishers" in found(cli, "kingfishers")
 
 
+@pytest.mark.slow
 def test_auto_records_a_clean_full_check_and_runs_the_quick_one_until_the_next(
     cli: Cli, workspace: Path
 ) -> None:
@@ -190,6 +196,7 @@ def test_auto_treats_a_full_check_recorded_in_the_future_as_due(cli: Cli, worksp
     assert "Avocets" in found(cli, "avocets")
 
 
+@pytest.mark.slow
 def test_a_search_syncs_only_what_it_found_changed_yet_a_rebuild_takes_every_file(
     cli: Cli, workspace: Path
 ) -> None:

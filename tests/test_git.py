@@ -162,6 +162,7 @@ def test_init_hooks_outside_git_is_refused(tmp_path: Path) -> None:
 
 
 # -- add --commit ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_add_commit_commits_only_that_file_and_names_the_fact(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     append(root / "memory" / "MEMORY.md", "- hand edit, not committed\n")
@@ -188,6 +189,7 @@ def test_add_commit_commits_only_that_file_and_names_the_fact(tmp_path: Path) ->
     assert head(root) == added["commit"]
 
 
+@pytest.mark.slow
 def test_add_commit_redacts_before_the_commit_message(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     secret = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6"
@@ -230,6 +232,7 @@ def _seed_history(root: Path) -> dict[str, str]:
     return shas
 
 
+@pytest.mark.slow
 def test_diff_work_tree_staged_unstaged_and_untracked(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     shas = _seed_history(root)
@@ -278,6 +281,7 @@ def test_diff_work_tree_staged_unstaged_and_untracked(tmp_path: Path) -> None:
     }
 
 
+@pytest.mark.slow
 def test_diff_ranges_single_rev_and_since(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     shas = _seed_history(root)
@@ -326,6 +330,7 @@ def test_diff_ranges_single_rev_and_since(tmp_path: Path) -> None:
     assert [f["path"] for f in d["files"]] == ["memory/side.md"]
 
 
+@pytest.mark.slow
 def test_diff_exit_codes_and_bad_input(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     cli = Cli(root)
@@ -372,6 +377,7 @@ def test_diff_rename_delete_and_binary(tmp_path: Path) -> None:
     assert files["memory/blob.md"]["binary"] is True
 
 
+@pytest.mark.slow
 def test_diff_human_output_and_stat(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     _seed_history(root)
@@ -415,6 +421,7 @@ def test_diff_before_the_first_commit(tmp_path: Path) -> None:
 
 
 # -- log ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_log_lists_memory_commits_with_fact_counts(tmp_path: Path) -> None:
     root = repo_workspace(tmp_path / "r")
     shas = _seed_history(root)

@@ -62,6 +62,7 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_install_status_and_commit_reindexes(repo: Path) -> None:
     cli = Cli(repo)
     r = cli("hooks", "install", "--json")
@@ -88,6 +89,7 @@ def test_install_status_and_commit_reindexes(repo: Path) -> None:
     assert hit and hit[0]["path"] == "memory/2026-11-22.md"
 
 
+@pytest.mark.slow
 def test_merge_checkout_and_rewrite_reindex(repo: Path) -> None:
     hooks.install(repo)
     git(repo, "switch", "-q", "-c", "side", env=env(**FOREGROUND))
@@ -109,6 +111,7 @@ def test_merge_checkout_and_rewrite_reindex(repo: Path) -> None:
     assert log_text(repo) == ""
 
 
+@pytest.mark.slow
 def test_background_hook_does_not_block_and_catches_up(repo: Path) -> None:
     hooks.install(repo)
     write(repo / "memory" / "bg.md", "- indexed in the background\n")
@@ -168,6 +171,7 @@ def test_failing_memcli_is_logged_and_git_succeeds(repo: Path, tmp_path: Path) -
     assert proc.returncode == 0
 
 
+@pytest.mark.slow
 def test_broken_index_folder_is_logged_not_fatal(repo: Path) -> None:
     hooks.install(repo)
     # an index memcli must not touch: one written by a newer memcli (a damaged one, or a
@@ -182,6 +186,7 @@ def test_broken_index_folder_is_logged_not_fatal(repo: Path) -> None:
     assert "exited with status" in log_text(repo)
 
 
+@pytest.mark.slow
 def test_chains_existing_hook_and_uninstall_restores_it(repo: Path) -> None:
     hook = repo / ".git" / "hooks" / "post-commit"
     marker = repo.parent / "original-ran.txt"
@@ -249,6 +254,7 @@ def test_cannot_chain_when_the_chained_name_is_taken(repo: Path) -> None:
     assert (hooks_dir / "post-commit").read_text() == "#!/bin/sh\necho mine\n"
 
 
+@pytest.mark.slow
 def test_respects_core_hooks_path_and_subfolder_workspace(tmp_path: Path) -> None:
     top = tmp_path / "mono"
     top.mkdir()
@@ -271,6 +277,7 @@ def test_respects_core_hooks_path_and_subfolder_workspace(tmp_path: Path) -> Non
     assert {h["workspaces"][0] for h in status_json["hooks"]} == {"team/mem"}
 
 
+@pytest.mark.slow
 def test_two_workspaces_share_one_hook(tmp_path: Path) -> None:
     top = tmp_path / "mono"
     top.mkdir()

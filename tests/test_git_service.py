@@ -81,6 +81,7 @@ def test_diff_and_log_match_the_cli_json(tmp_path: Path) -> None:
     assert commits[0].subject == "valkey" and commits[0].added == 1
 
 
+@pytest.mark.slow
 def test_sync_commits_pulls_and_reindexes(tmp_path: Path) -> None:
     remote = make_repo(tmp_path / "remote.git", bare=True)
     a = repo_workspace(tmp_path / "a")
@@ -178,6 +179,7 @@ def test_find_git_root_sees_a_git_file(tmp_path: Path) -> None:
     assert find_git_root(tmp_path) is None
 
 
+@pytest.mark.slow
 def test_the_git_layer_never_imports_gitpython() -> None:
     code = (
         "import sys, memcli.memory, memcli.git.hooks, memcli.git.sync, memcli.git.log;"

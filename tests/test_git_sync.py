@@ -35,6 +35,7 @@ def no_markers(text: str) -> bool:
     return not any(m in text for m in ("<<<<<<<", "=======", ">>>>>>>"))
 
 
+@pytest.mark.slow
 def test_concurrent_appends_to_the_same_daily_file_are_merged(
     clones: tuple[Path, Path, Path],
 ) -> None:
@@ -74,6 +75,7 @@ def test_concurrent_appends_to_the_same_daily_file_are_merged(
             assert hits and hits[0]["path"] == DAY
 
 
+@pytest.mark.slow
 def test_merge_strategy_and_uncommitted_memory_is_committed(
     clones: tuple[Path, Path, Path],
 ) -> None:
@@ -94,6 +96,7 @@ def test_merge_strategy_and_uncommitted_memory_is_committed(
     assert git(b, "status", "--porcelain").strip() == "?? scratch.txt"
 
 
+@pytest.mark.slow
 def test_real_conflict_stops_cleanly_with_exit_3(clones: tuple[Path, Path, Path]) -> None:
     _, a, b = clones
     ever = "memory/MEMORY.md"
@@ -117,6 +120,7 @@ def test_real_conflict_stops_cleanly_with_exit_3(clones: tuple[Path, Path, Path]
     assert "Tuesday" in (a / ever).read_text()
 
 
+@pytest.mark.slow
 def test_no_push_pulls_only(clones: tuple[Path, Path, Path]) -> None:
     remote, a, b = clones
     Cli(a)("add", "--to", DAY, "--commit", "from A")
@@ -165,6 +169,7 @@ def test_bad_strategy_is_usage_error(clones: tuple[Path, Path, Path]) -> None:
     assert r.exit_code == 2
 
 
+@pytest.mark.slow
 def test_lifecycle_changes_on_two_clones_merge_and_round_trip(
     clones: tuple[Path, Path, Path],
 ) -> None:
@@ -191,6 +196,7 @@ def test_lifecycle_changes_on_two_clones_merge_and_round_trip(
             assert "08:00 seed fact" not in snippet
 
 
+@pytest.mark.slow
 def test_a_status_line_a_merge_moves_under_another_fact_still_counts_for_its_own(
     clones: tuple[Path, Path, Path],
 ) -> None:
@@ -199,7 +205,7 @@ def test_a_status_line_a_merge_moves_under_another_fact_still_counts_for_its_own
     line names its fact, so the forgotten one stays hidden and the new one is found."""
     from tests.test_reliability import memcli
 
-    remote, a, b = clones
+    _remote, a, b = clones
     memcli(a, "forget", f"{DAY}:3", "--reason", "it was wrong", check=True)
     git(a, "commit", "-qam", "forget the seed")
     git(a, "push", "-q")

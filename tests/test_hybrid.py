@@ -10,7 +10,6 @@ import socket
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,13 +76,13 @@ def instant_retries(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 @pytest.fixture
 def hybrid(
     monkeypatch: pytest.MonkeyPatch, openai_stub: StubOpenAI, instant_retries: list[float]
-) -> Iterator[StubOpenAI]:
+) -> StubOpenAI:
     """The stub embedder configured through MEMCLI_EMBEDDING_* variables."""
     for key, value in model_env(openai_stub).items():
         monkeypatch.setenv(key, value)
     for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
         monkeypatch.delenv(var, raising=False)
-    yield openai_stub
+    return openai_stub
 
 
 def open_store(root: Path) -> Store:
@@ -159,6 +158,7 @@ def subprocess_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_no_model_never_imports_litellm_and_is_keyword_mode(workspace: Path) -> None:
     write_files(workspace)
     run = subprocess.run(
@@ -334,6 +334,7 @@ def test_fusion_functions() -> None:
 # --- the global cache -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_cache_rebuild_and_second_workspace_cost_no_calls(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, tmp_path: Path
 ) -> None:
@@ -383,6 +384,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.slow
 def test_everything_cached_means_litellm_is_not_even_imported(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -421,6 +423,7 @@ def test_secrets_are_redacted_before_they_reach_the_provider(
 # --- degradation ----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_provider_down_during_index_keeps_keyword_index_and_backfills_later(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -449,6 +452,7 @@ def test_provider_down_during_index_keeps_keyword_index_and_backfills_later(
     assert cli("status", "--json").json()["embedding"]["coverage"] == 1.0
 
 
+@pytest.mark.slow
 def test_provider_unreachable_during_index(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -466,6 +470,7 @@ def test_provider_unreachable_during_index(
     assert any("connection error" in w for w in result["warnings"])
 
 
+@pytest.mark.slow
 def test_partial_failure_keeps_the_batches_already_embedded(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -501,6 +506,7 @@ def test_partial_failure_keeps_the_batches_already_embedded(
     assert vec_ids(workspace) == chunk_ids(workspace)
 
 
+@pytest.mark.slow
 def test_provider_down_during_search_falls_back_to_keyword(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -520,6 +526,7 @@ def test_provider_down_during_search_falls_back_to_keyword(
     assert search(cli, "Valkey cache")["mode"] == "hybrid"
 
 
+@pytest.mark.slow
 def test_hanging_provider_times_out_into_keyword_search(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -544,6 +551,7 @@ def test_new_chunks_are_embedded_by_the_search_that_syncs_them(
     assert chunk_ids(workspace, embedded=False) == set()
 
 
+@pytest.mark.slow
 def test_index_no_embed_then_status_and_search_backfill(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -562,6 +570,7 @@ def test_index_no_embed_then_status_and_search_backfill(
 # --- fingerprints ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fingerprint_change_reembeds_from_cache_and_never_mixes(
     cli: Cli, workspace: Path, hybrid: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -609,6 +618,7 @@ def test_fingerprint_change_reembeds_from_cache_and_never_mixes(
 # --- consistency of vectors with chunks -----------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_edit_and_delete_leave_no_orphan_vectors(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -651,6 +661,7 @@ print(json.dumps({"index": [index.exit_code, index.stdout, index.stderr],
 """
 
 
+@pytest.mark.slow
 def test_without_sqlite_vec_keyword_works_status_says_why_and_orphans_are_purged_later(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:
@@ -691,7 +702,8 @@ def test_vector_search_works_on_this_python() -> None:
     conn.execute("CREATE VIRTUAL TABLE v USING vec0(embedding float[3] distance_metric=cosine)")
     from memcli.index.embedcache import pack
 
-    for i, vec in enumerate(([1, 0, 0], [0, 1, 0], [0.9, 0.1, 0]), start=1):
+    vectors: list[list[float]] = [[1, 0, 0], [0, 1, 0], [0.9, 0.1, 0]]
+    for i, vec in enumerate(vectors, start=1):
         conn.execute("INSERT INTO v (rowid, embedding) VALUES (?, ?)", (i, pack(vec)))
     rows = conn.execute(
         "SELECT rowid FROM v WHERE embedding MATCH ? AND k = ? ORDER BY distance",
@@ -700,6 +712,7 @@ def test_vector_search_works_on_this_python() -> None:
     assert [r[0] for r in rows] == [1, 3]
 
 
+@pytest.mark.slow
 def test_add_embeds_the_new_fact_and_survives_a_provider_outage(
     cli: Cli, workspace: Path, hybrid: StubOpenAI
 ) -> None:

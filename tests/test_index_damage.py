@@ -17,6 +17,8 @@ from tests.conftest import Cli, Run
 from tests.stub_openai import StubOpenAI
 from tests.test_reliability import tree_digest
 
+pytestmark = pytest.mark.slow
+
 
 def _index(root: Path) -> Path:
     return root / ".memcli" / "index.db"

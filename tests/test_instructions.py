@@ -17,6 +17,8 @@ from memcli.search.context import render
 from memcli.search.results import Hit
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = Path("/work/shared/data/locomo-dev.json")
 

@@ -202,6 +202,7 @@ def test_init(tmp_path: Path) -> None:
     assert all(keys(h) == HOOK for h in r.json()["hooks"])
 
 
+@pytest.mark.slow
 def test_add(cli: Cli, workspace: Path) -> None:
     r = cli("add", "--json", "--tag", "x", "A fact worth keeping.")
     assert r.exit_code == 0 and keys(r.json()) == ADD and r.json()["added"] is True
@@ -365,6 +366,7 @@ def test_doctor(cli: Cli, facts: Path) -> None:
     assert r.exit_code == (0 if d["ok"] else 1)
 
 
+@pytest.mark.slow
 def test_watch_events(workspace: Path) -> None:
     proc = subprocess.Popen(
         [

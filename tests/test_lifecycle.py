@@ -83,6 +83,7 @@ def test_forget_json_gives_the_reason_as_written(cli: Cli, redis: str) -> None:
     assert r.json()["reason"] == "it quoted password=[REDACTED:password]"
 
 
+@pytest.mark.slow
 def test_forget_retracts_and_purge_removes_the_text(cli: Cli, workspace: Path, redis: str) -> None:
     assert cli("add", "The S3 token is stored in vault.").exit_code == 0
     r = cli("forget", redis, "--reason", "wrong: it was never decided")
@@ -119,6 +120,7 @@ def test_confirm_ranks_higher_and_is_explained(cli: Cli, workspace: Path) -> Non
     assert (workspace / "memory" / "b.md").read_text().count("confirmed") == 1
 
 
+@pytest.mark.slow
 def test_expired_facts_leave_search_and_go_to_review(cli: Cli, workspace: Path) -> None:
     assert cli("add", "The build server is down for maintenance.", "--expires", "7d").exit_code == 0
     later = (date.today() + timedelta(days=7)).isoformat()
@@ -172,6 +174,7 @@ def test_review_lists_instruction_like_and_confirm_closes_it(cli: Cli, workspace
     )
 
 
+@pytest.mark.slow
 def test_instruction_like_facts_go_to_review_whoever_wrote_them(cli: Cli, workspace: Path) -> None:
     """A flush marks an instruction-like fact for review; one added with `add`, or written by
     hand, is flagged in search all the same and must be in review too, until settled."""
@@ -200,6 +203,7 @@ def test_instruction_like_facts_go_to_review_whoever_wrote_them(cli: Cli, worksp
     assert cli("review").exit_code == 1  # nothing left
 
 
+@pytest.mark.slow
 def test_dry_run_writes_nothing(cli: Cli, workspace: Path, redis: str) -> None:
     before = day_file(workspace).read_text()
     for args in (
@@ -213,6 +217,7 @@ def test_dry_run_writes_nothing(cli: Cli, workspace: Path, redis: str) -> None:
     assert day_file(workspace).read_text() == before
 
 
+@pytest.mark.slow
 def test_lifecycle_commit_tells_the_story(cli: Cli, workspace: Path, redis: str) -> None:
     subprocess.run(["git", "init", "-q"], cwd=workspace, check=True)
     subprocess.run(["git", "add", "-A"], cwd=workspace, check=True)
@@ -243,6 +248,7 @@ def test_hand_written_status_lines_round_trip(cli: Cli, workspace: Path) -> None
     assert "Tuesdays" in found and "Fridays" not in found
 
 
+@pytest.mark.slow
 def test_diff_and_log_tell_the_story(cli: Cli, workspace: Path, redis: str) -> None:
     def git(*args: str) -> str:
         return subprocess.run(

@@ -13,10 +13,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from memcli.notes.entryparse import entry_id
 from tests.test_fleet_safety import run, start
 from tests.test_git import git
 from tests.test_git_sync import clones  # noqa: F401 (a fixture)
+
+pytestmark = pytest.mark.slow
 
 OLD = "The session cache is Redis."
 NEW = "The session cache is Valkey."

@@ -31,6 +31,8 @@ from memcli.search.query import parse_query
 from memcli.search.timewords import find_window
 from tests.test_redact import NOT_PROMISED, PROMISED
 
+pytestmark = pytest.mark.slow
+
 SIZE = 8_000  # characters of each generated line
 BOUND = 0.1  # seconds: a linear pattern takes about 1 ms here, the quadratic ones 0.15 to 2 s
 TAILS = ("", "\0")

@@ -19,9 +19,12 @@ from tests.conftest import Cli
 
 MODEL = "local/sentence-transformers/all-MiniLM-L6-v2"
 MODEL_DIR = os.environ.get("MEMCLI_TEST_MODEL_DIR", "")
-pytestmark = pytest.mark.skipif(
-    not MODEL_DIR or not Path(MODEL_DIR).is_dir(), reason="MEMCLI_TEST_MODEL_DIR not set"
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not MODEL_DIR or not Path(MODEL_DIR).is_dir(), reason="MEMCLI_TEST_MODEL_DIR not set"
+    ),
+]
 
 FACTS = [
     "Use Valkey instead of Redis for the session cache.",
@@ -216,7 +219,7 @@ def _graph_folders(cache: Path) -> list[Path]:
 
 
 def test_a_later_process_loads_the_optimised_graph_kept_in_the_cache(tmp_path: Path) -> None:
-    import onnxruntime as ort
+    import onnxruntime as ort  # type: ignore[import-untyped]
 
     from memcli.providers.local import LocalEmbedder
 

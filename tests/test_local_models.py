@@ -15,6 +15,8 @@ from memcli.providers import models
 from memcli.providers.cached import CachedEmbedder, text_hash
 from tests.conftest import Cli
 
+pytestmark = pytest.mark.slow
+
 
 class Recording(CachedEmbedder):
     """An embedder that records what the model is given; a vector says which text it was."""

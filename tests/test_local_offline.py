@@ -15,6 +15,8 @@ from tests.conftest import Cli
 
 pytest.importorskip("fastembed")
 
+pytestmark = pytest.mark.slow
+
 
 def closed_port() -> int:
     """A loopback port nothing listens on (the hub the test points memcli at)."""

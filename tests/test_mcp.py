@@ -16,11 +16,13 @@ import pytest
 
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
-from mcp.client.session import ClientSession  # noqa: E402
-from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from tests.conftest import Cli  # noqa: E402
-from tests.stub_openai import StubOpenAI  # noqa: E402
+from tests.conftest import Cli
+from tests.stub_openai import StubOpenAI
+
+pytestmark = pytest.mark.slow
 
 TOOLS = {"search", "context", "get", "add", "flush", "status", "supersede", "forget", "confirm"}
 
@@ -263,7 +265,7 @@ def test_errors_name_the_tools_parameters_in_one_line(facts: Path) -> None:
     """Not the CLI's flags (-n/--limit, --strategy), not pydantic's report or its links."""
 
     async def body(s: ClientSession) -> list[str]:
-        calls = [
+        calls: list[tuple[str, dict[str, Any]]] = [
             ("search", {"query": "x", "limit": 0}),
             ("search", {"query": "x", "limit": 5000}),
             ("search", {"query": "x", "limit": "many"}),
@@ -545,7 +547,7 @@ def test_the_servers_keyword_searches_are_pruned_with_the_same_results(
         assert engine.learner.bounds.ready.wait(30) and len(engine.learner.bounds) >= 8
         got = [
             asyncio.run(
-                engine.call(lambda m, q=q: m.search(q, m.search_options(SearchRequest())).as_dict())
+                engine.call(lambda m, q=q: m.search(q, m.search_options(SearchRequest())).as_dict())  # type: ignore[misc]
             )
             for q in asked
         ]

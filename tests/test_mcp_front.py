@@ -15,18 +15,11 @@ import pytest
 
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
-from memcli import __version__  # noqa: E402
-from memcli.agent import mcp_server  # noqa: E402
-from memcli.agent.mcp_front import (  # noqa: E402
-    LISTEN_FOR,
-    LISTENING,
-    REPLAY_ID,
-    SERVER_META,
-    SUBSCRIPTION,
-    VERSION_META,
-    load_wire,
-)
-from tests.conftest import Cli  # noqa: E402
+from memcli import __version__
+from memcli.agent import mcp_server
+from memcli.agent.mcp_front import REPLAY_ID, VERSION_META, load_wire
+from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, SERVER_META, SUBSCRIPTION
+from tests.conftest import Cli
 
 GATE = Path(__file__).with_name("mcp_gate")
 CLIENT_META = "io.modelcontextprotocol/client"
@@ -99,6 +92,7 @@ def facts(cli: Cli, workspace: Path) -> Path:
     return workspace
 
 
+@pytest.mark.slow
 def test_the_handshake_is_answered_before_the_sdk_has_loaded(facts: Path, tmp_path: Path) -> None:
     """initialize and tools/list come back while the SDK's import waits; a tool call made
     meanwhile is answered by the SDK server once it is up, and nothing else reaches the
@@ -131,6 +125,7 @@ def test_the_handshake_is_answered_before_the_sdk_has_loaded(facts: Path, tmp_pa
     assert REPLAY_ID.encode() not in server.buffer and server.buffer.strip() == b""
 
 
+@pytest.mark.slow
 def test_a_client_of_per_request_envelopes_is_answered_before_the_sdk_has_loaded(
     facts: Path, tmp_path: Path
 ) -> None:
@@ -175,6 +170,7 @@ def test_the_protocol_version_is_agreed_as_the_sdk_would(
     server.proc.wait()
 
 
+@pytest.mark.slow
 def test_an_sdk_that_cannot_load_is_an_error_to_each_request_not_a_hang(facts: Path) -> None:
     server = Server(facts, MEMCLI_TEST_MCP_BROKEN="1")
     assert initialize(server)["result"]["serverInfo"]["name"] == "memcli"

@@ -10,11 +10,11 @@ import pytest
 
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
-from memcli.agent import mcp_server  # noqa: E402
-from memcli.agent.mcp_search import request_of  # noqa: E402
-from memcli.config.registry import lookup  # noqa: E402
-from memcli.search.options import SearchRequest  # noqa: E402
-from memcli.search.request_fields import MCP_ORDER, REQUEST_FIELDS, flag_of  # noqa: E402
+from memcli.agent import mcp_server
+from memcli.agent.mcp_search import request_of
+from memcli.config.registry import lookup
+from memcli.search.options import SearchRequest
+from memcli.search.request_fields import MCP_ORDER, REQUEST_FIELDS, flag_of
 
 
 @pytest.fixture(scope="module")

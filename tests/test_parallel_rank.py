@@ -79,6 +79,7 @@ def test_no_split_inside_a_write_on_a_read_only_or_a_replaced_index(
     mem.close()
 
 
+@pytest.mark.slow
 def test_a_search_is_the_same_split_or_whole(
     big: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,9 +15,11 @@ from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.test_reliability import everything_under, tree_digest
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
-def layout(tmp_path: Path, workspace: Path) -> Iterator[dict[str, Path]]:
+def layout(tmp_path: Path, workspace: Path) -> dict[str, Path]:
     """A workspace next to an ``outside`` folder, with links from memory/ pointing out."""
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -31,7 +32,7 @@ def layout(tmp_path: Path, workspace: Path) -> Iterator[dict[str, Path]]:
     from memcli.index.seal import user_key
 
     user_key(create=True)  # in the user cache, as after a first run: it seals each index
-    yield {"outside": outside, "workspace": workspace, "tmp": tmp_path}
+    return {"outside": outside, "workspace": workspace, "tmp": tmp_path}
 
 
 def _snapshot(paths: dict[str, Path]) -> tuple[object, ...]:

@@ -7,7 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests import prewarmed
+
+pytestmark = pytest.mark.slow
 
 
 def initialised(folder: Path) -> dict[str, str]:

@@ -118,6 +118,7 @@ def compare(mem: Memory, known: bounds.TermBounds, qs: list[str], **filters: Any
     return pruned
 
 
+@pytest.mark.slow
 def test_pruned_queries_find_what_the_whole_query_finds(mem: Memory) -> None:
     known = learnt(mem)
     assert all(known.get(t) is not None for t in stems(mem, COMMON))  # deploi, cach too
@@ -127,6 +128,7 @@ def test_pruned_queries_find_what_the_whole_query_finds(mem: Memory) -> None:
     assert compare(mem, known, qs[:20], sources=("memory",)) > 0  # the filtered form
 
 
+@pytest.mark.slow
 def test_pruned_queries_in_two_halves(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     known = learnt(mem)
     monkeypatch.setattr(parallel_rank, "SPLIT_FROM", 1)
@@ -134,6 +136,7 @@ def test_pruned_queries_in_two_halves(mem: Memory, monkeypatch: pytest.MonkeyPat
     assert mem.store.second is not None
 
 
+@pytest.mark.slow
 def test_bounds_stay_true_as_the_index_changes(mem: Memory, workspace: Path) -> None:
     """Chunks added after the bounds were learnt (short ones, a common word repeated: larger
     scores than any learnt), the newest file deleted and its ids' place taken, the average
@@ -216,6 +219,7 @@ def test_no_bounds_for_another_file_or_other_weights(mem: Memory) -> None:
     assert pruning.plan(mem.store, parsed, KEYWORD_WEIGHTS, 5) is None
 
 
+@pytest.mark.slow
 def test_the_learner_learns_the_common_terms_and_follows_the_file(mem: Memory) -> None:
     path = mem.store.path
     learner = bounds.Learner(path, KEYWORD_WEIGHTS, frozenset({"note"}), COMMON_FROM)
@@ -302,6 +306,7 @@ def learn_from(mem: Memory, common_from: int) -> bounds.TermBounds:
     return known
 
 
+@pytest.mark.slow
 def test_chunks_newer_than_the_bounds_are_always_scored(workspace: Path) -> None:
     """Chunks added after the bounds were learnt, each scoring more for a common word than
     any chunk did then: the pruned query finds them, as the whole query does."""
@@ -418,6 +423,7 @@ def test_stop_words_are_not_learnt_even_as_stems(workspace: Path) -> None:
         mem.close()
 
 
+@pytest.mark.slow
 def test_after_a_full_reindex_stale_bounds_are_not_used(mem: Memory) -> None:
     """Once most chunks are newer than the bounds, pruning would score them all anyway:
     the plan is skipped (and the terms asked for again) until they are learnt anew."""

@@ -50,6 +50,7 @@ def _dated(ws: Path, day: str, text: str) -> None:
     (ws / "memory" / f"{day}.md").write_text(f"# {day}\n\n- {text}\n")
 
 
+@pytest.mark.slow
 def test_a_time_expression_boosts_and_does_not_filter(cli: Cli, workspace: Path) -> None:
     _dated(workspace, "2023-05-10", "the cache cluster was restarted after the outage")
     _dated(workspace, "2023-08-10", "the cache cluster was restarted after the cache outage")
@@ -82,7 +83,7 @@ def test_a_quoted_phrase_matches_as_a_phrase(cli: Cli, workspace: Path) -> None:
     quoted = cli("search", "--json", '"session cache"').json()["results"]
     assert [h["path"] for h in quoted] == ["memory/b.md"]
     mixed = cli("search", "--json", '"session cache" valkey').json()["results"]
-    assert [h["path"] for h in mixed][0] == "memory/b.md"  # the phrase ranks first
+    assert next(h["path"] for h in mixed) == "memory/b.md"  # the phrase ranks first
 
 
 def test_capitalised_words_after_the_first_are_names() -> None:
@@ -91,6 +92,7 @@ def test_capitalised_words_after_the_first_are_names() -> None:
     assert parse_query("Valkey cluster").names == ()  # the first word: capital by grammar
 
 
+@pytest.mark.slow
 def test_name_weight_lifts_the_name(cli: Cli, workspace: Path) -> None:
     for i in range(6):  # the name is common here, 'hiking' rare
         (workspace / "memory" / f"n{i}.md").write_text(f"- Jolene called about note {i}\n")
@@ -130,6 +132,7 @@ def test_an_identifier_counts_only_as_a_whole(cli: Cli, workspace: Path) -> None
     assert r[0]["explain"]["terms"]["matched"] == {'"cx 7742 b"': 1.0}
 
 
+@pytest.mark.slow
 def test_query_words_close_together_get_a_proximity_bonus(cli: Cli, workspace: Path) -> None:
     (workspace / "memory" / "a.md").write_text("- group members said they want support\n")
     (workspace / "memory" / "b.md").write_text("- she found a support group near her home\n")

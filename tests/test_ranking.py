@@ -194,6 +194,7 @@ def test_decay_halves_at_half_life_and_exempts_evergreen(dated: Cli) -> None:
     assert "decay" not in plain[d30]["scores"]
 
 
+@pytest.mark.slow
 def test_min_score_applies_to_final_scores(dated: Cli) -> None:
     d30 = f"memory/{day(30)}.md"
     plain = {r["path"]: r["score"] for r in search(dated, "orca database", "-n", "10")["results"]}
@@ -217,6 +218,7 @@ def test_default_threshold_keeps_keyword_hits(cli: Cli, workspace: Path) -> None
 
 
 # -- MMR ---------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_mmr_lets_a_different_fact_past_near_duplicates(cli: Cli, workspace: Path) -> None:
     dup = "- the release train leaves every tuesday at noon from the main branch"
     for i in range(4):
@@ -233,6 +235,7 @@ def test_mmr_lets_a_different_fact_past_near_duplicates(cli: Cli, workspace: Pat
 
 
 # -- explain -----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_explain_fields(dated: Cli) -> None:
     env = search(dated, "orca staging database", "--explain", "--decay")
     assert env["results"]
@@ -275,6 +278,7 @@ def many(cli: Cli, workspace: Path) -> Cli:
     return cli
 
 
+@pytest.mark.slow
 def test_context_block_never_exceeds_budget(many: Cli) -> None:
     ranked = search(many, "payment webhooks retries", "-n", "8")["results"]
     cites = [f"{r['path']}:{r['start_line']}-{r['end_line']}" for r in ranked]
@@ -316,6 +320,7 @@ def _inside(narrow: str, wide: str) -> bool:
     return c <= a and b <= d
 
 
+@pytest.mark.slow
 def test_context_format_usage_errors(many: Cli) -> None:
     assert many("search", "x", "--format", "context", "--json").exit_code == 2
     assert many("search", "x", "--max-tokens", "50").exit_code == 2
@@ -359,6 +364,7 @@ TINY = [
 ]
 
 
+@pytest.mark.slow
 def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(TINY))
@@ -375,6 +381,7 @@ def test_locomo_benchmark_runs_on_a_tiny_conversation(tmp_path: Path) -> None:
     assert set(res["baseline_bm25_budget"]) >= {"recall", "recall_cat1_4", "by_category"}
 
 
+@pytest.mark.slow
 def test_tune_fusion_sweeps_configurations_in_one_process(tmp_path: Path) -> None:
     path = tmp_path / "tiny.json"
     path.write_text(json.dumps(TINY))
@@ -407,6 +414,7 @@ def test_tune_fusion_sweeps_configurations_in_one_process(tmp_path: Path) -> Non
 
 
 # -- hybrid ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_explain_and_passages_in_hybrid_mode(
     cli: Cli, workspace: Path, fake_vectors: FakeProvider
 ) -> None:
@@ -427,6 +435,7 @@ def test_explain_and_passages_in_hybrid_mode(
     assert "which message queue do we run" in fake_vectors.inputs  # vectors made in-process
 
 
+@pytest.mark.slow
 def test_large_file_is_read_in_regions_with_the_same_snippets(cli: Cli, workspace: Path) -> None:
     from memcli.search import snippets
 
@@ -458,6 +467,7 @@ def test_mmr_from_settings(cli: Cli, workspace: Path) -> None:
     assert "mmr" not in off["results"][0]["scores"]
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(
     sizes=st.lists(st.tuples(st.integers(1, 6), st.integers(0, 120)), min_size=0, max_size=8),
@@ -491,19 +501,19 @@ def test_whole_file_cache_is_bounded_by_size() -> None:
     cache = _WholeFiles(max_bytes=150_000)
     big = ["x" * 1000] * 30  # about 34 kB with the per-line estimate: four fit
     for i in range(10):
-        cache.put(("idx", f"f{i}.md"), f"sha{i}", list(big))
+        cache.put(("idx", f"f{i}.md", ""), f"sha{i}", list(big))
         assert cache.bytes <= 150_000
     assert len(cache._items) == 4
-    assert cache.lines(("idx", "f9.md"), "sha9") is not None
-    assert cache.lines(("idx", "f0.md"), "sha0") is None  # evicted, least recently used
-    assert cache.lines(("idx", "f9.md"), "other") is None  # a changed file is not served
-    assert cache.lines(("idx", "f6.md"), "sha6") is not None  # used: now the most recent
-    cache.put(("idx", "f10.md"), "sha10", list(big))
-    assert cache.lines(("idx", "f6.md"), "sha6") is not None
-    assert cache.lines(("idx", "f7.md"), "sha7") is None  # the least recent went instead
+    assert cache.lines(("idx", "f9.md", ""), "sha9") is not None
+    assert cache.lines(("idx", "f0.md", ""), "sha0") is None  # evicted, least recently used
+    assert cache.lines(("idx", "f9.md", ""), "other") is None  # a changed file is not served
+    assert cache.lines(("idx", "f6.md", ""), "sha6") is not None  # used: now the most recent
+    cache.put(("idx", "f10.md", ""), "sha10", list(big))
+    assert cache.lines(("idx", "f6.md", ""), "sha6") is not None
+    assert cache.lines(("idx", "f7.md", ""), "sha7") is None  # the least recent went instead
     one = ["y" * 500_000]  # a single file over the budget is still kept, alone
-    cache.put(("idx", "huge.md"), "h", one)
-    assert cache.lines(("idx", "huge.md"), "h") is one and len(cache._items) == 1
+    cache.put(("idx", "huge.md", ""), "h", one)
+    assert cache.lines(("idx", "huge.md", ""), "h") is one and len(cache._items) == 1
 
 
 def test_a_passage_gains_a_share_of_its_chunk(cli: Cli, workspace: Path) -> None:

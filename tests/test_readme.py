@@ -16,6 +16,8 @@ import pytest
 
 from tests.devtools import ROOT, load_gendocs, load_gentour
 
+pytestmark = pytest.mark.slow
+
 README = ROOT / "README.md"
 MAX_LINES = 250
 gendocs = load_gendocs()

@@ -18,7 +18,7 @@ from tests.agent_helpers import MEMCLI, context_of, run_hook
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
 
-import recall_bench  # noqa: E402  (the benchmark's memory, written as it writes it)
+import recall_bench
 
 DATA = json.loads(recall_bench.DATA.read_text(encoding="utf-8"))
 FACTS = {e["id"]: e["text"] for f in DATA["files"] for e in f["entries"]}
@@ -52,6 +52,7 @@ CASES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("prompt", "fact"), CASES)
 def test_a_prompt_recalls_its_fact_alone_through_the_hook(
     project: Path, prompt: str, fact: str
@@ -67,6 +68,7 @@ def test_a_prompt_recalls_its_fact_alone_through_the_hook(
     assert len(found) == len(sections), text  # no entry rides along with another
 
 
+@pytest.mark.slow
 def test_the_recalled_block_holds_no_neighbour_entry(project: Path) -> None:
     """The card-number fact sits between two other entries of its day: neither comes with it."""
     day = next(f for f in DATA["files"] if any(e["id"] == "card-log" for e in f["entries"]))
@@ -94,6 +96,7 @@ def test_an_unrelated_prompt_gets_nothing(project: Path, prompt: str) -> None:
     assert recall(project, prompt) == ""
 
 
+@pytest.mark.slow
 def test_the_engine_recalls_the_same_entries(project: Path) -> None:
     """Through a running engine the hook prints the same block as in process."""
     prompts = [p for p, _ in CASES[:2]]

@@ -49,6 +49,7 @@ def outcome(data: dict[str, Any], text: str) -> dict[str, Any]:
     return next(o for o in [*data["written"], *data["skipped"]] if o["text"] == text)
 
 
+@pytest.mark.slow
 def test_changed_numbers_update_the_known_fact(
     cli: Cli,
     workspace: Path,

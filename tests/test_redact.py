@@ -339,6 +339,7 @@ safe_text = st.builds(
 )
 
 
+@pytest.mark.slow
 @given(safe_text)
 def test_safe_text_is_unchanged(text: str) -> None:
     assert redact(text) == Redaction(text, ())
@@ -471,6 +472,7 @@ SECRET_KINDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(SECRET_KINDS))
 @settings(max_examples=60)
 @given(data=st.data())
@@ -486,6 +488,7 @@ def test_inserted_secret_is_removed(kind: str, data: st.DataObject) -> None:
     assert redact(result.text).text == result.text
 
 
+@pytest.mark.slow
 @given(st.lists(st.one_of(*SECRET_KINDS.values()), min_size=1, max_size=5), words)
 def test_many_secrets_all_removed(secrets: list[tuple[str, str]], ws: list[str]) -> None:
     text = " ".join(ws[:3] + [s for s, _ in secrets] + ws[3:])
@@ -499,6 +502,7 @@ def test_many_secrets_all_removed(secrets: list[tuple[str, str]], ws: list[str])
 TRICKY = "aAkKsSeEyYJjIiPp0179-_:=@/.\"' \n\t[]{}$<>&;,*xXoObBhHgG"
 
 
+@pytest.mark.slow
 @settings(max_examples=300)
 @given(st.one_of(st.text(), st.text(alphabet=TRICKY)))
 def test_idempotent_on_arbitrary_text(text: str) -> None:
@@ -509,6 +513,7 @@ def test_idempotent_on_arbitrary_text(text: str) -> None:
 
 
 # -- redact_lines: what get and search show keeps its line numbers ---------------------------------
+@pytest.mark.slow
 @given(
     st.lists(st.one_of(*SECRET_KINDS.values()), min_size=1, max_size=4),
     st.lists(st.sampled_from(VOCAB), min_size=1, max_size=12),

@@ -97,13 +97,14 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 MEMCLI = [sys.executable, "-m", "memcli"]
 PROC_TIMEOUT = 120
 
 
 def memcli(
-    root: Path, *args: str, input: str | None = None, check: bool = False, **kw: object
+    root: Path, *args: str, input: str | None = None, check: bool = False, **kw: Any
 ) -> subprocess.CompletedProcess[str]:
     """Run the real ``python -m memcli -w ROOT ...`` in a subprocess."""
     proc = subprocess.run(
@@ -112,7 +113,7 @@ def memcli(
         capture_output=True,
         text=True,
         timeout=PROC_TIMEOUT,
-        **kw,  # type: ignore[arg-type]
+        **kw,
     )
     if check:
         assert proc.returncode == 0, (args, proc.returncode, proc.stderr)

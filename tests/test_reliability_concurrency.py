@@ -9,10 +9,15 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from memcli.notes.entries import parse_entries
 from tests.test_reliability import MEMCLI, memcli
 from tests.test_watch import WatchProcess
+
+pytestmark = pytest.mark.slow
 
 WORKERS = 8
 ADDS_PER_WORKER = 25
@@ -52,7 +57,7 @@ def test_parallel_adds_keep_every_fact_once(workspace: Path) -> None:
     import json
 
     procs = _start_workers(workspace, ADDS_PER_WORKER)
-    runs = []
+    runs: list[dict[str, Any]] = []
     for p in procs:
         out, err = p.communicate(timeout=900)
         assert p.returncode == 0, err
@@ -141,7 +146,7 @@ def test_add_index_search_together_never_locked(workspace: Path) -> None:
         subprocess.Popen([sys.executable, "-c", job], stdout=subprocess.PIPE, text=True)
         for job in jobs
     ]
-    runs = []
+    runs: list[dict[str, Any]] = []
     for p in procs:
         out, _ = p.communicate(timeout=900)
         assert p.returncode == 0

@@ -17,6 +17,8 @@ from memcli.index.schema import SCHEMA_VERSION
 from tests.conftest import Cli, Run
 from tests.test_reliability import tree_digest
 
+pytestmark = pytest.mark.slow
+
 FILES = 120
 
 

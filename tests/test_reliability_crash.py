@@ -11,10 +11,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from memcli.index import db
 from memcli.notes.entries import parse_entries
 from memcli.notes.workspace import init_workspace
 from tests.test_reliability import MEMCLI, memcli
+
+pytestmark = pytest.mark.slow
 
 WORDS = (
     "alpha beta gamma delta cache valkey redis postgres kafka deploy rollback schema index "

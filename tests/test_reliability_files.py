@@ -17,6 +17,8 @@ import pytest
 from tests.conftest import Cli
 from tests.test_reliability import everything_under, index_bytes, memcli
 
+pytestmark = pytest.mark.slow
+
 
 def _paths(cli: Cli) -> list[str]:
     r = cli("files", "--json")

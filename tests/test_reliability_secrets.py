@@ -85,6 +85,7 @@ def test_add_redacts_private_key_from_stdin(cli: Cli, workspace: Path) -> None:
     assert "PRIVATE KEY" not in stored
 
 
+@pytest.mark.slow
 def test_no_redact_opt_out_is_add_only(cli: Cli, workspace: Path) -> None:
     text, secret = CASES["password"]
     r = cli("add", "--no-redact", "--json", text)

@@ -16,6 +16,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -54,7 +55,7 @@ def _no_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[object]]:
     real_connect = socket.socket.connect
     real_getaddrinfo = socket.getaddrinfo
 
-    def guarded_connect(self: socket.socket, address: object) -> None:
+    def guarded_connect(self: socket.socket, address: Any) -> None:
         host = address[0] if isinstance(address, tuple) else address
         if not _is_loopback(host):
             attempts.append(address)
@@ -140,6 +141,7 @@ print(json.dumps({"blocked": blocked, "dims": len(vec[0]), "reply": reply,
 """
 
 
+@pytest.mark.slow
 def test_first_call_in_fresh_process_is_offline_and_quiet(
     openai_stub: StubOpenAI, tmp_path: Path
 ) -> None:
@@ -335,7 +337,9 @@ def test_missing_api_key_env_fails_before_any_request() -> None:
 
 @pytest.mark.parametrize("status", [500, 503, 429])
 def test_transient_errors_are_retried_then_succeed(
-    openai_stub: StubOpenAI, _isolated_env: list[float], status: int
+    openai_stub: StubOpenAI,
+    _isolated_env: list[float],  # noqa: PT019 - its value is the list of sleeps
+    status: int,
 ) -> None:
     openai_stub.fail_status, openai_stub.fail_times = status, 2
     vecs = embed(["retry me"], _cfg(openai_stub))
@@ -375,6 +379,7 @@ def test_client_errors_are_not_retried(openai_stub: StubOpenAI, status: int) -> 
         assert info.value.hint and "API key" in info.value.hint
 
 
+@pytest.mark.slow
 def test_hang_times_out_quickly(openai_stub: StubOpenAI) -> None:
     openai_stub.hang_seconds = 20
     started = time.monotonic()
@@ -384,6 +389,7 @@ def test_hang_times_out_quickly(openai_stub: StubOpenAI) -> None:
     assert openai_stub.count("/embeddings") == 1
 
 
+@pytest.mark.slow
 def test_timeouts_are_retried(openai_stub: StubOpenAI) -> None:
     openai_stub.hang_seconds = 20
     with pytest.raises(ProviderError, match="timed out.*after 2 attempts"):

@@ -11,8 +11,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from memcli.notes.workspace import init_workspace
 from tests.test_git import git, make_repo, write
+
+pytestmark = pytest.mark.slow
 
 DAY = "memory/2026-11-22.md"
 TIMEOUT = 240

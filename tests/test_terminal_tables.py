@@ -18,6 +18,8 @@ from memcli.cli.output import Output
 from memcli.memory import Memory
 from tests.test_conventions import SGR, _imported, memcli, on_terminal
 
+pytestmark = pytest.mark.slow
+
 LONG = (
     "Use Valkey instead of Redis for the session cache; sessions expire after thirty minutes"
     " and the cache is shared by every API node in the cluster behind the load balancer."

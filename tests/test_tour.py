@@ -8,7 +8,11 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.devtools import ROOT, load_gentour
+
+pytestmark = pytest.mark.slow
 
 gentour = load_gentour()
 

@@ -129,6 +129,7 @@ def test_one_warning_on_stderr_and_keyword_search_keeps_working(cli: Cli, worksp
     )
 
 
+@pytest.mark.slow
 def test_trust_command_show_revoke_list(cli: Cli, workspace: Path) -> None:
     r = cli("trust", "--show")
     assert r.exit_code == 0 and "does not exist" in r.stdout
@@ -162,6 +163,7 @@ def test_the_config_listing_shows_what_is_ignored(cli: Cli, workspace: Path) -> 
     assert listing["settings"]["search.limit"]["ignored"] is None
 
 
+@pytest.mark.slow
 def test_config_set_keeps_the_trust_the_file_had(cli: Cli, workspace: Path) -> None:
     toml = workspace / "memcli.toml"
     # your own edit of a file that needed no trust: it applies at once
@@ -235,6 +237,7 @@ def test_prompt_file_setting_is_confined_for_the_workspace_only(
     assert cli("config", "set", "--user", "llm.prompt_file", str(mine)).exit_code == 0
 
 
+@pytest.mark.slow
 def test_the_trust_check_adds_nothing_heavy_to_a_search(workspace: Path) -> None:
     from tests.test_conventions import _imported
 

@@ -13,6 +13,8 @@ import pytest
 from memcli.cli.argv import hoist_globals
 from memcli.errors import ExitCode
 
+pytestmark = pytest.mark.slow
+
 
 def run(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """``memcli ARGS`` as a real process, as the console script runs it."""

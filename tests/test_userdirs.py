@@ -18,7 +18,10 @@ import pytest
 from memcli.config.layers import cache_dir, user_config_path
 from memcli.enginelink import runtime_dir
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rules")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rules"),
+]
 
 
 @pytest.fixture

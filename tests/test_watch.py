@@ -32,7 +32,10 @@ from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc"),
+]
 
 TIMEOUT = 60.0  # seconds; generous on a busy machine, never a timing assertion
 #: A second signal ends a watcher whose provider request hangs within this many seconds (the
@@ -141,7 +144,7 @@ class WatchProcess:
 
     def rest(self) -> list[Event]:
         """All remaining events until stdout closes (after the process exits)."""
-        out = []
+        out: list[dict[str, Any]] = []
         while True:
             ev = self.events.get(timeout=TIMEOUT)
             if ev is None:
@@ -576,7 +579,7 @@ def test_new_chunks_are_embedded_and_provider_failure_degrades(
     stub = embedding_env
     w = watchers(workspace)
     w.ready()
-    initial = [e for e in w.seen if e["event"] == "sync"][0]
+    initial = next(e for e in w.seen if e["event"] == "sync")
     assert initial["embedded"] >= 1 and initial["missing_vectors"] == 0
 
     write(workspace / "memory/vec.md", "# Vectors\n\nThe embedding of this chunk: kiwi.\n")

@@ -21,6 +21,8 @@ import pytest
 
 from tests.test_reliability import memcli, tree_digest
 
+pytestmark = pytest.mark.slow
+
 
 def run_limited(root: Path, max_bytes: int, *args: str) -> subprocess.CompletedProcess[str]:
     """memcli in a process that cannot grow any file past ``max_bytes`` (a full disk)."""

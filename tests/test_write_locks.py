@@ -21,6 +21,8 @@ from memcli.notes.entryparse import entry_id
 from tests.test_fleet_safety import _workspace, run, start
 from tests.test_git_sync import DAY, clones  # noqa: F401 (a fixture)
 
+pytestmark = pytest.mark.slow
+
 
 def _wait_until_open(proc: subprocess.Popen[str], path: Path, timeout: float = 30) -> None:
     """Until ``proc`` has ``path`` open (it then waits on the lock the test holds)."""
@@ -38,7 +40,7 @@ def _wait_until_open(proc: subprocess.Popen[str], path: Path, timeout: float = 3
             except OSError:
                 continue
         time.sleep(0.02)
-    raise AssertionError(f"{proc.args} never opened {path}")
+    raise AssertionError(f"{proc.args!r} never opened {path}")
 
 
 def _replace(path: Path, text: str) -> None:

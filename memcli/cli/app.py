@@ -10,6 +10,7 @@ import copy
 import functools
 import importlib
 import inspect
+import itertools
 import sys
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -216,9 +217,7 @@ def asks_json(args: list[str]) -> bool:
     words = args[: args.index("--")] if "--" in args else args
     if {"--json", "--jsonl", "--batch", "--format=json", "--format=jsonl"} & set(words):
         return True
-    return any(
-        a == "--format" and b in ("json", "jsonl") for a, b in zip(words, words[1:], strict=False)
-    )
+    return any(a == "--format" and b in ("json", "jsonl") for a, b in itertools.pairwise(words))
 
 
 def _owned_options(one: typer.Typer) -> set[str]:

@@ -71,6 +71,26 @@ def agent_uninstall(
     _install(ctx, agent, scope, project, dry_run, as_json, remove=True)
 
 
+def _install_warnings(
+    agent: str, root: Path, project: Path | None, dry_run: bool, plugged: bool
+) -> list[str]:
+    """What an install says beside its changes: no MCP server (unless memcli's plugin serves
+    one), or another scope's install or the plugin's hooks beside this one."""
+    from memcli.agentsetup import commands, installed, plugin  # agent set-up only
+
+    warnings: list[str] = []
+    problem = commands.mcp_problem(commands.program())
+    if problem and not plugged:  # the rest works without it: the hooks, the policy
+        warnings.append(
+            f"the MCP server is not installed: {problem} ({commands.MCP_HINT}, then run this again)"
+        )
+    if not dry_run:
+        where = Path(project).expanduser().resolve() if project is not None else root
+        rows = installed.status(root, where) + plugin.rows(where)
+        warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
+    return warnings
+
+
 def _install(
     ctx: typer.Context,
     agent: str,
@@ -81,8 +101,6 @@ def _install(
     *,
     remove: bool,
 ) -> None:
-    from memcli.agentsetup import commands, installed, plugin  # agent set-up only
-
     st = state(ctx)
     with st.memory(lenient=True) as mem:
         if agent == "generic":
@@ -98,37 +116,21 @@ def _install(
             if not remove and not dry_run and agent in ("claude-code", "codex")
             else 0
         )
-    warnings: list[str] = []
-    if not remove:
-        problem = commands.mcp_problem(commands.program())
-        if problem and report.plugin is None:  # the rest works without it: the hooks, the policy
-            warnings.append(
-                f"the MCP server is not installed: {problem} ({commands.MCP_HINT},"
-                " then run this again)"
-            )
-        if not dry_run:
-            where = Path(project).expanduser().resolve() if project is not None else root
-            rows = installed.status(root, where) + plugin.rows(where)
-            warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
+    plugged = report.plugin is not None
+    warnings = [] if remove else _install_warnings(agent, root, project, dry_run, plugged)
     if as_json:
         st.out.json({**report.as_dict(), "warnings": warnings})
         return
-    said = [plugin.beside(report.plugin)] if report.plugin is not None and not remove else []
+    said = _beside_plugin(report.plugin) if plugged and not remove else []
     if dry_run:
         sys.stdout.write(report.diff or "no changes\n")
-        for line in said:
-            st.out.info(line)
-        for line in warnings:
-            st.out.warn(line)
+        _say(st, said, warnings)
         return
     for change in report.as_dict()["files"]:
         st.out.line(f"{change['action']:>9}  {change['path']}")
     done = "uninstalled from" if remove else "installed into"
     st.out.info(f"memcli {done} {agent} ({scope} scope: {_where(agent, scope)})")
-    for line in said:
-        st.out.info(line)
-    for line in warnings:
-        st.out.warn(line)
+    _say(st, said, warnings)
     if not remove and agent == "codex":
         st.out.info(
             "Codex runs new hooks once you trust them (/hooks in codex)"
@@ -141,6 +143,20 @@ def _install(
             f"{earlier} earlier {agent} session(s) of this project found:"
             f" 'memcli agent import --agent {agent}' saves their facts (--dry-run lists them)"
         )
+
+
+def _beside_plugin(found: Any) -> list[str]:
+    """The line that says memcli's plugin serves the hooks and the server."""
+    from memcli.agentsetup.plugin import beside  # beside memcli's plugin only
+
+    return [beside(found)]
+
+
+def _say(st: State, said: list[str], warnings: list[str]) -> None:
+    for line in said:
+        st.out.info(line)
+    for line in warnings:
+        st.out.warn(line)
 
 
 def _say_flushing(st: State, flushing: dict[str, Any]) -> None:

@@ -28,12 +28,11 @@ def main() -> None:
     if served is not None:  # an MCP client waits for initialize: no Typer either
         sys.exit(fastpath.run_mcp(*served))
     plain = fastpath.parse(sys.argv[1:])
-    with loading():
-        if plain is not None:
-            from memcli.cli import searching  # noqa: F401  (what fastpath.run calls)
-        else:
-            # the Typer app: a fast-path search never loads it
-            from memcli.cli.app import main as run_cli
     if plain is not None:
+        with loading():
+            from memcli.cli import searching  # noqa: F401  (what fastpath.run calls)
         sys.exit(fastpath.run(plain))
+    with loading():
+        # the Typer app: a fast-path search never loads it
+        from memcli.cli.app import main as run_cli
     run_cli()

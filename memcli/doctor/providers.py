@@ -61,6 +61,42 @@ def _agent_llm(settings: Any, model: str, details: dict[str, Any]) -> Check | No
     )
 
 
+def _no_model(section: str, details: dict[str, Any]) -> Check:
+    if section == "embedding":
+        return Check(section, OK, "no model: keyword search (BM25), fully offline", details=details)
+    return Check(
+        section,
+        NOTE,
+        "no model: 'memcli flush' is not available",
+        "memcli config set llm.model MODEL (and llm.api_base for a local server)",
+        details,
+    )
+
+
+def _no_api_base(
+    section: str, model: str, provider: str, key_env: str, details: dict[str, Any]
+) -> Check:
+    """A provider reached at its default address: its key checked, not its reachability."""
+    needed = PROVIDER_KEYS.get(provider)
+    if needed and not key_env:
+        details["api_key_env"] = needed
+        details["api_key_set"] = bool(os.environ.get(needed))
+        if not details["api_key_set"]:
+            return Check(
+                section,
+                PROBLEM,
+                f"{model}: ${needed} is not set",
+                f"export {needed}=... or set {section}.api_key_env",
+                details,
+            )
+    return Check(
+        section,
+        NOTE,
+        f"{model}: reachability not checked (no {section}.api_base)",
+        details=details,
+    )
+
+
 def check_provider(ctx: dict[str, Any], section: str) -> Check:
     settings = ctx["settings"]
     model = str(settings.get(f"{section}.model") or "")
@@ -80,17 +116,7 @@ def check_provider(ctx: dict[str, Any], section: str) -> Check:
         if found is not None:
             return found
     if not model:
-        if section == "embedding":
-            return Check(
-                section, OK, "no model: keyword search (BM25), fully offline", details=details
-            )
-        return Check(
-            section,
-            NOTE,
-            "no model: 'memcli flush' is not available",
-            "memcli config set llm.model MODEL (and llm.api_base for a local server)",
-            details,
-        )
+        return _no_model(section, details)
     provider = provider_name(model)
     details["provider"] = provider
     if provider == "local" and section == "embedding":
@@ -104,24 +130,7 @@ def check_provider(ctx: dict[str, Any], section: str) -> Check:
             details,
         )
     if not api_base:
-        needed = PROVIDER_KEYS.get(provider)
-        if needed and not key_env:
-            details["api_key_env"] = needed
-            details["api_key_set"] = bool(os.environ.get(needed))
-            if not details["api_key_set"]:
-                return Check(
-                    section,
-                    PROBLEM,
-                    f"{model}: ${needed} is not set",
-                    f"export {needed}=... or set {section}.api_key_env",
-                    details,
-                )
-        return Check(
-            section,
-            NOTE,
-            f"{model}: reachability not checked (no {section}.api_base)",
-            details=details,
-        )
+        return _no_api_base(section, model, provider, key_env, details)
     if not ctx["network"]:
         return Check(
             section, NOTE, f"{model} at {api_base}: not checked (--offline)", details=details
@@ -228,7 +237,8 @@ def probe_models(api_base: str, timeout: float, key: str | None = None) -> dict[
         "models": None,
         "error": None,
     }
-    request = urllib.request.Request(url, headers=headers, method="GET")
+    # the configured api_base: a URL the user chose for this provider (S310)
+    request = urllib.request.Request(url, headers=headers, method="GET")  # noqa: S310
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
             result["status"] = response.status

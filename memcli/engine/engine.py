@@ -172,7 +172,7 @@ class Engine:
         for step in (load, self.warm_memory.start_learner):
             try:
                 self._pool.submit(step).result()
-            except Exception:  # reported by the searches that need it
+            except Exception:  # noqa: S110 - reported by the searches that need it
                 pass
 
     def info(self) -> dict[str, Any]:

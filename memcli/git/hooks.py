@@ -224,7 +224,7 @@ def _write(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
-        os.chmod(tmp, 0o755)
+        os.chmod(tmp, 0o755)  # noqa: S103 - git runs a hook only if it is executable
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

@@ -91,7 +91,7 @@ def git_process(
     pinned = repo_args(repo) if repo is not None else list(SAFE_CONFIG)
     try:
         return subprocess.run(
-            ["git", *pinned, *args],
+            ["git", *pinned, *args],  # noqa: S607 - the git on PATH, as the user runs it
             cwd=where,
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,

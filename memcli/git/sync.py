@@ -144,7 +144,7 @@ def sync(
                     else "run 'git status' and 'git push' to see why"
                 ),
             )
-        time.sleep(random.uniform(0.5, 1.5) * pause)  # jitter: clones do not retry in step
+        time.sleep(random.uniform(0.5, 1.5) * pause)  # noqa: S311 - jitter: clones do not retry in step
         pause = min(pause * 2, MAX_PAUSE)
         result.attempts += 1
     result.seconds = time.monotonic() - started
@@ -268,7 +268,7 @@ def _upstream(repo: Repo, branch: str) -> tuple[str, str, str]:
     if status != 0:
         if remote.strip() != ".":
             run_git(repo, "fetch", "--quiet", remote.strip())
-        status, short, err = run_git(
+        status, short, _err = run_git(
             repo, "rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{u}", check=False
         )
         if status != 0:

@@ -140,8 +140,8 @@ def _compiled(source: str) -> re.Pattern[str]:
     return re.compile(source, re.IGNORECASE)
 
 
-#: Letters of other scripts that look like Latin ones (Cyrillic and Greek): "Іgnore" with a
-#: Cyrillic І reads as "Ignore" to a model.
+#: Letters of other scripts that look like Latin ones (Cyrillic and Greek): "Ignore" spelt with
+#: a Cyrillic capital I (U+0406) reads as "Ignore" to a model.
 _CONFUSABLES = str.maketrans(
     "аеорсухіјѕԁһӏɡАВЕКМНОРСТХІЈЅԌαβεικνορτυχΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
     "aeopcyxijsdhlgABEKMHOPCTXIJSGabeiknoptuxABEZHIKMNOPTYX",

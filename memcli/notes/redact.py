@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import NamedTuple
 
-__all__ = ["Redaction", "redact", "redact_lines", "contains_secret", "marker_re"]
+__all__ = ["Redaction", "contains_secret", "marker_re", "redact", "redact_lines"]
 
 
 @functools.cache

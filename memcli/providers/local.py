@@ -136,7 +136,7 @@ class LocalEmbedder(CachedEmbedder):
             return FastembedModel(
                 TextEmbedding(model_name=self.name, local_files_only=True, **kwargs)
             )
-        except Exception:  # not there (or incomplete): fetch it, once, if the hub answers
+        except Exception:  # noqa: S110 - not there (or incomplete): fetch it, once, if the hub answers
             pass
         hub = hub_unreachable()
         if hub:

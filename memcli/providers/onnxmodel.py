@@ -106,7 +106,7 @@ def _open(model: Path, graphs: Path | None, made: list[Any]) -> None:
 
     try:
         made.append(open_session(model, graphs))
-    except BaseException as exc:  # noqa: BLE001 - raised again by the caller's thread
+    except BaseException as exc:
         made.append(exc)
 
 

@@ -42,11 +42,11 @@ def open_session(model: Path, cache: Path | None) -> Any:
     if (folder / GRAPH).is_file():
         try:
             return _session(ort, folder / GRAPH, _options(ort, optimise=False))
-        except Exception:  # noqa: BLE001 - damaged or foreign files: made again below
+        except Exception:
             shutil.rmtree(folder, ignore_errors=True)
     try:
         return _save(ort, model, folder)
-    except Exception:  # noqa: BLE001 - a cache that cannot be written: optimise here only
+    except Exception:
         return _session(ort, model, _options(ort, optimise=True))
 
 

@@ -83,4 +83,4 @@ def interruptible(call: Callable[[], T]) -> T:
 def backoff(attempt: int) -> float:
     """Exponential backoff with jitter for the wait after failed attempt number ``attempt``."""
     delay = min(BACKOFF_CAP, BACKOFF_BASE * (2 ** (attempt - 1)))
-    return float(delay) * random.uniform(0.5, 1.0)
+    return float(delay) * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not a secret

@@ -330,15 +330,7 @@ def _fused_passages(
     for cid, sim in sims.items():
         if sim is None:
             continue
-        members = list(by_chunk.get(cid, ()))
-        own = entries.get(cid)
-        if own:
-            near = max(own, key=own.__getitem__)
-            if (near.path, near.pos) not in members:
-                members.append((near.path, near.pos))
-        elif not members and cid in first_of_chunk:
-            members = [first_of_chunk[cid]]
-        for k in members:
+        for k in _vector_members(by_chunk.get(cid, []), entries.get(cid), first_of_chunk.get(cid)):
             # the similarity as results show it (4 places); equal similarities within a
             # chunk: the better keyword passage ranks first
             vector[k] = round(sim, 4) + 1e-6 * keyword.get(k, 0.0)
@@ -367,6 +359,24 @@ def _fused_passages(
             h.scores["fusion"] = round(score, 4)
         hits.append(h)
     return hits
+
+
+def _vector_members(
+    matched: list[tuple[str, int]],
+    own: dict[Passage, float] | None,
+    first: tuple[str, int] | None,
+) -> list[tuple[str, int]]:
+    """The passages of a chunk that carry its vector similarity: those ``matched`` by
+    keywords and its entry nearest the query (of ``own`` similarities); with neither, its
+    ``first`` passage."""
+    members = list(matched)
+    if own:
+        near = max(own, key=own.__getitem__)
+        if (near.path, near.pos) not in members:
+            members.append((near.path, near.pos))
+    elif not members and first is not None:
+        members = [first]
+    return members
 
 
 def _entry_filter(ft: FileText, hit: Hit, filters: Filters) -> bool:

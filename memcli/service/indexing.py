@@ -125,7 +125,7 @@ class IndexService(MemoryCore):
         try:
             with self.store.transaction():
                 check.record(check.compared_all, check.walked)
-        except Exception:  # a cache: the full check runs until it is there
+        except Exception:  # noqa: S110 - a cache: the full check runs until it is there
             pass
         finally:
             lock.release()

@@ -128,6 +128,8 @@ class NotesService(GitService):
         block += "".join(status)
         _check_size(block, int(self.settings.get("add.max_kb")))
         if redact:  # again on the whole entry: a --tag or --type may hold a secret too
+            from memcli.notes.redact import redact as redact_text  # (loaded above)
+
             red = redact_text(block)
             block, redactions = red.text, [*redactions, *red.kinds]
         key = entries.fact_key(entries.parse_entries(block)[0].text)

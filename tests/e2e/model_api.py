@@ -29,9 +29,12 @@ def _last_tool_anthropic(messages: list[dict[str, Any]]) -> str | None:
     )
     for message in reversed(messages[:-1]):
         for block in message.get("content") or []:
-            if isinstance(block, dict) and block.get("type") == "tool_use":
-                if block.get("id") in results:
-                    return str(block.get("name"))
+            if (
+                isinstance(block, dict)
+                and block.get("type") == "tool_use"
+                and block.get("id") in results
+            ):
+                return str(block.get("name"))
     return None
 
 
@@ -83,15 +86,15 @@ class ModelAPI:
             def log_message(self, *args: Any) -> None:
                 pass
 
-            def do_HEAD(self) -> None:  # noqa: N802 - connectivity probes
+            def do_HEAD(self) -> None:
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 self._json(200, {"data": [], "models": []})
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(size) if size else b""
                 try:

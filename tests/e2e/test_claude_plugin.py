@@ -148,7 +148,7 @@ def test_the_plugin_installs_through_claude_and_serves_memory(
     ran = memcli_runs(runs)
     hooks = sorted(args for _, args in ran if args.startswith("agent hook"))
     assert hooks == sorted(f"agent hook {e}" for e in ("session-start", "prompt", "session-end"))
-    assert ("mcp",) == tuple({args for _, args in ran if not args.startswith("agent")})
+    assert tuple({args for _, args in ran if not args.startswith("agent")}) == ("mcp",)
     assert {folder for folder, _ in ran} == {str(root)}
 
     # uninstalled through Claude Code: status sees nothing, sessions get no memory
