@@ -21,7 +21,7 @@ E5_DIR = Path(MODEL_DIR).parent / "multilingual-e5-small-q4-onnx" if MODEL_DIR e
 needs_models = pytest.mark.skipif(
     E5_DIR is None or not (E5_DIR / "model.onnx").is_file(), reason="no local models"
 )
-pytestmark = needs_models
+pytestmark = [needs_models, pytest.mark.slow]
 
 DAY = [
     "We use Valkey instead of Redis for the session cache.",
