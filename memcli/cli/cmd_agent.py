@@ -13,7 +13,7 @@ from memcli.cli.runtime import State
 from memcli.errors import BadInput
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-AGENT = typer.Argument(..., metavar="AGENT", help="claude-code, codex or generic.")
+AGENT = typer.Argument(..., metavar="AGENT", help="claude-code, codex, gemini or generic.")
 SCOPE = typer.Option(
     "project", "--scope", help="project (this project's files) or user (your home folder)."
 )
@@ -81,7 +81,8 @@ def _install(
     *,
     remove: bool,
 ) -> None:
-    from memcli.agentsetup import commands, installed  # agent set-up only
+    from memcli.agents import registry, setup  # agent set-up only
+    from memcli.agentsetup import commands, installed
 
     st = state(ctx)
     with st.memory(lenient=True) as mem:
@@ -95,7 +96,7 @@ def _install(
         root = mem.ws.root
         earlier = (
             len(mem.import_sessions(agents=(agent,), dry_run=True))
-            if not remove and not dry_run and agent in ("claude-code", "codex")
+            if not remove and not dry_run and agent in registry.names()
             else 0
         )
     warnings: list[str] = []
@@ -108,7 +109,7 @@ def _install(
             )
         if not dry_run:
             where = Path(project).expanduser().resolve() if project is not None else root
-            rows = installed.status(root, where)
+            rows = setup.status(root, where)
             warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
     if as_json:
         st.out.json({**report.as_dict(), "warnings": warnings})
@@ -124,11 +125,9 @@ def _install(
     st.out.info(f"memcli {done} {agent} ({scope} scope: {_where(agent, scope)})")
     for line in warnings:
         st.out.warn(line)
-    if not remove and agent == "codex":
-        st.out.info(
-            "Codex runs new hooks once you trust them (/hooks in codex)"
-            + (", and reads .codex/ in a trusted project only" if scope == "project" else "")
-        )
+    note = registry.get(agent).install_note(scope) if not remove else None
+    if note:
+        st.out.info(note)
     if not remove:
         _say_flushing(st, flushing)
     if earlier:
@@ -245,7 +244,7 @@ def agent_flush_session(
         False,
         "--due",
         help="Then flush the sessions due: those whose flush failed, and this project's"
-        " recent Claude Code sessions never flushed.",
+        " recent sessions of the agents never flushed.",
     ),
     as_json: bool = JSON,
 ) -> None:
@@ -284,7 +283,10 @@ def agent_flush_session(
 def agent_import(
     ctx: typer.Context,
     agent: str = typer.Option(
-        "all", "--agent", help="Whose sessions: claude-code, codex or all.", show_default=True
+        "all",
+        "--agent",
+        help="Whose sessions: claude-code, codex, gemini or all.",
+        show_default=True,
     ),
     days: int = typer.Option(30, "--days", help="Sessions changed within this many days."),
     max_sessions: int = typer.Option(
@@ -295,13 +297,15 @@ def agent_import(
     ),
     as_json: bool = JSON,
 ) -> None:
-    """Save the facts of this project's past agent sessions (Claude Code's and Codex's
-    transcript folders, sessions run here or below), newest first. A session is never
+    """Save the facts of this project's past agent sessions (Claude Code's, Codex's and
+    Gemini CLI's session folders, sessions run here or below), newest first. A session is never
     saved twice (hooks and imports share one record), so a stopped import goes on where it
     stopped; --dry-run lists what it would read."""
-    agents = ("claude-code", "codex") if agent == "all" else (agent,)
-    if agent not in ("all", "claude-code", "codex"):
-        raise BadInput(f"unknown agent {agent!r}", hint="--agent claude-code, codex or all")
+    from memcli.agents.registry import names  # names only
+
+    agents = names() if agent == "all" else (agent,)
+    if agent != "all" and agent not in names():
+        raise BadInput(f"unknown agent {agent!r}", hint=f"--agent {', '.join(names())} or all")
     st = state(ctx)
     with st.memory(lenient=True) as mem, st.out.progress("importing") as progress:
 
