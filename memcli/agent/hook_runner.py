@@ -134,7 +134,9 @@ def _session_start(root: Path, payload: dict[str, Any]) -> str:
 
 
 def _prompt(root: Path, payload: dict[str, Any]) -> str:
-    prompt = payload.get("prompt")
+    from memcli.agents.registry import calling
+
+    prompt = calling("prompt", payload).prompt(payload)
     if not isinstance(prompt, str):
         return ""
     session = _session(payload)

@@ -120,6 +120,10 @@ class Agent:
         return None
 
     # -- hooks -------------------------------------------------------------------------------
+    def prompt(self, payload: dict[str, Any]) -> Any:
+        """The user's prompt in a prompt hook's payload (what recall searches with)."""
+        return payload.get("prompt")
+
     def answer(self, event: str, text: str) -> dict[str, Any]:
         """The hook's answer carrying ``text`` as context the model reads."""
         name = self.hooks[event][0] if event in self.hooks else event

@@ -13,10 +13,11 @@ from typing import Any
 from memcli.agents.base import Agent
 from memcli.agents.claude_code import ClaudeCode
 from memcli.agents.codex import Codex
+from memcli.agents.gemini import Gemini
 
 #: Every agent install writes into, in the order status lists them. Recognising a session
 #: file tries them in this order too (Codex's records first: they carry a ``payload``).
-AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex())
+AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Gemini())
 _BY_NAME = {a.name: a for a in AGENTS}
 #: ``memcli agent install generic``: nothing written, the settings printed
 GENERIC = "generic"
@@ -67,11 +68,17 @@ def agent_format(records: list[Any]) -> str | None:
     return None
 
 
-def hook_answer(event: str, text: str, payload: dict[str, Any]) -> dict[str, Any]:
-    """The answer of memcli's hook ``event`` carrying ``text``, in the form of the agent whose
-    event the payload names (``hook_event_name``); Claude Code's form when none does."""
+def calling(event: str, payload: dict[str, Any]) -> Agent:
+    """The agent whose hook ``event`` sent ``payload``: the one whose event the payload names
+    (``hook_event_name``); Claude Code when none does."""
     named = payload.get("hook_event_name")
     for agent in AGENTS:
         if event in agent.hooks and agent.hooks[event][0] == named:
-            return agent.answer(event, text)
-    return AGENTS[0].answer(event, text)
+            return agent
+    return AGENTS[0]
+
+
+def hook_answer(event: str, text: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """The answer of memcli's hook ``event`` carrying ``text``, in the form of the agent that
+    called (:func:`calling`)."""
+    return calling(event, payload).answer(event, text)
