@@ -88,6 +88,8 @@ class Agent:
     hooks: dict[str, tuple[str, str | None, int]] = {}
     #: folder names of its config that install may remove once emptied (project scope)
     config_folders: tuple[str, ...] = ()
+    #: whether its sessions are saved as facts (memcli reads its session files)
+    saves_sessions = True
 
     # -- set-up ------------------------------------------------------------------------------
     def layout(self, scope: str, project: Path) -> Layout:
@@ -114,6 +116,12 @@ class Agent:
         return entry if isinstance(entry, dict) else None
 
     servers_key = "mcpServers"
+
+    def installed_hooks(self, files: Layout) -> list[str]:
+        """memcli's hook events installed in ``files`` (its hooks table)."""
+        from memcli.agentsetup.installed import installed_hooks
+
+        return installed_hooks(files.hooks) if files.hooks is not None else []
 
     def install_note(self, scope: str) -> str | None:
         """A line install prints for this agent (what the user still has to do), or None."""

@@ -14,10 +14,11 @@ from memcli.agents.base import Agent
 from memcli.agents.claude_code import ClaudeCode
 from memcli.agents.codex import Codex
 from memcli.agents.gemini import Gemini
+from memcli.agents.opencode import OpenCode
 
 #: Every agent install writes into, in the order status lists them. Recognising a session
 #: file tries them in this order too (Codex's records first: they carry a ``payload``).
-AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Gemini())
+AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Gemini(), OpenCode())
 _BY_NAME = {a.name: a for a in AGENTS}
 #: ``memcli agent install generic``: nothing written, the settings printed
 GENERIC = "generic"

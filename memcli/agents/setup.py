@@ -64,7 +64,7 @@ def apply(changes: list[Change]) -> None:
 def status(ws_root: Path, project: Path) -> list[dict[str, Any]]:
     """Where memcli is installed: per agent and scope, its hooks, MCP server (and, when it
     could not start, why: ``mcp_problem``) and policy."""
-    from memcli.agentsetup.installed import entry_problem, has_policy, installed_hooks
+    from memcli.agentsetup.installed import entry_problem, has_policy
 
     out: list[dict[str, Any]] = []
     for agent in AGENTS:
@@ -75,7 +75,7 @@ def status(ws_root: Path, project: Path) -> list[dict[str, Any]]:
                 {
                     "agent": agent.name,
                     "scope": scope,
-                    "hooks": installed_hooks(files.hooks) if files.hooks else [],
+                    "hooks": agent.installed_hooks(files),
                     "mcp": entry is not None,
                     "mcp_problem": entry_problem(entry),
                     "policy": has_policy(files.policy),

@@ -245,12 +245,12 @@ def apply(
         if change.after is None:
             change.path.unlink(missing_ok=True)
             folder = change.path.parent
-            ours = folder.name in folders and folder not in homes
-            if change.undo and ours:
+            while change.undo and folder.name in folders and folder not in homes:
                 try:
                     folder.rmdir()  # only when empty
                 except OSError:
-                    pass
+                    break
+                folder = folder.parent
         else:
             replace_file(change.path, change.after)
     record.remember(changes)

@@ -13,7 +13,9 @@ from memcli.cli.runtime import State
 from memcli.errors import BadInput
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-AGENT = typer.Argument(..., metavar="AGENT", help="claude-code, codex, gemini or generic.")
+AGENT = typer.Argument(
+    ..., metavar="AGENT", help="claude-code, codex, gemini, opencode or generic."
+)
 SCOPE = typer.Option(
     "project", "--scope", help="project (this project's files) or user (your home folder)."
 )
@@ -96,7 +98,7 @@ def _install(
         root = mem.ws.root
         earlier = (
             len(mem.import_sessions(agents=(agent,), dry_run=True))
-            if not remove and not dry_run and agent in registry.names()
+            if not remove and not dry_run and registry.get(agent).saves_sessions
             else 0
         )
     warnings: list[str] = []
@@ -128,7 +130,7 @@ def _install(
     note = registry.get(agent).install_note(scope) if not remove else None
     if note:
         st.out.info(note)
-    if not remove:
+    if not remove and registry.get(agent).saves_sessions:
         _say_flushing(st, flushing)
     if earlier:
         st.out.info(
