@@ -37,9 +37,7 @@ def configure(*trusted: Path) -> None:
     (home / "trustedFolders.json").write_text(json.dumps(folders))
 
 
-def gemini(
-    root: Path, model: ModelAPI, *args: str, **env: str
-) -> subprocess.CompletedProcess[str]:
+def gemini(root: Path, model: ModelAPI, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     run = subprocess.run(
         [agent("gemini"), *args],
         cwd=root,
@@ -138,7 +136,9 @@ def test_uninstall_gives_the_files_back_byte_for_byte(tmp_path: Path, model: Mod
     configure(root)
     folder = root / ".gemini"
     folder.mkdir()
-    settings = b'{\n    "ui": {"theme": "Dracula"},\n    "mcpServers": {"other": {"command": "true"}}\n}'
+    settings = (
+        b'{\n    "ui": {"theme": "Dracula"},\n    "mcpServers": {"other": {"command": "true"}}\n}'
+    )
     (folder / "settings.json").write_bytes(settings)
     (root / "GEMINI.md").write_bytes(b"# App\r\n\r\nRun make test.\r\n")
     assert memcli(root, "agent", "install", "gemini").returncode == 0
