@@ -128,6 +128,11 @@ class Agent:
         return None
 
     # -- hooks -------------------------------------------------------------------------------
+    def owns(self, payload: dict[str, Any]) -> bool:
+        """Whether a hook payload is this agent's by its shape (an agent whose payload names
+        no event)."""
+        return False
+
     def prompt(self, payload: dict[str, Any]) -> Any:
         """The user's prompt in a prompt hook's payload (what recall searches with)."""
         return payload.get("prompt")

@@ -13,12 +13,13 @@ from typing import Any
 from memcli.agents.base import Agent
 from memcli.agents.claude_code import ClaudeCode
 from memcli.agents.codex import Codex
+from memcli.agents.copilot import Copilot
 from memcli.agents.gemini import Gemini
 from memcli.agents.opencode import OpenCode
 
 #: Every agent install writes into, in the order status lists them. Recognising a session
 #: file tries them in this order too (Codex's records first: they carry a ``payload``).
-AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Gemini(), OpenCode())
+AGENTS: tuple[Agent, ...] = (ClaudeCode(), Codex(), Gemini(), OpenCode(), Copilot())
 _BY_NAME = {a.name: a for a in AGENTS}
 #: ``memcli agent install generic``: nothing written, the settings printed
 GENERIC = "generic"
@@ -71,7 +72,10 @@ def agent_format(records: list[Any]) -> str | None:
 
 def calling(event: str, payload: dict[str, Any]) -> Agent:
     """The agent whose hook ``event`` sent ``payload``: the one whose event the payload names
-    (``hook_event_name``); Claude Code when none does."""
+    (``hook_event_name``), or whose payload it is by its shape; Claude Code when none."""
+    for agent in AGENTS:
+        if agent.owns(payload):
+            return agent
     named = payload.get("hook_event_name")
     for agent in AGENTS:
         if event in agent.hooks and agent.hooks[event][0] == named:

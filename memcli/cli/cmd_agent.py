@@ -14,7 +14,7 @@ from memcli.errors import BadInput
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 AGENT = typer.Argument(
-    ..., metavar="AGENT", help="claude-code, codex, gemini, opencode or generic."
+    ..., metavar="AGENT", help="claude-code, codex, gemini, opencode, copilot or generic."
 )
 SCOPE = typer.Option(
     "project", "--scope", help="project (this project's files) or user (your home folder)."
