@@ -1,5 +1,5 @@
 """Write memcli's Claude Code plugin and its marketplace from the code
-(:func:`memcli.agentsetup.plugin.files`): the hooks of ``agent install claude-code``, the MCP
+(:func:`memcli.agents.claude_plugin.files`): the hooks of ``agent install claude-code``, the MCP
 server and the policy as a skill.
 
     python .ci/genplugin.py            # write .claude-plugin/
@@ -12,7 +12,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from memcli.agentsetup.plugin import files
+from memcli.agents.claude_plugin import files
 
 ROOT = Path(__file__).resolve().parent.parent
 

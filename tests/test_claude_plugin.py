@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from memcli.agentsetup.plugin import files
+from memcli.agents.claude_plugin import files
 from tests.conftest import Cli
 
 ROOT = Path(__file__).resolve().parent.parent

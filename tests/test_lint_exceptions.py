@@ -34,7 +34,7 @@ COMPLEX = {
     (".ci/gendocs.py", "man"),
     ("benchmarks/fleet_bench.py", "check"),
     ("memcli/agent/mcp_server.py", "build_server"),
-    ("memcli/agentsetup/planning.py", "_plan_codex"),
+    ("memcli/agents/codex.py", "_config"),
     ("memcli/cli/fastpath.py", "parse"),
     ("memcli/flush/pipeline.py", "flush"),
     ("memcli/index/backfill.py", "backfill"),

@@ -101,7 +101,7 @@ def test_every_tool_says_what_it_does_to_the_workspace(facts: Path) -> None:
     assert hints["confirm"]["idempotentHint"] is True
     assert hints["flush"]["openWorldHint"] is True  # it sends the conversation to the LLM
     assert hints["search"]["openWorldHint"] is False
-    from memcli.agentsetup.planning import READ_ONLY_TOOLS  # what install allows without asking
+    from memcli.agents.base import READ_ONLY_TOOLS  # what install allows without asking
 
     assert {n for n, h in hints.items() if h["readOnlyHint"]} == set(READ_ONLY_TOOLS)
 

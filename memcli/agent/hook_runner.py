@@ -54,9 +54,9 @@ def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
         payload = _payload(raw)
         root = _workspace_root(workspace, payload)
         if event == "session-start":
-            return _session_start(root, payload)
+            return _context_output(event, _session_start(root, payload), payload)
         if event == "prompt":
-            return _prompt(root, payload)
+            return _context_output(event, _prompt(root, payload), payload)
         if event in ("pre-compact", "session-end"):
             _start_flush(root, event, payload)
             return ""
@@ -89,11 +89,14 @@ def _workspace_root(explicit: str | None, payload: dict[str, Any]) -> Path:
     return find_workspace(explicit, cwd=Path(str(cwd))).root
 
 
-def _context_output(event: str, text: str) -> str:
+def _context_output(event: str, text: str, payload: dict[str, Any]) -> str:
+    """The answer carrying ``text`` in the form of the agent that called (its module's
+    :meth:`~memcli.agents.base.Agent.answer`); nothing for no text."""
     if not text:
         return ""
-    out = {"hookSpecificOutput": {"hookEventName": EVENTS[event], "additionalContext": text}}
-    return json.dumps(out, ensure_ascii=False)
+    from memcli.agents.registry import hook_answer
+
+    return json.dumps(hook_answer(event, text, payload), ensure_ascii=False)
 
 
 def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
@@ -123,26 +126,28 @@ def _session_start(root: Path, payload: dict[str, Any]) -> str:
         log_event(root, "session-start", f"error: catch-up not started: {_describe(exc)}")
     text = _engine_text(root, "briefing", {})
     if text is not None:
-        return _context_output("session-start", text)
+        return text
     from memcli.memory import Memory
 
     with Memory.open(root, lenient=True) as mem:
-        return _context_output("session-start", mem.briefing().block.text)
+        return str(mem.briefing().block.text)
 
 
 def _prompt(root: Path, payload: dict[str, Any]) -> str:
-    prompt = payload.get("prompt")
+    from memcli.agents.registry import calling
+
+    prompt = calling("prompt", payload).prompt(payload)
     if not isinstance(prompt, str):
         return ""
     session = _session(payload)
     text = _engine_text(root, "recall", {"prompt": prompt, "session": session})
     if text is not None:
-        return _context_output("prompt", text)
+        return text
     from memcli.memory import Memory
 
     with Memory.open(root, lenient=True) as mem:
         ctx = mem.recall(prompt, session=session)
-        return _context_output("prompt", ctx.block.text) if ctx is not None else ""
+        return str(ctx.block.text) if ctx is not None else ""
 
 
 def _session(payload: dict[str, Any]) -> str | None:

@@ -72,7 +72,7 @@ CHANGES = ToolAnnotations(
 MARKS = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
-#: The read-only tools (memcli.agentsetup.planning allows exactly these without asking).
+#: The read-only tools (memcli.agents.base.READ_ONLY_TOOLS, which agents allow without asking).
 READ_ONLY_TOOLS = ("search", "context", "get", "status")
 
 

@@ -15,7 +15,6 @@ from memcli.agentsetup import record
 from memcli.agentsetup.change import Change
 from memcli.agentsetup.commands import SERVER_NAME
 from memcli.agentsetup.hooklog import EVENTS
-from memcli.agentsetup.locations import claude_dir, codex_home
 from memcli.capped import NotRegular, TooLarge, read_capped
 from memcli.errors import BadInput
 
@@ -142,7 +141,7 @@ def set_hooks(
     command: Any,
     remove: bool,
 ) -> None:
-    """memcli's hooks in a Claude Code or Codex hooks table (the same shape): ``events`` maps
+    """memcli's hooks in an agent's hooks table (Claude Code's shape): ``events`` maps
     memcli's event to (the agent's event, matcher, timeout); ``command(event)``."""
     table = data.get("hooks")
     if table is not None and not isinstance(table, dict):
@@ -231,10 +230,13 @@ def policy_change(path: Path, remove: bool) -> Change:
     return Change(path, before, (rest + nl + nl if rest.strip() else "") + policy)
 
 
-def apply(changes: list[Change]) -> None:
+def apply(
+    changes: list[Change], folders: tuple[str, ...] = (), homes: tuple[Path, ...] = ()
+) -> None:
     """Write the planned files (a temporary file renamed over each, keeping its mode),
-    remove emptied ones (and a folder install made that is left empty); record, per file,
-    what it held before install and what install wrote, for a byte-exact uninstall."""
+    remove emptied ones (and a folder install made that is left empty: one named in
+    ``folders``, never one of the agents' ``homes``); record, per file, what it held before
+    install and what install wrote, for a byte-exact uninstall."""
     from memcli.config.files import replace_file
 
     for change in changes:
@@ -243,15 +245,12 @@ def apply(changes: list[Change]) -> None:
         if change.after is None:
             change.path.unlink(missing_ok=True)
             folder = change.path.parent
-            ours = folder.name in (".claude", ".codex") and folder not in (
-                claude_dir(),
-                codex_home(),
-            )
-            if change.undo and ours:
+            while change.undo and folder.name in folders and folder not in homes:
                 try:
                     folder.rmdir()  # only when empty
                 except OSError:
-                    pass
+                    break
+                folder = folder.parent
         else:
             replace_file(change.path, change.after)
     record.remember(changes)

@@ -1,7 +1,7 @@
 """The hook events memcli installs into coding agents and the agent log their hooks write.
 
 :data:`EVENTS` names each event as ``memcli agent hook EVENT`` takes it and as the agent
-calls it (``hookEventName``); :mod:`memcli.agentsetup.planning` writes one hook per event and
+calls it (``hookEventName``); :mod:`memcli.agents.setup` writes one hook per event and
 the hook runner (:mod:`memcli.agent.hook_runner`) answers them. A hook never fails the agent: what
 goes wrong is written to ``.memcli/agent.log`` (:func:`log_event`), which ``memcli agent
 status`` and ``memcli doctor`` read (:func:`read_log`). No imports beyond the standard library

@@ -1,6 +1,6 @@
-"""Where memcli is installed (``memcli agent status``, doctor): per agent and scope its hooks,
-its MCP server (and, when that cannot start, why) and its policy, with the warnings they call
-for.
+"""What ``memcli agent status`` and doctor read of an agent's files: memcli's hooks in a hooks
+table, whether a server entry can start, the policy; and the warnings they call for. (The
+rows per agent and scope: :func:`memcli.agents.setup.status`.)
 """
 
 from __future__ import annotations
@@ -11,38 +11,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from memcli.agentsetup.commands import MCP_HINT, SERVER_NAME, mcp_problem
+from memcli.agentsetup.commands import MCP_HINT, mcp_problem
 from memcli.agentsetup.edits import BEGIN, OUR_HOOK, is_ours, read_text
 from memcli.agentsetup.hooklog import EVENTS
-from memcli.agentsetup.locations import claude_files, codex_files
 from memcli.errors import BadInput
-
-
-def status(ws_root: Path, project: Path) -> list[dict[str, Any]]:
-    """Where memcli is installed: per agent and scope, its hooks, MCP server (and, when it
-    could not start, why: ``mcp_problem``) and policy."""
-    out: list[dict[str, Any]] = []
-    # each agent's files per scope, and which of them holds the hooks and the server
-    agents = (
-        ("claude-code", claude_files, 0, 1, _server_of),
-        ("codex", codex_files, 1, 0, _codex_server),
-    )
-    for agent, files_of, hooks_at, server_at, server_in in agents:
-        for scope in ("project", "user"):
-            files = files_of(scope, project)
-            entry = server_in(files[server_at])
-            out.append(
-                {
-                    "agent": agent,
-                    "scope": scope,
-                    "hooks": _installed_hooks(files[hooks_at]),
-                    "mcp": entry is not None,
-                    "mcp_problem": _entry_problem(entry),
-                    "policy": _has_policy(files[2]),
-                    "files": [str(f) for f in files],
-                }
-            )
-    return out
 
 
 def scope_warnings(rows: list[dict[str, Any]]) -> list[str]:
@@ -78,7 +50,7 @@ def server_problems(rows: list[dict[str, Any]]) -> list[str]:
     ]
 
 
-def _entry_problem(entry: dict[str, Any] | None) -> str | None:
+def entry_problem(entry: dict[str, Any] | None) -> str | None:
     if entry is None:
         return None
     command, args = entry.get("command"), entry.get("args") or []
@@ -92,29 +64,7 @@ def _entry_problem(entry: dict[str, Any] | None) -> str | None:
     return mcp_problem([command, *map(str, args)])
 
 
-def _server_of(path: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(read_text(path) or "{}")
-    except (ValueError, RecursionError, BadInput):
-        return None
-    servers = data.get("mcpServers") if isinstance(data, dict) else None
-    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
-    return entry if isinstance(entry, dict) else None
-
-
-def _codex_server(path: Path) -> dict[str, Any] | None:
-    import tomllib
-
-    try:
-        data = tomllib.loads(read_text(path) or "")
-    except (ValueError, RecursionError, BadInput):
-        return None
-    servers = data.get("mcp_servers")
-    entry = servers.get(SERVER_NAME) if isinstance(servers, dict) else None
-    return entry if isinstance(entry, dict) else None
-
-
-def _installed_hooks(path: Path) -> list[str]:
+def installed_hooks(path: Path) -> list[str]:
     try:
         data = json.loads(read_text(path) or "{}")
     except (ValueError, RecursionError, BadInput):
@@ -130,7 +80,7 @@ def _installed_hooks(path: Path) -> list[str]:
     return [e for e in EVENTS if e in found]
 
 
-def _has_policy(path: Path) -> bool:
+def has_policy(path: Path) -> bool:
     try:
         return BEGIN.split(" (")[0] in (read_text(path) or "")
     except BadInput:

@@ -1,5 +1,5 @@
-"""Where each agent keeps the files install writes, per scope, and the one way a project's
-file is reached: through a link only when the link stays inside the project.
+"""The one way a project's file is reached: through a link only when the link stays inside
+the project. (Where each agent keeps its files: its module in :mod:`memcli.agents`.)
 """
 
 from __future__ import annotations
@@ -8,50 +8,6 @@ import os
 from pathlib import Path
 
 import memcli.safewrite as safewrite
-from memcli.errors import BadInput
-
-
-def claude_dir() -> Path:
-    return Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude")
-
-
-def codex_home() -> Path:
-    return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
-
-
-def claude_files(scope: str, project: Path) -> tuple[Path, Path, Path]:
-    """(settings with the hooks, file with the MCP servers, instructions file)."""
-    if scope == "project":
-        return project / ".claude" / "settings.json", project / ".mcp.json", project / "CLAUDE.md"
-    if scope == "user":
-        home = claude_dir()
-        # .claude.json sits beside the settings folder, or in CLAUDE_CONFIG_DIR when set
-        servers = home if os.environ.get("CLAUDE_CONFIG_DIR") else Path.home()
-        servers = servers / ".claude.json"
-        return home / "settings.json", servers, home / "CLAUDE.md"
-    raise BadInput(f"unknown scope {scope!r}", hint="--scope project or --scope user")
-
-
-def codex_files(scope: str, project: Path) -> tuple[Path, Path, Path]:
-    """(config.toml with the MCP server, hooks.json, instructions file). Codex reads a
-    project's ``.codex/`` layer (its config.toml and hooks.json) in a trusted project."""
-    if scope == "project":
-        return (
-            project / ".codex" / "config.toml",
-            project / ".codex" / "hooks.json",
-            (project / "AGENTS.md"),
-        )
-    if scope == "user":
-        home = codex_home()
-        return home / "config.toml", home / "hooks.json", home / "AGENTS.md"
-    raise BadInput(f"unknown scope {scope!r}", hint="--scope project or --scope user")
-
-
-def files_of(agent: str, scope: str, project: Path) -> tuple[Path, ...]:
-    """Every file installing ``agent`` reads and writes."""
-    if agent == "claude-code":
-        return claude_files(scope, project)
-    return codex_files(scope, project)
 
 
 def project_file(path: Path, project: Path) -> Path:

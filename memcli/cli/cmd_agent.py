@@ -13,7 +13,9 @@ from memcli.cli.runtime import State
 from memcli.errors import BadInput
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
-AGENT = typer.Argument(..., metavar="AGENT", help="claude-code, codex or generic.")
+AGENT = typer.Argument(
+    ..., metavar="AGENT", help="claude-code, codex, gemini, opencode, copilot or generic."
+)
 SCOPE = typer.Option(
     "project", "--scope", help="project (this project's files) or user (your home folder)."
 )
@@ -76,7 +78,9 @@ def _install_warnings(
 ) -> list[str]:
     """What an install says beside its changes: no MCP server (unless memcli's plugin serves
     one), or another scope's install or the plugin's hooks beside this one."""
-    from memcli.agentsetup import commands, installed, plugin  # agent set-up only
+    from memcli.agents import claude_plugin as plugin  # agent set-up only
+    from memcli.agents import setup
+    from memcli.agentsetup import commands, installed
 
     warnings: list[str] = []
     problem = commands.mcp_problem(commands.program())
@@ -86,7 +90,7 @@ def _install_warnings(
         )
     if not dry_run:
         where = Path(project).expanduser().resolve() if project is not None else root
-        rows = installed.status(root, where) + plugin.rows(where)
+        rows = setup.status(root, where) + plugin.rows(where)
         warnings += [w for w in installed.scope_warnings(rows) if f" {agent} " in w]
     return warnings
 
@@ -101,6 +105,8 @@ def _install(
     *,
     remove: bool,
 ) -> None:
+    from memcli.agents import registry  # agent set-up only
+
     st = state(ctx)
     with st.memory(lenient=True) as mem:
         if agent == "generic":
@@ -113,7 +119,7 @@ def _install(
         root = mem.ws.root
         earlier = (
             len(mem.import_sessions(agents=(agent,), dry_run=True))
-            if not remove and not dry_run and agent in ("claude-code", "codex")
+            if not remove and not dry_run and registry.get(agent).saves_sessions
             else 0
         )
     plugged = report.plugin is not None
@@ -131,12 +137,10 @@ def _install(
     done = "uninstalled from" if remove else "installed into"
     st.out.info(f"memcli {done} {agent} ({scope} scope: {_where(agent, scope)})")
     _say(st, said, warnings)
-    if not remove and agent == "codex":
-        st.out.info(
-            "Codex runs new hooks once you trust them (/hooks in codex)"
-            + (", and reads .codex/ in a trusted project only" if scope == "project" else "")
-        )
-    if not remove:
+    note = registry.get(agent).install_note(scope) if not remove else None
+    if note:
+        st.out.info(note)
+    if not remove and registry.get(agent).saves_sessions:
         _say_flushing(st, flushing)
     if earlier:
         st.out.info(
@@ -147,7 +151,7 @@ def _install(
 
 def _beside_plugin(found: Any) -> list[str]:
     """The line that says memcli's plugin serves the hooks and the server."""
-    from memcli.agentsetup.plugin import beside  # beside memcli's plugin only
+    from memcli.agents.claude_plugin import beside  # beside memcli's plugin only
 
     return [beside(found)]
 
@@ -266,7 +270,7 @@ def agent_flush_session(
         False,
         "--due",
         help="Then flush the sessions due: those whose flush failed, and this project's"
-        " recent Claude Code sessions never flushed.",
+        " recent sessions of the agents never flushed.",
     ),
     as_json: bool = JSON,
 ) -> None:
@@ -305,7 +309,10 @@ def agent_flush_session(
 def agent_import(
     ctx: typer.Context,
     agent: str = typer.Option(
-        "all", "--agent", help="Whose sessions: claude-code, codex or all.", show_default=True
+        "all",
+        "--agent",
+        help="Whose sessions: claude-code, codex, gemini or all.",
+        show_default=True,
     ),
     days: int = typer.Option(30, "--days", help="Sessions changed within this many days."),
     max_sessions: int = typer.Option(
@@ -316,13 +323,15 @@ def agent_import(
     ),
     as_json: bool = JSON,
 ) -> None:
-    """Save the facts of this project's past agent sessions (Claude Code's and Codex's
-    transcript folders, sessions run here or below), newest first. A session is never
+    """Save the facts of this project's past agent sessions (Claude Code's, Codex's and
+    Gemini CLI's session folders, sessions run here or below), newest first. A session is never
     saved twice (hooks and imports share one record), so a stopped import goes on where it
     stopped; --dry-run lists what it would read."""
-    agents = ("claude-code", "codex") if agent == "all" else (agent,)
-    if agent not in ("all", "claude-code", "codex"):
-        raise BadInput(f"unknown agent {agent!r}", hint="--agent claude-code, codex or all")
+    from memcli.agents.registry import names  # names only
+
+    agents = names() if agent == "all" else (agent,)
+    if agent != "all" and agent not in names():
+        raise BadInput(f"unknown agent {agent!r}", hint=f"--agent {', '.join(names())} or all")
     st = state(ctx)
     with st.memory(lenient=True) as mem, st.out.progress("importing") as progress:
 

@@ -84,9 +84,10 @@ def check_cache(ctx: dict[str, Any]) -> Check:
 def check_agent(ctx: dict[str, Any]) -> Check:
     """The agent hooks' log: the latest failure, if any (hooks never fail the agent, so
     this is where a broken one shows)."""
+    from memcli.agents.claude_plugin import rows as plugin_rows
+    from memcli.agents.setup import status
     from memcli.agentsetup.hooklog import read_log  # no imports beyond the standard library
-    from memcli.agentsetup.installed import scope_warnings, server_problems, status
-    from memcli.agentsetup.plugin import rows as plugin_rows
+    from memcli.agentsetup.installed import scope_warnings, server_problems
 
     ws = ctx.get("ws")
     if ws is None:

@@ -12,8 +12,8 @@ Two ways in:
   prompt injection, so only a regular file inside the workspace (not a hidden one: ``.env``,
   ``.git/``, ``.memcli/``) or in an agent's own transcript folders is accepted,
   links resolved: Claude Code's ``$CLAUDE_CONFIG_DIR/projects`` (default
-  ``~/.claude/projects``) and Codex's ``$CODEX_HOME/sessions`` and ``archived_sessions``
-  (default ``~/.codex``).
+  ``~/.claude/projects``), Codex's ``$CODEX_HOME/sessions`` and ``archived_sessions``
+  (default ``~/.codex``), Gemini CLI's ``~/.gemini/tmp``.
 
 Both read at most :data:`MAX_CONVERSATION_BYTES`: a larger file is refused before it is read.
 """
@@ -71,13 +71,11 @@ def read_conversation(spec: str | Path) -> str:
 
 
 def transcript_folders() -> tuple[Path, ...]:
-    """The folders where coding agents keep their session files: Claude Code's
-    ``$CLAUDE_CONFIG_DIR/projects`` (default ``~/.claude``), Codex's ``$CODEX_HOME/sessions``
-    and ``$CODEX_HOME/archived_sessions`` (default ``~/.codex``), as the agents choose them
-    (see also :func:`memcli.agentsetup.locations.claude_dir`)."""
-    claude = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser()
-    codex = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex").expanduser()
-    return claude / "projects", codex / "sessions", codex / "archived_sessions"
+    """The folders where coding agents keep their session files, as the agents choose them
+    (each agent's :meth:`~memcli.agents.base.Agent.transcript_folders`)."""
+    from memcli.agents.registry import transcript_folders as folders
+
+    return folders()
 
 
 def agent_file(spec: str | Path, root: Path, what: str) -> Path:
@@ -100,8 +98,8 @@ def agent_file(spec: str | Path, root: Path, what: str) -> Path:
     if not in_agents and not real.is_relative_to(ws):
         raise PathOutsideWorkspace(
             f"{what}: path {shown!r} is outside the workspace and the agents' transcript folders",
-            hint="memcli reads a conversation file in the workspace, Claude Code's"
-            " projects/ folder or Codex's sessions/ folder",
+            hint="memcli reads a conversation file in the workspace or in an agent's"
+            " session folders (Claude Code's projects/, Codex's sessions/, Gemini CLI's tmp/)",
         )
     if not in_agents and any(part.startswith(".") for part in real.relative_to(ws).parts):
         raise PathOutsideWorkspace(

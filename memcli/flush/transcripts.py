@@ -1,15 +1,6 @@
-"""Coding agents' session files as conversations: Claude Code transcripts and Codex rollouts.
-
-Both are JSON Lines of records, not of ``{"role", "content"}`` messages:
-
-- **Claude Code** (``~/.claude/projects/*/<session>.jsonl``): records with a ``type``
-  (``user``, ``assistant``, ``summary``, ``system``, ``attachment``...) and, for the two
-  turns, a ``message`` holding ``role`` and ``content`` (a string or a list of blocks:
-  ``text``, ``tool_use``, ``tool_result``, ``thinking``, ``image``).
-- **Codex** (``$CODEX_HOME/sessions/**/rollout-*.jsonl``): records ``{"type", "payload"}``
-  (``session_meta``, ``response_item``, ``event_msg``, ``turn_context``, ``compacted``);
-  the turns are ``response_item`` payloads of type ``message`` with ``input_text`` /
-  ``output_text`` parts. The older form has those payloads as the records themselves.
+"""Coding agents' session files as conversations: each agent's module
+(:mod:`memcli.agents`) recognises its records and picks its turns; here what every agent's
+turns go through.
 
 What a flush needs is what the user and the assistant said: their text is kept; tool calls,
 tool results, thinking, images, compaction summaries, side chains (sub-agents), meta records,
@@ -25,20 +16,13 @@ import functools
 import re
 from typing import Any
 
-__all__ = ["CLAUDE_CODE", "CODEX", "agent_format", "agent_turns", "strip_recalled"]
+from memcli.agents.registry import agent_format, find
+
+__all__ = ["CLAUDE_CODE", "CODEX", "GEMINI", "agent_format", "agent_turns", "strip_recalled"]
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"
-
-_CLAUDE_TYPES = frozenset(
-    {"user", "assistant", "summary", "system", "attachment", "queue-operation",
-     "file-history-snapshot", "progress"}
-)  # fmt: skip
-_CODEX_TYPES = frozenset(
-    {"session_meta", "response_item", "event_msg", "turn_context", "compacted"}
-)
-_TURN_ROLES = ("user", "assistant")
-_TEXT_BLOCKS = frozenset({"text", "input_text", "output_text"})
+GEMINI = "gemini"
 # a user turn that is really the agent's own framing, not something the user said
 _BOILERPLATE = (
     "<environment_context>",
@@ -118,79 +102,12 @@ def strip_recalled(text: str) -> str:
     return "".join(out)
 
 
-def agent_format(records: list[Any]) -> str | None:
-    """:data:`CLAUDE_CODE` or :data:`CODEX` when ``records`` (parsed JSON lines) are an
-    agent's session file, else None (plain ``{"role", "content"}`` messages)."""
-    for rec in records:
-        if not isinstance(rec, dict):
-            return None
-        kind = rec.get("type")
-        if "role" in rec and kind in (None, "message"):
-            # a plain message, or Codex's older form (message records as they are)
-            if kind == "message" and isinstance(rec.get("content"), list):
-                return CODEX
-            return None
-        if kind in _CODEX_TYPES and isinstance(rec.get("payload"), dict):
-            return CODEX
-        if kind in _CLAUDE_TYPES and (
-            isinstance(rec.get("message"), dict) or "sessionId" in rec or "uuid" in rec
-        ):
-            return CLAUDE_CODE
-    return None
-
-
 def agent_turns(kind: str, records: list[Any]) -> list[tuple[str, str]]:
-    """``(role, text)`` of each user and assistant turn of an agent's session file."""
-    pick = _claude_turn if kind == CLAUDE_CODE else _codex_turn
+    """``(role, text)`` of each user and assistant turn of agent ``kind``'s session file."""
+    agent = find(kind)
     turns: list[tuple[str, str]] = []
-    for rec in records:
-        if not isinstance(rec, dict):
-            continue
-        turn = pick(rec)
-        if turn is None:
-            continue
-        role, text = turn
+    for role, text in agent.turns(records) if agent is not None else ():
         text = _strip_reminders(text).strip()
         if text and not text.startswith(_BOILERPLATE):
             turns.append((role, text))
     return turns
-
-
-def _claude_turn(rec: dict[str, Any]) -> tuple[str, str] | None:
-    if rec.get("type") not in _TURN_ROLES:
-        return None
-    if rec.get("isMeta") or rec.get("isSidechain") or rec.get("isCompactSummary"):
-        return None
-    message = rec.get("message")
-    if not isinstance(message, dict):
-        return None
-    role = message.get("role", rec["type"])
-    if role not in _TURN_ROLES:
-        return None
-    return role, _text(message.get("content"))
-
-
-def _codex_turn(rec: dict[str, Any]) -> tuple[str, str] | None:
-    item = rec.get("payload") if rec.get("type") == "response_item" else rec
-    if not isinstance(item, dict) or item.get("type") != "message":
-        return None
-    role = item.get("role")
-    if role not in _TURN_ROLES:
-        return None  # developer and system messages are the agent's own instructions
-    return str(role), _text(item.get("content"))
-
-
-def _text(content: Any) -> str:
-    """The text of a message's content: a string, or its text blocks joined."""
-    if isinstance(content, str):
-        return content
-    if not isinstance(content, list):
-        return ""
-    texts = [
-        block["text"]
-        for block in content
-        if isinstance(block, dict)
-        and block.get("type") in _TEXT_BLOCKS
-        and isinstance(block.get("text"), str)
-    ]
-    return "\n".join(t for t in texts if t.strip())

@@ -76,18 +76,6 @@ CATCH_UP_DAYS = 3
 CATCH_UP_MAX = 5
 
 
-def claude_project_folders(root: Path) -> list[Path]:
-    """Where Claude Code keeps the transcripts of sessions started in ``root``:
-    ``$CLAUDE_CONFIG_DIR/projects/<the path, each character but a letter or digit made
-    '-'>`` (none when it has none)."""
-    import os
-    import re
-
-    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude") / "projects"
-    folder = base / re.sub(r"[^A-Za-z0-9]", "-", str(root.resolve()))
-    return [folder] if folder.is_dir() else []
-
-
 class AgentService(SearchService, FlushService):
     def briefing(self, max_tokens: int | None = None) -> Briefing:
         """The standing entries (types ``agent.briefing_types``, evergreen first, then newest)
@@ -263,7 +251,7 @@ class AgentService(SearchService, FlushService):
     def import_sessions(
         self,
         *,
-        agents: tuple[str, ...] = ("claude-code", "codex"),
+        agents: tuple[str, ...] | None = None,
         days: int = 30,
         limit: int = 50,
         dry_run: bool = False,
@@ -275,9 +263,11 @@ class AgentService(SearchService, FlushService):
         an earlier import, are never sent again, so an import stopped halfway goes on where it
         stopped. One row per session, newest first; ``dry_run`` reads and sends nothing.
         A ConfigError (exit 2) before anything is read when no LLM can save them."""
+        from memcli.agents.registry import names
         from memcli.flush.extract import llm_config  # an import flushes
         from memcli.flush.history import past_sessions
 
+        agents = agents or names()
         if days < 1 or limit < 1:
             raise BadInput("--days and --max-sessions take a number of at least 1")
         found = past_sessions(self.ws.root, agents, days)[:limit]
@@ -311,31 +301,24 @@ class AgentService(SearchService, FlushService):
 
     def sessions_due(self, current: str | None = None) -> list[tuple[str, str]]:
         """The sessions a flush is due for, (session id, transcript): those whose last flush
-        failed, then those of this workspace's folder that Claude Code kept a transcript of
-        (``$CLAUDE_CONFIG_DIR/projects/<folder>/<session>.jsonl``, changed within
-        :data:`CATCH_UP_DAYS` days) and memcli never flushed: a session that ended without
-        its end hook (Ctrl-C, a crash). ``current``, the session asking, is left out; at
-        most :data:`CATCH_UP_MAX`, the newest first."""
+        failed, then this workspace's folder's sessions that an agent kept (each agent's
+        :meth:`~memcli.agents.base.Agent.catch_up`: Claude Code's transcripts, Gemini CLI's
+        chats), changed within :data:`CATCH_UP_DAYS` days, that memcli never flushed: a
+        session that ended without its end hook (Ctrl-C, a crash). ``current``, the session
+        asking, is left out; at most :data:`CATCH_UP_MAX`, the newest first."""
+        from memcli.agents.registry import AGENTS
         from memcli.flush.sessions import failed_sessions, recorded_sessions
 
         folder = self._sessions_folder()
         due = [(s, t) for s, t in failed_sessions(folder) if s != current and t]
         known = recorded_sessions(folder)
         horizon = time.time() - CATCH_UP_DAYS * 86400
-        found = []
-        for project in claude_project_folders(self.ws.root):
-            try:
-                files = list(project.glob("*.jsonl"))
-            except OSError:
-                continue
-            for path in files:
-                session = path.stem
-                try:
-                    mtime = path.stat().st_mtime
-                except OSError:
-                    continue
-                if session != current and session not in known and mtime >= horizon:
-                    found.append((mtime, session, str(path)))
+        found = [
+            (mtime, session, path)
+            for agent in AGENTS
+            for mtime, session, path in agent.catch_up(self.ws.root, horizon)
+            if session != current and session not in known
+        ]
         found.sort(reverse=True)  # the newest first
         due += [(session, path) for _, session, path in found]
         return due[:CATCH_UP_MAX]
@@ -357,7 +340,7 @@ class InstallReport(NamedTuple):
     action: str  # install or uninstall
     changes: list[Any]  # memcli.agentsetup.change.Change
     dry_run: bool
-    plugin: Any = None  # memcli.agentsetup.plugin.PluginInstall: enabled, so no hooks of ours
+    plugin: Any = None  # memcli.agents.claude_plugin.PluginInstall: enabled, so no hooks of ours
 
     @property
     def diff(self) -> str:
@@ -378,7 +361,7 @@ class InstallReport(NamedTuple):
 
 
 class AgentSetup(AgentService):
-    """Installing memcli into coding agents (see :mod:`memcli.agentsetup.planning`)."""
+    """Installing memcli into coding agents (see :mod:`memcli.agents.setup`)."""
 
     def agent_install(
         self,
@@ -392,9 +375,8 @@ class AgentSetup(AgentService):
         """Write (or with ``remove``, take out) memcli's hooks, MCP server entry and memory
         policy in ``agent``'s settings; ``project`` is the agent's folder (default: the
         workspace). With ``dry_run`` nothing is written."""
-        from memcli.agentsetup import plugin  # agent set-up only
-        from memcli.agentsetup.edits import apply
-        from memcli.agentsetup.planning import plan
+        from memcli.agents import claude_plugin as plugin  # agent set-up only
+        from memcli.agents.setup import apply, plan
 
         where = _resolved(project)
         # beside memcli's enabled Claude Code plugin, never a second copy of its hooks
@@ -409,9 +391,9 @@ class AgentSetup(AgentService):
     def agent_status(self, project: Path | None = None) -> dict[str, Any]:
         """Where memcli is installed, whether a session-start briefing can be made here, and
         the latest lines of the hooks' log."""
+        from memcli.agents.claude_plugin import rows as plugin_rows
+        from memcli.agents.setup import status
         from memcli.agentsetup.hooklog import read_log  # agent set-up only
-        from memcli.agentsetup.installed import status
-        from memcli.agentsetup.plugin import rows as plugin_rows
 
         try:
             briefing = self.briefing()

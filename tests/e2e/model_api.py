@@ -1,5 +1,7 @@
 """A loopback stand-in for the model APIs the agent CLIs call: Anthropic's Messages API
-(Claude Code) and OpenAI's Responses API (Codex), both streamed as server-sent events.
+(Claude Code), OpenAI's Responses API (Codex) and Google's Gemini API (Gemini CLI:
+``generateContent``, ``streamGenerateContent``, ``countTokens``), streamed as server-sent
+events where the client asks so.
 
 It records every request and answers by a small script: when the request offers memcli's
 ``search`` tool and :attr:`ModelAPI.tool_query` is set, the first answer of a turn calls it;
@@ -64,6 +66,15 @@ def _last_tool_openai(items: list[dict[str, Any]]) -> str | None:
     return "?"
 
 
+def _last_tool_gemini(contents: list[dict[str, Any]]) -> str | None:
+    """The tool whose response the last content carries (Gemini API), or None."""
+    parts = contents[-1].get("parts") if contents else None
+    for part in parts or []:
+        if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
+            return str(part["functionResponse"].get("name"))
+    return None
+
+
 class ModelAPI:
     """Serves both APIs on one loopback port until :meth:`close`."""
 
@@ -112,6 +123,12 @@ class ModelAPI:
                     self._stream(api.anthropic(body))
                 elif path.endswith("/responses"):
                     self._stream(api.openai(body))
+                elif path.endswith(":countTokens"):
+                    self._json(200, {"totalTokens": 100})
+                elif path.endswith(":streamGenerateContent"):
+                    self._stream(("", chunk) for chunk in [api.gemini(body)])
+                elif path.endswith(":generateContent"):
+                    self._json(200, api.gemini(body))
                 else:
                     self._json(404, {"error": {"message": f"no {path} here"}})
 
@@ -130,7 +147,8 @@ class ModelAPI:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 for name, data in events:
-                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                    head = f"event: {name}\n" if name else ""
+                    self.wfile.write(f"{head}data: {json.dumps(data)}\n\n".encode())
                 self.wfile.flush()
                 self.close_connection = True
 
@@ -298,6 +316,34 @@ class ModelAPI:
                 "response": {**base, "status": "completed", "output": [item], "usage": usage},
             },
         )
+
+    def gemini(self, body: dict[str, Any]) -> dict[str, Any]:
+        """One ``GenerateContentResponse`` (the whole answer, or one chunk of a stream)."""
+        tools = [
+            str(f.get("name"))
+            for t in body.get("tools") or []
+            if isinstance(t, dict)
+            for f in t.get("functionDeclarations") or []
+        ]
+        contents = [c for c in body.get("contents") or [] if isinstance(c, dict)]
+        kind, value = self._reply(tools, _last_tool_gemini(contents), "")
+        if self.asks_for_facts(body, tools):
+            kind, value = "text", self._facts(body)
+        if kind == "tool":
+            part: dict[str, Any] = {"functionCall": {"name": value, "args": self._args()}}
+        else:
+            part = {"text": value or ""}
+        return {
+            "candidates": [
+                {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+            ],
+            "usageMetadata": {
+                "promptTokenCount": 10,
+                "candidatesTokenCount": 5,
+                "totalTokenCount": 15,
+            },
+            "modelVersion": "stub",
+        }
 
     def asks_for_facts(self, body: dict[str, Any], tools: list[str]) -> bool:
         """Whether ``body`` is memcli's question for facts (see :attr:`facts_reply`)."""

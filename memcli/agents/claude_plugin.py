@@ -24,12 +24,12 @@ import shutil
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from memcli.agents.base import READ_ONLY_TOOLS
+from memcli.agents.claude_code import ClaudeCode, config_dir
 from memcli.agentsetup.commands import mcp_problem
 from memcli.agentsetup.edits import END, load_json, policy_text, read_text, set_hooks
-from memcli.agentsetup.hooklog import EVENTS
-from memcli.agentsetup.installed import _installed_hooks, _server_of
-from memcli.agentsetup.locations import claude_dir, project_file
-from memcli.agentsetup.planning import CLAUDE_HOOKS, READ_ONLY_TOOLS
+from memcli.agentsetup.installed import installed_hooks
+from memcli.agentsetup.locations import project_file
 from memcli.errors import BadInput
 from memcli.version import __version__
 
@@ -60,9 +60,8 @@ def hook_command(event: str) -> str:
 
 def files() -> dict[str, str]:
     """The marketplace's and the plugin's files: repository path -> text."""
-    events = {e: (EVENTS[e], matcher, t) for e, (matcher, t) in CLAUDE_HOOKS.items()}
     hooks: dict[str, Any] = {}
-    set_hooks(Path("hooks.json"), hooks, events, hook_command, False)
+    set_hooks(Path("hooks.json"), hooks, ClaudeCode.hooks, hook_command, False)
     plugin = {
         "name": NAME,
         "version": __version__,
@@ -115,7 +114,7 @@ class PluginInstall(NamedTuple):
 def installs(project: Path) -> list[PluginInstall]:
     """memcli's plugin installs that reach ``project`` (one of user scope, or of the project
     or a folder above it), each with whether the settings enable it there."""
-    record = _read(claude_dir() / "plugins" / "installed_plugins.json")
+    record = _read(config_dir() / "plugins" / "installed_plugins.json")
     plugins = record.get("plugins") if isinstance(record, dict) else None
     out = []
     for plugin_id, entries in plugins.items() if isinstance(plugins, dict) else ():
@@ -141,18 +140,18 @@ def enabled(project: Path, scope: str = "project") -> PluginInstall | None:
 
 
 def rows(project: Path) -> list[dict[str, Any]]:
-    """``agent status`` rows (as :func:`memcli.agentsetup.installed.status`'s) for the
+    """``agent status`` rows (as :func:`memcli.agents.setup.status`'s) for the
     plugin's installs: its hooks, server and policy skill, as installed, when enabled."""
     out = []
     for p in installs(project):
         folder = p.path if p.enabled else None
-        server = _server_of(folder / ".mcp.json") if folder else None
+        server = ClaudeCode().server_in(folder / ".mcp.json") if folder else None
         out.append(
             {
                 "agent": "claude-code",
                 "scope": "plugin",
                 "plugin": {"id": p.id, "scope": p.scope, "enabled": p.enabled},
-                "hooks": _installed_hooks(folder / "hooks" / "hooks.json") if folder else [],
+                "hooks": installed_hooks(folder / "hooks" / "hooks.json") if folder else [],
                 "mcp": server is not None,
                 "mcp_problem": _problem() if server is not None else None,
                 "fix": FIX,
@@ -185,7 +184,7 @@ def _enabled(plugin_id: str, project: Path) -> bool:
     then the project's, then its local settings, the last that says wins."""
     found = False
     for path in (
-        claude_dir() / "settings.json",
+        config_dir() / "settings.json",
         project / ".claude" / "settings.json",
         project / ".claude" / "settings.local.json",
     ):
