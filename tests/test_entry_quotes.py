@@ -115,9 +115,7 @@ def test_the_mcp_search_tool_quotes_the_fact(across: Cli, workspace: Path) -> No
     from tests.test_mcp import session, text_of
 
     async def body(s):  # type: ignore[no-untyped-def]
-        return [
-            text_of(await s.call_tool("search", {"query": q, "limit": 3})) for q, _ in ACROSS
-        ]
+        return [text_of(await s.call_tool("search", {"query": q, "limit": 3})) for q, _ in ACROSS]
 
     answers = session(workspace, body)
     for (_, fact), text in zip(ACROSS, answers, strict=True):
