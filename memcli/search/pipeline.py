@@ -24,6 +24,7 @@ from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
 from memcli.search.results import Hit, SearchResult
 from memcli.search.snippets import FileText, Passage, assemble, clip, span_lines
+from memcli.search.stale import stale_mark
 
 #: Chunk states a search leaves out unless asked (memcli.notes.lifecycle).
 HIDDEN = frozenset({"superseded", "retracted", "expired"})
@@ -108,6 +109,7 @@ def run_search(
         phrase = instructions.detect(hit.snippet)
         hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []
         hit.flags += [STATE_FLAGS.get(s, s) for s in states]  # superseded, under review...
+        hit.stale = stale_mark(store.conn, hit.path, hit.start_line, hit.end_line)
         if opts.explain:
             hit.explain = ranking.explain(
                 hit.signal,

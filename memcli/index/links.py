@@ -1,0 +1,131 @@
+"""A fact's links to the repository: the path-like names its text holds, and what they resolve to.
+
+:func:`names_in` runs in the parse process (:mod:`memcli.index.parsing`) on every entry: pure,
+string tests only, no pattern that can backtrack. :func:`resolve` maps those names to the
+paths a repository tracks (:func:`memcli.notes.gitindex.tracked_under`); a name is only ever
+compared with tracked paths, never opened, so a memory naming ``../x`` or ``/etc`` reaches
+nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+#: Text between backticks on one line (a negated class: one pass).
+_BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
+_EDGES = "\"'()[]{}<>,;:.!?*"
+_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@+/")
+_MAX_NAME = 200
+#: A name that resolves to more paths than this says too little to link.
+MAX_PATHS = 5
+#: The ``since`` of a fact without a time (end of its day: a change that day is not after it).
+END_OF_DAY = "24:00"
+
+
+def _clean(word: str, quoted: bool) -> str | None:
+    """``word`` as a repository-relative name, or None: not path-like, or reaching out."""
+    word = word.strip(_EDGES).removeprefix("./")
+    if not word or len(word) > _MAX_NAME or not set(word) <= _CHARS:
+        return None
+    if word.startswith(("/", "-", ".")) or "//" in word:
+        return None
+    word = word.rstrip("/")
+    parts = word.split("/")
+    if any(p in ("", ".", "..") for p in parts):
+        return None
+    if len(parts) > 1:
+        return word
+    stem, dot, ext = word.rpartition(".")
+    if dot and len(stem) > 1 and 0 < len(ext) <= 8 and ext.isalpha():
+        return word  # export.py
+    if quoted and any(c.isalpha() for c in word):
+        return word  # `payments` (a folder) or `payments.refund` (a module)
+    return None
+
+
+def names_in(text: str) -> list[str]:
+    """The path-like names in ``text``, in order, without repeats: words with a ``/`` or a
+    file extension, and backticked names (module or folder names)."""
+    found: dict[str, None] = {}
+    for quoted in _BACKTICKED.findall(text) if "`" in text else ():
+        name = _clean(quoted.strip(), True) if " " not in quoted.strip() else None
+        if name:
+            found[name] = None
+    for word in text.replace("`", " ").split():
+        if "/" in word or "." in word:
+            name = _clean(word, False)
+            if name:
+                found[name] = None
+    return list(found)
+
+
+_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def confirmed_day(status: tuple[str, ...]) -> str | None:
+    """The day of the last ``confirmed`` status line among ``status``, if any."""
+    from memcli.notes.lifecycle import STATUS_LINE
+
+    days = [
+        day.group()
+        for line in status
+        if (m := STATUS_LINE.match(line)) and m.group(1) == "confirmed"
+        if (day := _DAY.search(m.group(2)))
+    ]
+    return max(days) if days else None
+
+
+def since(date: str | None, time: str | None, confirmed: str | None) -> str | None:
+    """When a fact was last known true, ``YYYY-MM-DD HH:MM`` (local time): its file's date
+    and entry time, or the day of its last confirmation if later; None when undated."""
+    stamps = [
+        f"{day} {clock}"
+        for day, clock in ((date, time and time.zfill(5)), (confirmed, None))
+        if day
+        for clock in (clock or END_OF_DAY,)
+    ]
+    return max(stamps) if stamps else None
+
+
+def _candidates(name: str) -> list[str]:
+    """The repository paths ``name`` may stand for: itself, then a module's file or folder
+    (``payments.refund``: ``payments/refund.py``)."""
+    if "/" in name or "." not in name:
+        return [name]
+    module = name.replace(".", "/")
+    return [name, module + ".py", module]
+
+
+def resolve(names: Iterable[str], tracked: list[str]) -> dict[str, list[str]]:
+    """Each name with the tracked files or folders it names (at most :data:`MAX_PATHS`):
+    a path equal to it or ending with ``/name``, a folder of that name, a module's ``.py``."""
+    files = set(tracked)
+    by_tail: dict[str, list[str]] = {}
+    folders: dict[str, None] = {}
+    for path in tracked:
+        parts = path.split("/")
+        for i in range(len(parts)):
+            by_tail.setdefault("/".join(parts[i:]), []).append(path)
+        for j in range(1, len(parts)):
+            folders["/".join(parts[:j])] = None
+    folder_tails: dict[str, list[str]] = {}
+    for folder in folders:
+        parts = folder.split("/")
+        for i in range(len(parts)):
+            folder_tails.setdefault("/".join(parts[i:]), []).append(folder)
+    out: dict[str, list[str]] = {}
+    for name in names:
+        paths: dict[str, None] = {}
+        for candidate in _candidates(name):
+            if candidate in files:
+                paths[candidate] = None
+            for path in by_tail.get(candidate, ()):
+                paths[path] = None
+            for folder in folder_tails.get(candidate, ()):
+                paths[folder] = None
+            if paths:
+                break
+        if 0 < len(paths) <= MAX_PATHS:
+            out[name] = sorted(paths)
+    return out
