@@ -134,3 +134,64 @@ def test_names_reaching_out_link_nothing(repo: Path, cli: Cli) -> None:
     assert names == {"jobs/export.py", "payments"}
     paths = {r[0] for r in db.execute("SELECT path FROM link_paths")}
     assert paths == {"jobs/export.py", "payments"}
+
+
+def hook(root: Path, payload: dict[str, object], **env: str) -> str:
+    """``memcli agent hook file`` as Claude Code runs it: a process, the payload on stdin."""
+    import json
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-m", "memcli", "agent", "hook", "file"],
+        input=json.dumps(payload),
+        cwd=root,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+def touch(root: Path, path: str, tool: str = "Read", session: str = "s1") -> dict[str, object]:
+    return {
+        "session_id": session,
+        "cwd": str(root),
+        "hook_event_name": "PostToolUse",
+        "tool_name": tool,
+        "tool_input": {"file_path": str(root / path)},
+    }
+
+
+def test_file_context_gives_linked_facts_once_a_session(repo: Path, cli: Cli) -> None:
+    from memcli.memory import Memory
+
+    assert cli("index").exit_code == 0
+    with Memory.open(repo) as mem:
+        block = mem.file_context(repo / "jobs" / "export.py", session="s1")
+        assert block is not None
+        assert "Memory about `jobs/export.py`" in block.text
+        assert "writes CSV with a BOM" in block.text and "Refunds" not in block.text
+        assert mem.file_context("jobs/export.py", session="s1") is None  # given already
+        folder = mem.file_context(repo / "payments" / "refund.py", session="s1")
+        assert folder is not None and "idempotent by order id" in folder.text
+        assert mem.file_context(repo / "memory" / "MEMORY.md") is None  # nothing linked
+        assert mem.file_context("/etc/passwd") is None  # outside the repository
+
+
+def test_file_hook_answers_with_context(repo: Path, cli: Cli) -> None:
+    import json
+
+    (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
+    git(repo, "commit", "-qam", "export without BOM", when="2026-11-20T09:00:00")
+    assert cli("index").exit_code == 0
+    out = json.loads(hook(repo, touch(repo, "jobs/export.py", "Edit")))
+    context = out["hookSpecificOutput"]
+    assert context["hookEventName"] == "PostToolUse"
+    assert "writes CSV with a BOM" in context["additionalContext"]
+    assert "may be stale: `jobs/export.py` changed on 2026-11-20" in context["additionalContext"]
+    assert hook(repo, touch(repo, "jobs/export.py", "Edit")) == ""  # the same session: once
+    assert hook(repo, touch(repo, "jobs/export.py", session="s2"), MEMCLI_AGENT_CHILD="1") == ""
+    assert hook(repo, touch(repo, "jobs/export.py", "Bash", session="s3")) == ""
+    assert hook(repo, touch(repo, "README.md", session="s4")) == ""

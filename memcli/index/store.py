@@ -603,6 +603,24 @@ class Store:
         self.conn.execute("DELETE FROM link_paths")
         self.conn.executemany("INSERT OR REPLACE INTO link_paths VALUES (?, ?, ?, ?)", rows)
 
+    def linked_facts(self, paths: list[str], limit: int) -> list[tuple[str, int]]:
+        """(memory file, line) of the active facts linked to any of ``paths`` (a repository
+        file and the folders holding it), those naming the longest path first, then the
+        newest files; at most ``limit``."""
+        marks = ",".join("?" * len(paths))
+        rows = self.conn.execute(
+            "SELECT f.path, l.line FROM links l JOIN files f ON f.id = l.file_id"
+            " JOIN link_paths p ON p.name = l.name"
+            f" WHERE p.path IN ({marks}) AND NOT EXISTS (SELECT 1 FROM chunks c"
+            " WHERE c.file_id = l.file_id AND c.start_line = l.line"
+            " AND c.state IN ('superseded', 'retracted'))"
+            " GROUP BY f.path, l.line"
+            " ORDER BY max(length(p.path)) DESC, f.evergreen DESC, f.date DESC, l.line DESC"
+            " LIMIT ?",
+            (*paths, limit),
+        )
+        return [(r[0], int(r[1])) for r in rows]
+
     def stale_links(self) -> list[tuple[str, int, str, str, str]]:
         """(memory file, line, path, changed, commit) of each fact with a linked path that
         changed after it was last known true, the latest change of each."""

@@ -202,6 +202,7 @@ class Quote(NamedTuple):
     start_line: int
     end_line: int
     snippet: str
+    stale: dict[str, str] | None = None  # a "may be stale" mark (memcli.search.stale)
 
 
 def render(
