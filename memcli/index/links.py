@@ -30,11 +30,12 @@ def _clean(word: str, quoted: bool) -> str | None:
         return None
     if word.startswith(("/", "-", ".")) or "//" in word:
         return None
+    slashed = "/" in word  # jobs/ names a folder
     word = word.rstrip("/")
     parts = word.split("/")
     if any(p in ("", ".", "..") for p in parts):
         return None
-    if len(parts) > 1:
+    if slashed:
         return word
     stem, dot, ext = word.rpartition(".")
     if dot and len(stem) > 1 and 0 < len(ext) <= 8 and ext.isalpha():

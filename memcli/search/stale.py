@@ -35,5 +35,11 @@ def stale_note(mark: dict[str, str] | None) -> str:
     """The words that show a mark: ``may be stale: `path` changed on DATE (`commit`)``."""
     if not mark:
         return ""
-    path = "".join(c if c.isprintable() and c != "`" else "?" for c in mark["path"])
+    path = shown_path(mark["path"])
     return f"may be stale: `{path}` changed on {mark['date']} (`{mark['commit']}`)"
+
+
+def shown_path(path: str) -> str:
+    """A repository path as a context block shows it between backticks: no character that
+    does not print, and no backtick (a path a repository or a payload supplies)."""
+    return "".join(c if c.isprintable() and c != "`" else "?" for c in path)

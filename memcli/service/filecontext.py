@@ -54,6 +54,7 @@ class FileContextService(SearchService):
             return None
         from memcli.notes.controls import strip_controls  # with the block only
         from memcli.search.context import render
+        from memcli.search.stale import shown_path
 
         given = None
         if session:
@@ -63,7 +64,8 @@ class FileContextService(SearchService):
         skip = given.has if given is not None else None
         fresh = [q for q in quotes if skip is None or not skip(strip_controls(q.snippet))]
         fresh = fresh[:limit]
-        block = render(rel, fresh, budget, title=f"Memory about `{rel}`", matches_only=True)
+        title = f"Memory about `{shown_path(rel)}`"
+        block = render(rel, fresh, budget, title=title, matches_only=True)
         if given is not None and block.included:
             given.add(block.quoted)
         return block if block.included else None
