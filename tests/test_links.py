@@ -44,8 +44,8 @@ def repo(workspace: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_names_in_text() -> None:
     text = (
-        "See jobs/export.py, the billing/ folder, the `payments` folder, `payments.refund`, refund.py and"
-        " ../etc/passwd, /etc/hosts, https://x.io/a, v1.2 and e.g. `run it`."
+        "See jobs/export.py, the billing/ folder, the `payments` folder, `payments.refund`,"
+        " refund.py and ../etc/passwd, /etc/hosts, https://x.io/a, v1.2 and e.g. `run it`."
     )
     assert names_in(text) == [
         "payments",

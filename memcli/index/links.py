@@ -14,6 +14,9 @@ from collections.abc import Iterable
 
 #: Text between backticks on one line (a negated class: one pass).
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
+#: A word holding a ``/`` or a dot before a letter or digit: only at a word's start (the
+#: lookbehind), so each word is scanned once (a pass, however long the line).
+_PATHLIKE = re.compile(r"(?<![\w.@+/-])[\w.@+-]*(?:/|\.[\w@+-])[\w.@+/-]*")
 _EDGES = "\"'()[]{}<>,;:.!?*"
 _CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@+/")
 _MAX_NAME = 200
@@ -48,16 +51,18 @@ def _clean(word: str, quoted: bool) -> str | None:
 def names_in(text: str) -> list[str]:
     """The path-like names in ``text``, in order, without repeats: words with a ``/`` or a
     file extension, and backticked names (module or folder names)."""
+    dot = text.find(".")
+    if (dot < 0 or dot == len(text) - 1) and "/" not in text and "`" not in text:
+        return []  # most entries: three quick scans
     found: dict[str, None] = {}
     for quoted in _BACKTICKED.findall(text) if "`" in text else ():
         name = _clean(quoted.strip(), True) if " " not in quoted.strip() else None
         if name:
             found[name] = None
-    for word in text.replace("`", " ").split():
-        if "/" in word or "." in word:
-            name = _clean(word, False)
-            if name:
-                found[name] = None
+    for word in _PATHLIKE.findall(text):
+        name = _clean(word, False)
+        if name:
+            found[name] = None
     return list(found)
 
 

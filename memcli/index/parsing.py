@@ -53,9 +53,10 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
     for body, kind, tags, time, line, end, status in entries.entry_fields(text):
         key = fact_key(body)
         facts.append((key, line))
-        if "/" in body or "." in body or "`" in body:
+        names = names_in(body)
+        if names:
             confirmed = confirmed_day(status) if status else None
-            links += [(line, time, confirmed, name) for name in names_in(body)]
+            links += [(line, time, confirmed, name) for name in names]
         if kind or tags:
             label[line] = (
                 kind.lower() if kind else "",
