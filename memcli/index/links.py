@@ -14,9 +14,11 @@ from collections.abc import Iterable
 
 #: Text between backticks on one line (a negated class: one pass).
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
-#: A word holding a ``/`` or a dot before a letter or digit: only at a word's start (the
-#: lookbehind), so each word is scanned once (a pass, however long the line).
-_PATHLIKE = re.compile(r"(?<![\w.@+/-])[\w.@+-]*(?:/|\.[\w@+-])[\w.@+/-]*")
+#: Where a name may be: a slash, or a dot before a letter (an extension, a module).
+_SEP = re.compile(r"/|\.[A-Za-z_]")
+#: The first character after a word of a name.
+_STOP = re.compile(r"[^\w.@+/-]")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.@+/-")
 _EDGES = "\"'()[]{}<>,;:.!?*"
 _CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.@+/")
 _MAX_NAME = 200
@@ -48,6 +50,25 @@ def _clean(word: str, quoted: bool) -> str | None:
     return None
 
 
+def _pathlike(text: str) -> list[str]:
+    """The words of ``text`` that hold a separator (:data:`_SEP`). Each character is looked
+    at once: a word is grown back to the end of the previous one at most, and the separators
+    inside a word found are skipped."""
+    words = []
+    end = 0
+    for m in _SEP.finditer(text):
+        pos = m.start()
+        if pos < end:
+            continue
+        start = pos
+        while start > end and text[start - 1] in _WORD_CHARS:
+            start -= 1
+        stop = _STOP.search(text, pos)
+        end = stop.start() if stop else len(text)
+        words.append(text[start:end])
+    return words
+
+
 def names_in(text: str) -> list[str]:
     """The path-like names in ``text``, in order, without repeats: words with a ``/`` or a
     file extension, and backticked names (module or folder names)."""
@@ -59,7 +80,7 @@ def names_in(text: str) -> list[str]:
         name = _clean(quoted.strip(), True) if " " not in quoted.strip() else None
         if name:
             found[name] = None
-    for word in _PATHLIKE.findall(text):
+    for word in _pathlike(text):
         name = _clean(word, False)
         if name:
             found[name] = None
