@@ -24,7 +24,7 @@ from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
 from memcli.search.results import Hit, SearchResult
 from memcli.search.snippets import FileText, Passage, assemble, clip, span_lines
-from memcli.search.stale import stale_mark
+from memcli.search.stale import stale_marks
 
 #: Chunk states a search leaves out unless asked (memcli.notes.lifecycle).
 HIDDEN = frozenset({"superseded", "retracted", "expired"})
@@ -109,7 +109,6 @@ def run_search(
         phrase = instructions.detect(hit.snippet)
         hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []
         hit.flags += [STATE_FLAGS.get(s, s) for s in states]  # superseded, under review...
-        hit.stale = stale_mark(store.conn, hit.path, hit.start_line, hit.end_line)
         if opts.explain:
             hit.explain = ranking.explain(
                 hit.signal,
@@ -129,6 +128,9 @@ def run_search(
             if window is not None:
                 hit.explain["time_window"] = window.as_dict()
         result.hits.append(hit)
+    quoted: list[tuple[str, int, int]] = [(h.path, h.start_line, h.end_line) for h in result.hits]
+    for hit, mark in zip(result.hits, stale_marks(store.conn, quoted), strict=True):
+        hit.stale = mark
     return result
 
 
