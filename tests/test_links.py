@@ -219,3 +219,15 @@ def test_briefing_shows_stale_note(repo: Path, cli: Cli) -> None:
     with Memory.open(repo) as mem:
         text = mem.briefing().block.text
     assert "may be stale: `jobs/export.py` changed on 2026-11-20" in text
+
+
+def test_post_commit_hook_refreshes_stale_marks(repo: Path, cli: Cli) -> None:
+    """A code commit alone (no memory file changed) marks the fact: the hook runs index."""
+    assert cli("index").exit_code == 0
+    assert cli("hooks", "install").exit_code == 0
+    assert search(cli, "CSV BOM Excel")[0]["stale"] is None
+    (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
+    env = dict(os.environ, MEMCLI_HOOK_FOREGROUND="1", TZ="UTC")
+    env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = "2026-11-20T09:00:00 +0000"
+    subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=repo, env=env, check=True)
+    assert search(cli, "CSV BOM Excel")[0]["stale"]["date"] == "2026-11-20"  # type: ignore[index]
