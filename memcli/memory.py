@@ -9,6 +9,7 @@ from __future__ import annotations
 from memcli.service.agent import AgentSetup
 from memcli.service.core import SEARCH_EMBED_LIMIT
 from memcli.service.doctor import DoctorService
+from memcli.service.filecontext import FileContextService
 from memcli.service.flush import FlushService
 from memcli.service.git import GitService
 from memcli.service.lifecycle import LifecycleService
@@ -27,6 +28,7 @@ __all__ = [
 
 class Memory(
     AgentSetup,
+    FileContextService,
     SetupService,
     LifecycleService,
     NotesService,

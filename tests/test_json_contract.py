@@ -57,6 +57,7 @@ RESULT = {
     "scores",
     "flags",
     "ids",
+    "stale",
     "match_line",
     "match_lines",
 }

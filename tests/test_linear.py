@@ -22,6 +22,7 @@ from memcli.errors import BadInput
 from memcli.flush.transcripts import CLAUDE_CODE, agent_turns, strip_recalled
 from memcli.git.diff import day_start
 from memcli.index.chunking import chunk_rows
+from memcli.index.links import names_in
 from memcli.notes.controls import strip_controls
 from memcli.notes.entryparse import entry_fields
 from memcli.notes.instructions import detect
@@ -73,6 +74,10 @@ ENTRY_SEEDS = [
     "+ #a #b",
     "- a\n  continued #tag\n  - superseded 2026-11-25 by 9a8b7c6d\n",
     "```\n- fenced\n```\n",
+]
+LINK_SEEDS = [
+    "see jobs/export.py and `payments.refund`, `payments` and refund.py",
+    "`a/b/c/` ../x /etc ./a//b a.b.c.d `x` `` ` `",
 ]
 STATUS_SEEDS = [
     "  - superseded 2026-11-25 by 9a8b7c6d",
@@ -127,6 +132,7 @@ PARSERS: dict[str, tuple[Callable[[str], object], list[str], int]] = {
     "time words": (lambda t: find_window(t, date(2026, 6, 1)), QUERY_SEEDS, SIZE),
     "--expires": (_quiet(lambda t: expiry_date(t, date(2026, 6, 1))), DATE_SEEDS, SIZE),
     "--since": (_quiet(day_start), DATE_SEEDS, SIZE),
+    "linked paths": (names_in, LINK_SEEDS, SIZE),
     # markers of 17 characters and more: fewer starts in a line, so longer lines
     "context blocks": (strip_recalled, RECALLED_SEEDS, 8 * SIZE),
     "reminders": (

@@ -57,10 +57,13 @@ def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
             return _context_output(event, _session_start(root, payload), payload)
         if event == "prompt":
             return _context_output(event, _prompt(root, payload), payload)
+        if event == FILE_EVENT:
+            return _file_touched(root, payload)
         if event in ("pre-compact", "session-end"):
             _start_flush(root, event, payload)
             return ""
-        raise ValueError(f"unknown hook event {event!r} (one of {', '.join(EVENTS)})")
+        known = ", ".join([*EVENTS, FILE_EVENT])
+        raise ValueError(f"unknown hook event {event!r} (one of {known})")
     except Exception as exc:  # a hook must never break the agent: log, print nothing
         if root is None:  # the payload was unreadable: log in the workspace found without it
             try:
@@ -148,6 +151,32 @@ def _prompt(root: Path, payload: dict[str, Any]) -> str:
     with Memory.open(root, lenient=True) as mem:
         ctx = mem.recall(prompt, session=session)
         return str(ctx.block.text) if ctx is not None else ""
+
+
+#: ``memcli agent hook file``: a file read or edited (Claude Code's PreToolUse or PostToolUse
+#: of these tools, ``tool_input.file_path``); the facts linked to it, as context.
+FILE_EVENT = "file"
+FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
+
+
+def _file_touched(root: Path, payload: dict[str, Any]) -> str:
+    tool_input = payload.get("tool_input")
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if payload.get("tool_name") not in FILE_TOOLS or not isinstance(path, str) or not path:
+        return ""
+    hook = payload.get("hook_event_name")
+    name = hook if hook in ("PreToolUse", "PostToolUse") else "PostToolUse"
+    from memcli.memory import Memory
+
+    cwd = payload.get("cwd")
+    with Memory.open(root, lenient=True) as mem:
+        block = mem.file_context(
+            path, session=_session(payload), cwd=Path(cwd) if isinstance(cwd, str) else None
+        )
+    if block is None:
+        return ""
+    out = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": block.text}}
+    return json.dumps(out, ensure_ascii=False)
 
 
 def _session(payload: dict[str, Any]) -> str | None:

@@ -248,7 +248,7 @@ def agent_status(ctx: typer.Context, project: Path | None = PROJECT, as_json: bo
 def agent_hook(
     ctx: typer.Context,
     event: str = typer.Argument(
-        ..., metavar="EVENT", help="session-start, prompt, pre-compact or session-end."
+        ..., metavar="EVENT", help="session-start, prompt, pre-compact, session-end or file."
     ),
 ) -> None:
     """Run one hook: read the agent's JSON payload on stdin, print the agent's JSON.

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from memcli.cli.output import Output, safe_text
+from memcli.search.stale import stale_note
 
 __all__ = ["ECHO_CHARS", "explain_lines", "hits", "quoted"]
 
@@ -42,6 +43,8 @@ def hits(out: Output, view: dict[str, Any], *, table: bool = False) -> None:
                 x for x in (hit["source"], hit["date"] or "evergreen", *hit["flags"]) if x
             )
             out.styled(f"{where}  {score:.3f}  ({meta})", "bold cyan")
+            if hit.get("stale"):
+                out.line(f"  {stale_note(hit['stale'])}")
             for line in hit["snippet"].splitlines():
                 out.line(f"  {line}")
             if hit.get("explain"):
@@ -92,6 +95,8 @@ def _hits_table(
             safe_text(f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"), style="cyan"
         )
         where.append("\n" + safe_text(about), style="dim")
+        if hit.get("stale"):
+            where.append("\n" + safe_text(stale_note(hit["stale"])), style="yellow")
         snippet = _highlighted(Text, safe_text(hit["snippet"]), stems)
         if hit.get("explain"):
             for line in _explain_text(hit["explain"]):

@@ -348,6 +348,7 @@ class Indexer:
                 parsed.texts,
                 parsed.facts,
                 known.id if known is not None else None,
+                parsed.links,
             )
         )
         self._pending_chunks += len(parsed.rows)

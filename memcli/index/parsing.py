@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from memcli.index import chunking
 from memcli.index.bigrams import grams
+from memcli.index.links import confirmed_day, names_in, since
 from memcli.index.store import ChunkValues, TextValues
 from memcli.notes.lines import split_lines
 from memcli.notes.scan import read_text
@@ -29,7 +30,9 @@ def _file_date(rel: str, text: str) -> str | None:
     return chunking.front_matter_date(text) or date_from_name(rel)
 
 
-Rows = tuple[list[ChunkValues], list[TextValues], list[tuple[str, int]]]
+#: A fact's link: its line, its time (HH:MM or None), its last confirmation day, a name.
+Link = tuple[int, str | None, str | None, str]
+Rows = tuple[list[ChunkValues], list[TextValues], list[tuple[str, int]], list[Link]]
 
 
 def build_rows(rel: str, text: str, target: int) -> Rows:
@@ -41,14 +44,19 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
     from memcli.notes.lifecycle import ID_CHARS, STATUS_LINE, status_of
 
     facts: list[tuple[str, int]] = []
+    links: list[Link] = []
     # the lines of entries with a type or tags (in order), each with its type and its tags
     # (lowercased, sorted, without repeats)
     label: dict[int, tuple[str, str]] = {}
     fact_key = entries.fact_key
     own: list[tuple[int, int, str, Any]] = []  # entries with status lines: their own chunk
-    for body, kind, tags, _time, line, end, status in entries.entry_fields(text):
+    for body, kind, tags, time, line, end, status in entries.entry_fields(text):
         key = fact_key(body)
         facts.append((key, line))
+        names = names_in(body)
+        if names:
+            confirmed = confirmed_day(status) if status else None
+            links += [(line, time, confirmed, name) for name in names]
         if kind or tags:
             label[line] = (
                 kind.lower() if kind else "",
@@ -101,7 +109,7 @@ def build_rows(rel: str, text: str, target: int) -> Rows:
         status = (state, st.expires, st.confirmed, st.corroborated, fact_id, tail)
         rows.append((line, end, heading, *labels(line, end), digest, *status))
         texts.append((body_text, heading, _grams(body_text)))
-    return rows, texts, facts
+    return rows, texts, facts, links
 
 
 class Parsed(NamedTuple):
@@ -115,6 +123,7 @@ class Parsed(NamedTuple):
     date: str | None
     warning: str | None
     error: str | None  # the file could not be read
+    links: list[tuple[int, str | None, str]] | None = None  # (line, since, name)
 
 
 def parse_file(rel: str, path: str, target: int, limit: int | None = None) -> Parsed:
@@ -131,8 +140,10 @@ def parse_text(rel: str, digest: str, text: str | None, warning: str | None, tar
     """A file already read and hashed, parsed (``text`` None: a binary file)."""
     if text is None:
         return Parsed(rel, digest, None, None, None, None, warning, None)
-    rows, texts, facts = build_rows(rel, text, target)
-    return Parsed(rel, digest, rows, texts, facts, _file_date(rel, text), warning, None)
+    rows, texts, facts, links = build_rows(rel, text, target)
+    day = _file_date(rel, text)
+    dated = [(line, since(day, time, confirmed), name) for line, time, confirmed, name in links]
+    return Parsed(rel, digest, rows, texts, facts, day, warning, None, dated)
 
 
 def send(stream: Any, value: Any) -> None:

@@ -125,10 +125,39 @@ def _m007_index_id(conn: Any) -> None:
     conn.execute("INSERT OR REPLACE INTO meta VALUES (?, lower(hex(randomblob(16))))", (INDEX_ID,))
 
 
+def _m008_links(conn: Any) -> None:
+    # A fact's links to the repository (memcli.index.links): the path-like names each entry
+    # holds, with when it was last known true (``since``, local ``YYYY-MM-DD HH:MM``), and what
+    # each name resolves to with the path's last change (refreshed by ``memcli index``, not by
+    # a sync). The chunking stamp is dropped: the next sync rebuilds and fills ``links``.
+    _script(
+        conn,
+        """
+        CREATE TABLE links (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            line INTEGER NOT NULL,
+            since TEXT,
+            name TEXT NOT NULL
+        );
+        CREATE INDEX links_file ON links(file_id, line);
+        CREATE INDEX links_name ON links(name);
+        CREATE TABLE link_paths (
+            name TEXT NOT NULL,
+            path TEXT NOT NULL,
+            changed TEXT,
+            commit_id TEXT,
+            PRIMARY KEY (name, path)
+        );
+        CREATE INDEX link_paths_path ON link_paths(path);
+        """,
+    )
+    conn.execute("DELETE FROM meta WHERE key = 'chunking'")
+
+
 #: Forward migrations; ``PRAGMA user_version`` is the number applied.
 MIGRATIONS: list[db.Migration] = [
     _m001_base, _m002_skipped, _m003_grams, _m004_lifecycle, _m005_recent_files,
-    _m006_chunk_ids, _m007_index_id,
+    _m006_chunk_ids, _m007_index_id, _m008_links,
 ]  # fmt: skip
 SCHEMA_VERSION = len(MIGRATIONS)
 #: The oldest schema this memcli reads as it is, when the index cannot be migrated (a

@@ -46,9 +46,24 @@ _keys: dict[str, bytes] = {}
 #: What memcli's schema puts in ``sqlite_master`` (:mod:`memcli.index.schema`, the vectors'
 #: ``chunks_vec``), by type: names, and the prefixes of its virtual tables' own tables.
 #: SQLite's own objects (``sqlite_autoindex_*``, ``sqlite_stat1``...) start with ``sqlite_``.
-_TABLES = frozenset({"meta", "files", "chunks", "facts", "skipped", "chunks_fts", "chunks_vec"})
+_TABLES = frozenset(
+    {
+        "meta",
+        "files",
+        "chunks",
+        "facts",
+        "skipped",
+        "chunks_fts",
+        "chunks_vec",
+        "links",
+        "link_paths",
+    }
+)
 _TABLE_PREFIXES = ("chunks_fts_", "chunks_vec_", "sqlite_stat", "sqlite_sequence")
-_INDEXES = frozenset({"chunks_file", "facts_hash", "facts_file", "files_mtime"})
+_INDEXES = frozenset(
+    {"chunks_file", "facts_hash", "facts_file", "files_mtime", "links_file", "links_name"}
+    | {"link_paths_path"}
+)
 _INDEX_PREFIXES = ("sqlite_autoindex_",)
 
 

@@ -77,6 +77,7 @@ class FileWrite(NamedTuple):
     texts: list[TextValues]  # one a chunk, in the same order
     facts: list[tuple[str, int]]
     file_id: int | None = None
+    links: list[tuple[int, str | None, str]] | None = None  # (line, since, name)
 
 
 class RecentChunk(NamedTuple):
@@ -372,6 +373,7 @@ class Store:
         self._delete_vectors(file_id)
         self.conn.execute("DELETE FROM chunks WHERE file_id = ?", (file_id,))
         self.conn.execute("DELETE FROM facts WHERE file_id = ?", (file_id,))
+        self.conn.execute("DELETE FROM links WHERE file_id = ?", (file_id,))
 
     def remove_file(self, file_id: int) -> None:
         self._delete_file_rows(file_id)
@@ -425,6 +427,13 @@ class Store:
             "INSERT INTO facts (hash, line, file_id) VALUES (?, ?, ?)",
             chain.from_iterable(
                 map(_join, w.facts, repeat((file_id,)))
+                for file_id, w in zip(file_ids, writes, strict=True)
+            ),
+        )
+        conn.executemany(
+            "INSERT INTO links (line, since, name, file_id) VALUES (?, ?, ?, ?)",
+            chain.from_iterable(
+                map(_join, w.links or (), repeat((file_id,)))
                 for file_id, w in zip(file_ids, writes, strict=True)
             ),
         )
@@ -583,6 +592,45 @@ class Store:
         )
         return [RecentChunk(r[0], int(r[1]), r[2], r[3]) for r in rows]
 
+    def link_names(self) -> tuple[list[str], str | None]:
+        """The names facts link to (:mod:`memcli.index.links`) and the earliest ``since``."""
+        names = [r[0] for r in self.conn.execute("SELECT DISTINCT name FROM links ORDER BY 1")]
+        first = self.conn.execute("SELECT min(since) FROM links").fetchone()[0]
+        return names, first
+
+    def set_link_paths(self, rows: list[tuple[str, str, str | None, str | None]]) -> None:
+        """Replace what each name resolves to: (name, path, last changed, commit) rows."""
+        self.conn.execute("DELETE FROM link_paths")
+        self.conn.executemany("INSERT OR REPLACE INTO link_paths VALUES (?, ?, ?, ?)", rows)
+
+    def linked_facts(self, paths: list[str], limit: int) -> list[tuple[str, int]]:
+        """(memory file, line) of the active facts linked to any of ``paths`` (a repository
+        file and the folders holding it), those naming the longest path first, then the
+        newest files; at most ``limit``."""
+        marks = ",".join("?" * len(paths))
+        rows = self.conn.execute(
+            "SELECT f.path, l.line FROM links l JOIN files f ON f.id = l.file_id"
+            " JOIN link_paths p ON p.name = l.name"
+            f" WHERE p.path IN ({marks}) AND NOT EXISTS (SELECT 1 FROM chunks c"
+            " WHERE c.file_id = l.file_id AND c.start_line = l.line"
+            " AND c.state IN ('superseded', 'retracted'))"
+            " GROUP BY f.path, l.line"
+            " ORDER BY max(length(p.path)) DESC, f.evergreen DESC, f.date DESC, l.line DESC"
+            " LIMIT ?",
+            (*paths, limit),
+        )
+        return [(r[0], int(r[1])) for r in rows]
+
+    def stale_links(self) -> list[tuple[str, int, str, str, str]]:
+        """(memory file, line, path, changed, commit) of each fact with a linked path that
+        changed after it was last known true, the latest change of each."""
+        rows = self.conn.execute(
+            "SELECT f.path, l.line, p.path, max(p.changed), p.commit_id FROM links l"
+            " JOIN files f ON f.id = l.file_id JOIN link_paths p ON p.name = l.name"
+            " WHERE p.changed > l.since GROUP BY f.path, l.line ORDER BY f.path, l.line"
+        )
+        return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
+
     def list_files(self) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT f.path, f.source, f.date, f.evergreen, f.size, f.indexed_at,"
@@ -641,7 +689,7 @@ def remove_index_files(path: Path) -> None:
 
 #: The tables :meth:`Store.clear` drops and makes again, parents before children (``chunks_fts``
 #: too, after them).
-CLEARED = ("files", "skipped", "chunks", "facts")
+CLEARED = ("files", "skipped", "chunks", "facts", "links", "link_paths")
 
 
 def _file_values(w: FileWrite) -> tuple[Any, ...]:

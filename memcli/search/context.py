@@ -163,7 +163,8 @@ def _cut_to_fit(hit: Any, room: int) -> tuple[str, ContextSection] | None:
     start, end, raw = _core(hit) or (hit.start_line, hit.end_line, hit.snippet)
     text = strip_controls(raw)
     flags = flags_of(text)
-    room -= cost(_section(hit.path, start, end, "…", flags))
+    note = _note(hit)
+    room -= cost(_section(hit.path, start, end, "…", flags, note))
     if room <= 0:
         return None
     kept = 0
@@ -172,12 +173,22 @@ def _cut_to_fit(hit: Any, room: int) -> tuple[str, ContextSection] | None:
         if kept > room:
             text = text[:i].rstrip() + "…"
             break
-    return _section(hit.path, start, end, text, flags), ContextSection(hit.path, start, end, flags)
+    section = _section(hit.path, start, end, text, flags, note)
+    return section, ContextSection(hit.path, start, end, flags)
 
 
-def _section(path: str, start: int, end: int, text: str, flags: list[str]) -> str:
+def _section(path: str, start: int, end: int, text: str, flags: list[str], note: str = "") -> str:
+    """A quoted passage: its citation and flags, the "may be stale" note, its text."""
     flagged = f" (flagged: {', '.join(flags)})" if flags else ""
-    return f"`{path}:{start}-{end}`{flagged}\n{text.rstrip()}\n"
+    noted = f"{note}\n" if note else ""
+    return f"`{path}:{start}-{end}`{flagged}\n{noted}{text.rstrip()}\n"
+
+
+def _note(hit: Any) -> str:
+    """A hit's "may be stale" note ('' for a quote that is not a search hit)."""
+    from memcli.search.stale import stale_note  # with the block only
+
+    return stale_note(getattr(hit, "stale", None))
 
 
 def _frame(marker: str) -> tuple[str, str]:
@@ -191,6 +202,7 @@ class Quote(NamedTuple):
     start_line: int
     end_line: int
     snippet: str
+    stale: dict[str, str] | None = None  # a "may be stale" mark (memcli.search.stale)
 
 
 def render(
@@ -228,10 +240,11 @@ def render(
         if skip is not None and skip(first):
             continue
         kept.append((hit, first))
+        note = _note(hit)
         for start, end, raw in options:
             text = strip_controls(raw)  # a prompt gets no terminal escapes or bidi overrides
             flags = flags_of(text)
-            section = _section(hit.path, start, end, text, flags)
+            section = _section(hit.path, start, end, text, flags, note)
             add = cost(section) + 1 + (frame if not parts else 0)  # +1: blank line before
             if used + add <= budget:
                 parts.append(section)

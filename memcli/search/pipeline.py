@@ -13,6 +13,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Sequence
 from datetime import date
+from typing import Any
 
 from memcli.errors import BadInput
 from memcli.index.store import Store
@@ -24,6 +25,7 @@ from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
 from memcli.search.results import Hit, SearchResult
 from memcli.search.snippets import FileText, Passage, assemble, clip, span_lines
+from memcli.search.stale import stale_marks
 
 #: Chunk states a search leaves out unless asked (memcli.notes.lifecycle).
 HIDDEN = frozenset({"superseded", "retracted", "expired"})
@@ -109,25 +111,41 @@ def run_search(
         hit.flags = [instructions.INSTRUCTION_LIKE] if phrase else []
         hit.flags += [STATE_FLAGS.get(s, s) for s in states]  # superseded, under review...
         if opts.explain:
-            hit.explain = ranking.explain(
-                hit.signal,
-                hit.terms,
-                hit.scores,
-                _params(opts),
-                hit.score,
-                opts.fusion if "fusion" in hit.scores else None,
-            )
-            hit.explain["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
-            hit.explain["merged"] = [[m.passage.start, m.passage.end] for m in span.merged]
-            hit.explain["flags"] = {instructions.INSTRUCTION_LIKE: phrase} if phrase else {}
-            if "trust" in hit.scores:
-                hit.explain["trust"] = ranking.trust_reasons(hit)
-            if hit.state:
-                hit.explain["state"] = hit.state
-            if window is not None:
-                hit.explain["time_window"] = window.as_dict()
+            hit.explain = _explain(hit, span.merged, opts, phrase, window)
         result.hits.append(hit)
+    quoted: list[tuple[str, int, int]] = [(h.path, h.start_line, h.end_line) for h in result.hits]
+    for hit, mark in zip(result.hits, stale_marks(store.conn, quoted), strict=True):
+        hit.stale = mark
     return result
+
+
+def _explain(
+    hit: Hit,
+    merged: list[Hit],
+    opts: SearchOptions,
+    phrase: str | None,
+    window: timewords.Window | None,
+) -> dict[str, Any]:
+    """``--explain``: how the hit's score came to be, its passage and those merged into it,
+    its flags, trust, state and the query's time window."""
+    out = ranking.explain(
+        hit.signal,
+        hit.terms,
+        hit.scores,
+        _params(opts),
+        hit.score,
+        opts.fusion if "fusion" in hit.scores else None,
+    )
+    out["passage"] = [hit.passage.start, hit.passage.end] if hit.passage else None
+    out["merged"] = [[m.passage.start, m.passage.end] for m in merged if m.passage]
+    out["flags"] = {instructions.INSTRUCTION_LIKE: phrase} if phrase else {}
+    if "trust" in hit.scores:
+        out["trust"] = ranking.trust_reasons(hit)
+    if hit.state:
+        out["state"] = hit.state
+    if window is not None:
+        out["time_window"] = window.as_dict()
+    return out
 
 
 def _time_window(store: Store, query: str, opts: SearchOptions) -> timewords.Window | None:

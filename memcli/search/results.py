@@ -18,7 +18,7 @@ class Hit:
         "chunk_id", "path", "chunk_start", "chunk_end", "heading", "text", "source", "date",
         "evergreen", "score", "scores", "snippet", "start_line", "end_line", "explain",
         "flags", "passage", "signal", "terms", "state", "confirmed", "corroborated", "ids",
-        "match_line", "match_lines",
+        "match_line", "match_lines", "stale",
     )  # fmt: skip
 
     def __init__(
@@ -56,6 +56,8 @@ class Hit:
         # matched among the snippet's (it, and those merged into its result)
         self.match_line: int | None = None
         self.match_lines: list[int] = []
+        # a repository path its facts name changed after them (memcli.search.stale)
+        self.stale: dict[str, str] | None = None
 
     def __repr__(self) -> str:
         return f"Hit({self.path}:{self.start_line}-{self.end_line}, score={self.score:.4f})"
@@ -101,6 +103,7 @@ class Hit:
             "ids": self.ids,
             "match_line": self.match_line,
             "match_lines": self.match_lines,
+            "stale": self.stale,
         }
         if self.explain is not None:
             out["explain"] = self.explain

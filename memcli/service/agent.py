@@ -107,6 +107,7 @@ class AgentService(SearchService, FlushService):
         entry of a dated file."""
         from memcli.notes.entries import entry_fields  # briefings only
         from memcli.search.context import Quote  # briefings only
+        from memcli.search.stale import stale_mark
 
         out: list[Quote] = []
         if limit <= 0:
@@ -124,7 +125,8 @@ class AgentService(SearchService, FlushService):
             for _, line, end in reversed(found):  # newest (last written) first
                 raw = "\n".join(lines[line - 1 : end]).rstrip()
                 start = chunk.start_line + line - 1
-                out.append(Quote(chunk.path, start, start + (end - line), raw))
+                mark = stale_mark(self.store.conn, chunk.path, start, start)
+                out.append(Quote(chunk.path, start, start + (end - line), raw, mark))
                 if len(out) >= limit:
                     return out
         return out

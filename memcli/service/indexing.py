@@ -6,12 +6,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcli.errors import BadInput, LockTimeout, PathOutsideWorkspace, WriteFailed
+from memcli.errors import BadInput, GitError, LockTimeout, PathOutsideWorkspace, WriteFailed
 from memcli.index import db
 from memcli.index.freshness import Freshness
 from memcli.index.indexer import IndexReport, rel_paths
 from memcli.index.indexfile import writer_lock
-from memcli.notes.workspace import MEMORY_DIR
+from memcli.notes.workspace import MEMORY_DIR, find_git_root
 from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
 
 #: Seconds a search waits for another writer before it answers from the index as it is.
@@ -52,6 +52,8 @@ class IndexService(MemoryCore):
                         rels, force=force, progress=progress, embed=embed, embed_limit=embed_limit
                     )
                 )
+                if rels is None:  # a whole sync: the git hooks' and the user's
+                    self.refresh_links()
             except db.database_errors() as exc:
                 cause = db.write_failure(exc)
                 if cause is None:
@@ -65,6 +67,21 @@ class IndexService(MemoryCore):
         report.warnings[:0] = self.warnings
         self.warnings.clear()
         return report
+
+    def refresh_links(self) -> None:
+        """Record when the repository paths facts link to last changed (one ``git log``;
+        :mod:`memcli.git.changes`), under the writer lock the caller holds."""
+        from memcli.git.changes import refresh_links  # the git room: indexing only
+
+        top = find_git_root(self.ws.root)
+        try:
+            with self.store.transaction():
+                if top is None:
+                    self.store.set_link_paths([])
+                else:
+                    refresh_links(self.store, top)
+        except GitError as exc:  # the index stays as it was: stale marks wait for git
+            self.warnings.append(f"paths facts name not checked: {exc.message}")
 
     def scrub(self, lock_timeout: float | None = None) -> bool:
         """Wipe deleted text from the index file (:meth:`memcli.index.store.Store.scrub`),

@@ -427,6 +427,7 @@ class LifecycleService(NotesService):
                 }
             )
         out += self._instruction_like({(item["path"], item["line"]) for item in out})
+        out += self._stale_facts({(item["path"], item["line"]) for item in out})
         return sorted(out, key=lambda item: (item["path"], item["line"]))
 
     def _instruction_like(self, listed: set[tuple[str, int]]) -> list[dict[str, Any]]:
@@ -458,6 +459,45 @@ class LifecycleService(NotesService):
             for rel, line, body, fact_id, phrase in unsettled(texts)
             if (rel, line) not in listed
         ]
+
+    def _stale_facts(self, listed: set[tuple[str, int]]) -> list[dict[str, Any]]:
+        """Facts naming a repository path that changed after them (memcli.search.stale),
+        except those in ``listed``."""
+        from memcli.notes.entryparse import entry_fields, entry_id
+        from memcli.search.stale import stale_note
+
+        out: list[dict[str, Any]] = []
+        texts: dict[str, dict[int, str]] = {}
+        for rel, line, path, changed, commit in self.store.stale_links():
+            if (rel, line) in listed:
+                continue
+            if rel not in texts:
+                try:
+                    text = (self.ws.root / rel).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = ""
+                texts[rel] = {f[4]: f[0] for f in entry_fields(text)}
+            body = texts[rel].get(line)
+            if body is None:  # the file changed since it was indexed
+                continue
+            fact_id = entry_id(body)
+            mark = {"path": path, "date": changed[:10], "commit": commit}
+            out.append(
+                {
+                    "id": fact_id,
+                    "path": rel,
+                    "line": line,
+                    "text": body,
+                    "state": "stale",
+                    "why": stale_note(mark),
+                    "commands": [
+                        f"memcli confirm {fact_id}",
+                        f'memcli supersede {fact_id} "..."',
+                        f'memcli forget {fact_id} --reason "..."',
+                    ],
+                }
+            )
+        return out
 
     # -- writing ---------------------------------------------------------------------------
     def _annotate(

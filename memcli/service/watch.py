@@ -5,9 +5,14 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
+from memcli.errors import GitError
+from memcli.notes.workspace import find_git_root
 from memcli.service.core import MemoryCore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from memcli.index.store import Store
     from memcli.index.watching.events import Emit, WatchSummary
     from memcli.service.datatypes import (
         WatchOptions,  # the watcher's modules load on a watch, not with every command
@@ -37,4 +42,21 @@ class WatchService(MemoryCore):
             stop_event=stop,
             handle_signals=opts.handle_signals,
             embedder_factory=self._embedder.factory,
+            after_sync=self._links_refresher(),
         )
+
+    def _links_refresher(self) -> Callable[[Store], None] | None:
+        """What refreshes the links' last changes after a watched sync (git's), if in git."""
+        from memcli.git.changes import refresh_links  # the git room: a watch only
+
+        top = find_git_root(self.ws.root)
+        if top is None:
+            return None
+
+        def refresh(store: Store) -> None:
+            try:
+                refresh_links(store, top)
+            except GitError:  # no git to run: the marks wait for 'memcli index'
+                pass
+
+        return refresh

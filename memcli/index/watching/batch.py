@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from memcli.config import Settings
 from memcli.index.embedder import Embedder, EmbedderFactory, LazyEmbedder, configured_model
 from memcli.index.indexer import Indexer, IndexReport
@@ -26,8 +28,10 @@ class BatchIndexer:
         settings: Settings,
         change_filter: ChangeFilter,
         embedder_factory: EmbedderFactory,
+        after_sync: Callable[[Store], None] | None = None,
     ) -> None:
         self.ws = ws
+        self.after_sync = after_sync  # run on the store after a sync that changed files
         self.settings = settings
         self.filter = change_filter
         self.embedder_factory = embedder_factory
@@ -78,6 +82,9 @@ class BatchIndexer:
         if paths:
             _forget_stat(store, self.ws, paths)
         report = indexer.sync(paths, watched=True)
+        if self.after_sync is not None and (paths is None or report.changed):
+            with store.transaction():
+                self.after_sync(store)
         if paths is None:
             self.filter.set_indexed(store.file_states())
         else:  # folders only ever get added here; a stale one costs one empty sync

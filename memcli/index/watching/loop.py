@@ -7,6 +7,7 @@ import contextlib
 import stat
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from memcli.config import Settings
 from memcli.index.embedder import EmbedderFactory
 from memcli.index.indexer import IndexReport
 from memcli.index.indexfile import writer_lock
+from memcli.index.store import Store
 from memcli.index.watching.batch import BatchIndexer
 from memcli.index.watching.events import (
     Emit,
@@ -60,6 +62,7 @@ class Watcher:
         *,
         debounce_ms: int | None = None,
         embedder_factory: EmbedderFactory,
+        after_sync: Callable[[Store], None] | None = None,
     ) -> None:
         self.ws = ws
         self.settings = settings
@@ -72,7 +75,7 @@ class Watcher:
         self.debounce_s = self.debounce_ms / 1000
         self.max_delay_s = max(MIN_MAX_DELAY_S, MAX_DELAY_FACTOR * self.debounce_s)
         self.filter = ChangeFilter(ws, self.include)
-        self.batches = BatchIndexer(ws, settings, self.filter, embedder_factory)
+        self.batches = BatchIndexer(ws, settings, self.filter, embedder_factory, after_sync)
         self.syncs = 0
         self.pending = _Batch()
         self.full_next = False  # after a failure: re-sync everything

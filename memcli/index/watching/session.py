@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from memcli.config import Settings
 from memcli.index.embedder import EmbedderFactory
+from memcli.index.store import Store
 from memcli.index.watching.events import Emit, WatchSummary, stopped_event
 from memcli.index.watching.loop import Watcher
 from memcli.index.watching.signals import stop_on_signals
@@ -24,6 +26,7 @@ def run_watch(
     stop_event: threading.Event | None = None,
     handle_signals: bool = True,
     embedder_factory: EmbedderFactory,
+    after_sync: Callable[[Store], None] | None = None,
 ) -> WatchSummary:
     """Watch a workspace until a signal (or ``stop_event``); emits ``stopped`` at the end.
 
@@ -36,7 +39,13 @@ def run_watch(
     ws.ensure_state_dir()
     lock = acquire_watch_lock(ws)
     watcher = Watcher(
-        ws, settings, emit, stop, debounce_ms=debounce_ms, embedder_factory=embedder_factory
+        ws,
+        settings,
+        emit,
+        stop,
+        debounce_ms=debounce_ms,
+        embedder_factory=embedder_factory,
+        after_sync=after_sync,
     )
     in_main = threading.current_thread() is threading.main_thread()
     signals: contextlib.AbstractContextManager[dict[str, Any]] = (
