@@ -250,7 +250,7 @@ def test_status_reports_what_is_installed_and_logged_errors(cli: Cli, workspace:
     assert r.exit_code == 0, r.stderr
     data = r.json()
     project = next(i for i in data["installed"] if i["scope"] == "project")
-    assert project["hooks"] == ["session-start", "prompt", "pre-compact", "session-end"]
+    assert project["hooks"] == ["session-start", "prompt", "pre-compact", "session-end", "file"]
     assert project["mcp"] and project["policy"]
     user = next(i for i in data["installed"] if i["scope"] == "user")
     assert user["hooks"] == [] and not user["mcp"]

@@ -118,6 +118,7 @@ def test_without_the_mcp_sdk_no_server_is_installed_and_doctor_says_so(
         "UserPromptSubmit",
         "PreCompact",
         "SessionEnd",
+        "PostToolUse",
     }
 
     # an entry that names this memcli (as an earlier install wrote it): it cannot start

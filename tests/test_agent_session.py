@@ -52,7 +52,13 @@ def test_a_whole_session(
     assert cli("add", "Staging lives at staging.shop.test.").exit_code == 0
     assert cli("agent", "install", "claude-code").exit_code == 0
     hooks = installed_commands(project)
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "SessionEnd"}
+    assert set(hooks) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+        "SessionEnd",
+        "PostToolUse",
+    }
 
     transcript = claude_transcript("transcript.jsonl")  # where Claude Code keeps them
     lines = (FIXTURES / "claude_session.jsonl").read_text().splitlines(keepends=True)

@@ -19,7 +19,7 @@ from memcli.agents.claude_plugin import files
 from tests.conftest import Cli
 
 ROOT = Path(__file__).resolve().parent.parent
-EVENTS = ["session-start", "prompt", "pre-compact", "session-end"]
+EVENTS = ["session-start", "prompt", "pre-compact", "session-end", "file"]
 ALLOW = [f"mcp__plugin_memcli_memcli__{t}" for t in ("search", "context", "get", "status")]
 
 

@@ -62,7 +62,7 @@ def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
         if event in ("pre-compact", "session-end"):
             _start_flush(root, event, payload)
             return ""
-        known = ", ".join([*EVENTS, FILE_EVENT])
+        known = ", ".join(EVENTS)
         raise ValueError(f"unknown hook event {event!r} (one of {known})")
     except Exception as exc:  # a hook must never break the agent: log, print nothing
         if root is None:  # the payload was unreadable: log in the workspace found without it

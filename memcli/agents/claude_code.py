@@ -68,6 +68,7 @@ class ClaudeCode(Agent):
         "prompt": ("UserPromptSubmit", None, 10),
         "pre-compact": ("PreCompact", None, 10),
         "session-end": ("SessionEnd", None, 10),
+        "file": ("PostToolUse", "Read|Edit|Write|MultiEdit", 10),
     }
     config_folders = (".claude",)
 

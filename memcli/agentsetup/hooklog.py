@@ -22,6 +22,7 @@ EVENTS = {
     "prompt": "UserPromptSubmit",
     "pre-compact": "PreCompact",
     "session-end": "SessionEnd",
+    "file": "PostToolUse",  # a file read or edited: the facts linked to it
 }
 LOG_NAME = "agent.log"
 _LOG_MAX_BYTES = 256 * 1024

@@ -82,6 +82,7 @@ class ModelAPI:
         self.requests: list[dict[str, Any]] = []  #: {"path", "body"} of each POST
         self.tool_query: str | None = None  #: call memcli's search tool with this query
         self.search_tool = MEMCLI_SEARCH  #: its name (a plugin's server names it otherwise)
+        self.read_path = ""  #: a file the model reads with Claude Code's Read tool, then answers
         self.final_text = "Done."
         self.fail_with: int | None = None  #: answer every request with this HTTP status
         #: the answer to memcli's own question for facts (a request offering no tool whose
@@ -177,6 +178,8 @@ class ModelAPI:
         tool name in ``offered``, the request's text, may be loaded by ToolSearch) after a
         result of ``last_tool``."""
         search = next((t for t in tools if "memcli" in t and t.endswith("search")), None)
+        if self.read_path and "Read" in tools:  # read a file once, then answer
+            return ("text", self.final_text) if last_tool == "Read" else ("tool", "Read")
         if last_tool is not None and "memcli" in last_tool:
             return "text", self.final_text
         if not self.tool_query:
@@ -217,6 +220,7 @@ class ModelAPI:
             block = {"type": "tool_use", "id": f"toolu_{n}", "name": value, "input": {}}
             select = {"query": f"select:{self.search_tool}", "max_results": 1}
             args = self._args() if value != "ToolSearch" else select
+            args = {"file_path": self.read_path} if value == "Read" else args
             delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
             stop = "tool_use"
         else:

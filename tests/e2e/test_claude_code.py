@@ -86,6 +86,31 @@ def test_briefing_recall_and_a_tool_round_trip(tmp_path: Path, model: ModelAPI) 
     assert not memory[-1].get("is_error")
 
 
+def test_a_file_the_agent_reads_brings_the_facts_that_name_it(
+    tmp_path: Path, model: ModelAPI
+) -> None:
+    """Claude Code reads jobs/export.py: memcli's PostToolUse hook adds the fact that names
+    it, once, framed as memory about that file, to what the model reads next."""
+    fact = "jobs/export.py writes the CSV with a BOM so that Excel opens it."
+    root = project(tmp_path, "app", FACT)
+    (root / "jobs").mkdir()
+    (root / "jobs" / "export.py").write_text("def export(rows): ...\n")
+    subprocess.run(["git", "add", "jobs"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "export"], cwd=root, check=True, env=quiet_env())
+    assert memcli(root, "add", fact).returncode == 0
+    assert memcli(root, "index").returncode == 0
+    assert memcli(root, "agent", "install", "claude-code").returncode == 0
+    trust(root)
+    model.read_path = str(root / "jobs" / "export.py")
+    run = claude(root, model, "Have a look, please.")  # no recall: nothing matches it
+    assert run.stdout.strip() == model.final_text
+    first, *rest = main_requests(model)
+    assert "Memory about" not in dumps(first["messages"])
+    after = dumps(rest[-1]["messages"])  # after the Read: the file, then memcli's context
+    assert after.count("Memory about `jobs/export.py`") == 1, after[-3000:]
+    assert "writes the CSV with a BOM" in after.split("Memory about `jobs/export.py`")[1]
+
+
 def wait_for(check: Any, timeout: float = 60) -> Any:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -32,7 +32,7 @@ from tests.stub_openai import StubOpenAI
 REPO = Path(__file__).resolve().parents[2]
 PLUGIN_SEARCH = "mcp__plugin_memcli_memcli__search"
 PLUGIN_ALLOW = [f"mcp__plugin_memcli_memcli__{t}" for t in ("search", "context", "get", "status")]
-EVENTS = ["session-start", "prompt", "pre-compact", "session-end"]
+EVENTS = ["session-start", "prompt", "pre-compact", "session-end", "file"]
 
 
 def on_path(tmp_path: Path) -> tuple[str, Path]:
