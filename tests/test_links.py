@@ -233,3 +233,24 @@ def test_post_commit_hook_refreshes_stale_marks(repo: Path, cli: Cli) -> None:
     env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = "2026-11-20T09:00:00 +0000"
     subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=repo, env=env, check=True)
     assert search(cli, "CSV BOM Excel")[0]["stale"]["date"] == "2026-11-20"
+
+
+def test_added_fact_links_at_once(repo: Path, cli: Cli) -> None:
+    """``add`` (a sync of one file) resolves the new names it brings: the file hook finds the
+    fact before any whole ``index``."""
+    from memcli.memory import Memory
+
+    (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
+    git(repo, "commit", "-qam", "export without BOM", when="2026-11-20T09:00:00")
+    assert cli("index").exit_code == 0
+    assert cli("add", "Refund mails go out from `payments/refund.py`.").exit_code == 0
+    assert cli("add", "The `jobs` folder holds cron entry points.").exit_code == 0
+    with Memory.open(repo) as mem:
+        refund = mem.file_context(repo / "payments" / "refund.py", session="s1")
+        export = mem.file_context(repo / "jobs" / "export.py", session="s1")
+        rows = mem.store.conn.execute(
+            "SELECT name, path, changed FROM link_paths WHERE name = 'jobs' ORDER BY path"
+        ).fetchall()
+    assert refund is not None and "Refund mails go out" in refund.text
+    assert export is not None and "cron entry points" in export.text
+    assert rows == [("jobs", "jobs", None)]  # the folder; its changes: the next index
