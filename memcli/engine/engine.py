@@ -50,6 +50,7 @@ class Engine:
             "status": self._status,
             "recall": self._recall,
             "briefing": self._briefing,
+            "file_context": self._file_context,
         }
 
     # -- memories --------------------------------------------------------------------------
@@ -143,6 +144,17 @@ class Engine:
     def _briefing(self, args: dict[str, Any]) -> dict[str, Any]:
         """An agent's session-start hook: the briefing block's text."""
         return {"text": self._memory(lenient=True).briefing().block.text}
+
+    def _file_context(self, args: dict[str, Any]) -> dict[str, Any]:
+        """An agent's file hook: the facts linked to the files a tool call touched."""
+        paths = [str(p) for p in args.get("paths") or ()]
+        session, cwd = args.get("session"), args.get("cwd")
+        text = self._memory(lenient=True).touched_context(
+            paths,
+            session=session if isinstance(session, str) else None,
+            cwd=Path(cwd) if isinstance(cwd, str) else None,
+        )
+        return {"text": text}
 
     def _search(self, args: dict[str, Any]) -> dict[str, Any]:
         from memcli.search.options import SearchRequest
