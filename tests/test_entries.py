@@ -65,3 +65,23 @@ def test_append_adds_missing_newline(tmp_path: Path) -> None:
     with locked_append(target, within=(tmp_path,)) as fd:
         append_text(fd, target, "- 10:00 fact\n")
     assert target.read_text() == "hand written without newline\n- 10:00 fact\n"
+
+
+@pytest.mark.parametrize(
+    ("passage", "plain"),
+    [
+        ("- 10:00 [decision] Use Valkey. #cache #infra", "decision: Use Valkey."),
+        ("- 09:12 Standup moves to 10. #team", "Standup moves to 10."),
+        (
+            "* [gotcha] Retries double-charge\n  unless keyed.",
+            "gotcha: Retries double-charge\n  unless keyed.",
+        ),
+        ("- 11:00 Issue #42 is fixed", "Issue #42 is fixed"),
+        ("Not an entry: a paragraph.", "Not an entry: a paragraph."),
+    ],
+)
+def test_plain_entry_keeps_kind_and_words(passage: str, plain: str) -> None:
+    """What an entry is embedded as on its own (recall, entry-level quotes)."""
+    from memcli.notes.entryparse import plain_entry
+
+    assert plain_entry(passage) == plain

@@ -121,3 +121,44 @@ def test_the_mcp_search_tool_quotes_the_fact(across: Cli, workspace: Path) -> No
     answers = session(workspace, body)
     for (_, fact), text in zip(ACROSS, answers, strict=True):
         assert fact in text
+
+
+#: Facts as ``memcli add`` writes them (time, type, tags) with prompts about them in other
+#: words (benchmarks/recall_bench.py). Embedded with their time and tags, each entry's own
+#: similarity to its prompt was below the model's recall threshold (0.27-0.33).
+RECALLED = [
+    (
+        "- 14:20 [constraint] Admin accounts must have TOTP two-factor enabled; the middleware"
+        " blocks admin routes otherwise. #auth",
+        "Do admins need 2FA?",
+    ),
+    (
+        "- 14:21 [fact] The main database is PostgreSQL 15 on RDS; read replicas serve"
+        " reporting queries. #db",
+        "Where should the heavy analytics queries go?",
+    ),
+    (
+        "- 14:22 [decision] Background jobs run on Celery with RabbitMQ as the broker; tasks"
+        " must be idempotent because they can run twice. #queue",
+        "Which message broker do the workers use?",
+    ),
+]
+
+
+def test_recall_reads_an_entry_by_its_kind_and_words(cli: Cli, workspace: Path) -> None:
+    """Recall embeds an entry without its list mark, time and tags: each prompt gets its fact
+    (and an unrelated prompt nothing), with the real MiniLM model."""
+    from memcli.memory import Memory
+
+    assert cli("config", "set", "embedding.model", "local/all-MiniLM-L6-v2").exit_code == 0
+    assert cli("config", "set", "embedding.model_path", MODEL_DIR).exit_code == 0
+    lines = [line for line, _ in RECALLED]
+    lines.append("- 14:30 [convention] Changelog entries are written in the past tense. #docs")
+    (workspace / "memory" / "2026-11-20.md").write_text("\n".join(lines) + "\n")
+    assert cli("index").exit_code == 0
+    with Memory.open(workspace) as mem:
+        for line, prompt in RECALLED:
+            ctx = mem.recall(prompt)
+            assert ctx is not None, prompt
+            assert line.split("] ", 1)[1].split(" #")[0] in ctx.block.text, prompt
+        assert mem.recall("Turn this script into a CLI with argparse") is None

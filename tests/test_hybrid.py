@@ -754,4 +754,4 @@ def test_a_batch_embeds_all_its_queries_in_one_request(
     )
     later = [text for call in calls[1:] for text in call["body"]["input"]]
     assert not set(later) & set(queries)
-    assert all(text.startswith("- ") for text in later), later
+    assert later and not any(text.startswith("- ") for text in later), later  # kind and words

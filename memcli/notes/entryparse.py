@@ -144,6 +144,20 @@ def _tags_start(line: str) -> int:
         end = space
 
 
+def plain_entry(passage: str) -> str:
+    """An entry's kind and words, as a model reads them best: ``decision: text`` for
+    ``- 10:00 [decision] text #tag``, without the list mark, the time and the tags that end
+    its first line; its other lines as they are; any other text as it is."""
+    first, nl, rest = passage.strip().partition("\n")
+    m = _ENTRY.match(first)
+    if m is None:
+        return passage.strip()
+    _, kind, body = m.groups()
+    tags = _tags_start(body)
+    body = body[:tags].rstrip() if tags > 0 else body
+    return (f"{kind}: {body}" if kind else body) + nl + rest
+
+
 #: Characters that do not show: a fact holding one is the same fact without it.
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u2060\ufeff"))
 

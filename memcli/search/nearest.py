@@ -6,8 +6,9 @@ shown by its first passage, so a hybrid search may rank the right chunk and quot
 entry of it, with a similarity diluted by its neighbours. Recall therefore embeds each entry
 (passage) of the chunks a search found, alone, and takes the one nearest the prompt: its own
 cosine similarity says far better than a fused score whether the prompt is about it
-(``benchmarks/recall_bench.py``). The vectors come from the embedding cache after the first
-time an entry is seen.
+(``benchmarks/recall_bench.py``). An entry is embedded as its kind and words
+(:func:`~memcli.notes.entryparse.plain_entry`: no list mark, time or tags, which only blur
+it); the vectors come from the embedding cache after the first time an entry is seen.
 
 A search does the same for the chunks with the best vector similarity
 (:func:`entry_similarities`): each is quoted by its entry nearest the query, not by its first
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from datetime import date
 
 from memcli.errors import ProviderError
+from memcli.notes.entryparse import plain_entry
 from memcli.search.results import Hit
 from memcli.search.snippets import Passage, split_passages
 
@@ -43,7 +45,7 @@ def nearest_entries(
                 entries.append((hit, p, text))
     if not entries:
         return []
-    vectors = embed([text for _, _, text in entries])
+    vectors = embed([plain_entry(text) for _, _, text in entries])
     best: dict[int, tuple[float, Passage, str]] = {}
     for (hit, p, text), vector in zip(entries, vectors, strict=True):
         sim = cosine(query_vector, vector)
@@ -74,7 +76,7 @@ def entry_similarities(
     if not entries:
         return {}
     try:
-        vectors = embed([text for _, _, text in entries])
+        vectors = embed([plain_entry(text) for _, _, text in entries])
     except ProviderError:
         return {}
     out: dict[int, dict[Passage, float]] = {}
