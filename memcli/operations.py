@@ -17,12 +17,15 @@ import on a search that the engine answers, which never imports the service.
 from typing import Any, NamedTuple, TypedDict
 
 __all__ = [
+    "CLI",
     "ENGINE",
     "MCP",
     "OPERATIONS",
     "Operation",
     "by_name",
+    "context_of",
     "decoded",
+    "exposed",
     "payload",
 ]
 

@@ -169,6 +169,8 @@ def test_the_mcp_server_answers_through_the_workspaces_engine(engine: Path) -> N
         out["search"] = text_of(await s.call_tool("search", {"query": "release train"}))
         out["context"] = text_of(await s.call_tool("context", {"query": "session cache"}))
         out["status"] = text_of(await s.call_tool("status", {}))
+        blank = await s.call_tool("forget", {"fact": "memory/x.md:1", "reason": " "})
+        out["error"] = text_of(blank) if blank.is_error else ""
         return out
 
     said = mcp_session(engine, body)
@@ -177,4 +179,7 @@ def test_the_mcp_server_answers_through_the_workspaces_engine(engine: Path) -> N
     assert "Fact ids (for supersede, forget, confirm):" in said["search"]
     assert "Valkey" in said["context"]
     assert '"pid"' in said["status"] and '"watching"' in said["status"]  # the engine's status
-    assert _requests(engine) - before >= 4  # add, search, context, status went there
+    # the engine's error, worded with the tool's parameter
+    assert said["error"].endswith(": forget needs a reason (reason: why it is wrong)")
+    # add, search, context and forget went there (a status leaves the count as it is)
+    assert _requests(engine) - before == 4

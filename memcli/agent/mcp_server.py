@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import IO, Annotated, Any
+from typing import IO, Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -115,7 +115,7 @@ def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
     ) -> CallToolResult:
         request = request_of(given).payload()
         got = await engine.ask("context", operations.ContextAsk(query, request))
-        return _text(context_text(got))  # type: ignore[arg-type]
+        return _text(context_text(cast("operations.ContextAnswer", got)))
 
     # the request's parameters come from its declaration (memcli.agent.mcp_search)
     query = inspect.signature(search).parameters["query"]
@@ -145,7 +145,7 @@ def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
         ] = None,
     ) -> CallToolResult:
         got = await engine.ask("context", operations.ContextAsk(query, None, max_tokens))
-        return _text(context_text(got))  # type: ignore[arg-type]
+        return _text(context_text(cast("operations.ContextAnswer", got)))
 
     @server.tool(
         description="Read lines of a memory file by citation: 'path:start-end' (as search"
