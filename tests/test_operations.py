@@ -183,3 +183,24 @@ def test_the_mcp_server_answers_through_the_workspaces_engine(engine: Path) -> N
     assert said["error"].endswith(": forget needs a reason (reason: why it is wrong)")
     # add, search, context and forget went there (a status leaves the count as it is)
     assert _requests(engine) - before == 4
+
+
+def test_the_context_answer_carries_each_facts_state_from_the_search(
+    engine: Path, cli: Cli
+) -> None:
+    """The state of each fact a hit shows comes from the search (``Hit.id_states``, beside
+    ``ids``), not from parsing the snippet's text again; in process and from the engine the
+    same answer."""
+    from memcli.memory import Memory
+
+    old = cli("search", "session cache", "--json").json()["results"][0]["ids"][0]
+    assert cli("supersede", old, "Use Valkey 8 for the session cache.").exit_code == 0
+    asked = operations.ContextAsk("session cache", {"include_inactive": True})
+    with Memory.open(str(engine)) as mem:
+        answer = operations.context_of(mem, asked)
+    served = ask(engine, "context", operations.payload(asked), timeout=30)
+    assert served is not None and served["result"] == answer
+    states = {i: s for h in answer["hits"] for i, s in zip(h["ids"], h["states"], strict=True)}
+    assert states[old] == "superseded"
+    assert "active" in states.values()
+    assert all(len(h["ids"]) == len(h["states"]) for h in answer["hits"])
