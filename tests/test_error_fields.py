@@ -8,6 +8,7 @@ import ast
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -42,9 +43,10 @@ def _text(node: ast.AST, constants: dict[str, str]) -> str:
     return ""
 
 
-def _messages() -> list[tuple[str, int, str]]:
+def _messages(room_fields: list[Any] | None = None) -> list[tuple[str, int, str]]:
     """(file, line, text) of every message and hint an error raised under :data:`SHARED`
-    carries, module constants named there included."""
+    carries, module constants named there included; ``room_fields`` gets each raise's
+    (place, message expressions, the names it passes as ``fields``)."""
     found = []
     for room in SHARED:
         for path in sorted((PACKAGE / room).rglob("*.py")):
@@ -67,7 +69,17 @@ def _messages() -> list[tuple[str, int, str]]:
                     text = _text(arg, constants)
                     if text:
                         found.append((str(path.relative_to(PACKAGE)), node.lineno, text))
+                if room_fields is not None:
+                    room_fields.append((f"{path.name}:{node.lineno}", said, _fields(call)))
     return found
+
+
+def _fields(call: ast.Call) -> set[str]:
+    """The field names a raise passes as ``fields=(...)``."""
+    for k in call.keywords:
+        if k.arg == "fields" and isinstance(k.value, ast.Tuple):
+            return {e.value for e in k.value.elts if isinstance(e, ast.Constant)}
+    return set()
 
 
 def test_no_error_of_the_service_names_a_command_line_flag() -> None:
@@ -81,6 +93,26 @@ def test_no_error_of_the_service_names_a_command_line_flag() -> None:
         if FLAG.search(QUOTED_COMMAND.sub("", text))
     ]
     assert not flagged, "\n".join(flagged)
+
+
+def test_each_field_a_message_marks_is_one_it_declares() -> None:
+    """``{to}`` in a message is a field only when the raise lists it in ``fields`` (else the
+    braces would show); and a listed field is marked in its message or hint."""
+    raises: list[Any] = []
+    _messages(raises)
+    checked = 0
+    for place, said, fields in raises:
+        marked = {
+            m
+            for arg in said
+            for node in ast.walk(arg)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            for m in re.findall(r"\{([a-z_]+)\}", node.value)
+        }
+        assert marked <= fields, (place, marked, fields)
+        assert fields <= marked, (place, marked, fields)
+        checked += bool(fields)
+    assert checked >= 15
 
 
 def test_an_error_names_its_fields_as_the_library_or_an_adapter_words_them() -> None:
