@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from typing import IO, Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
@@ -159,7 +160,7 @@ def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
             str, Field(description="e.g. memory/2026-11-22.md:12-14, :12 or :12:5")
         ],
     ) -> CallToolResult:
-        got = await engine.ask("get", operations.GetAsk(citation))
+        got = await engine.ask("get", operations.GetAsk(citation, os.getcwd()))  # as in process
         return _text(lines_text(got["result"]))
 
     @server.tool(
