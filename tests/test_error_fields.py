@@ -78,7 +78,7 @@ def _fields(call: ast.Call) -> set[str]:
     """The field names a raise passes as ``fields=(...)``."""
     for k in call.keywords:
         if k.arg == "fields" and isinstance(k.value, ast.Tuple):
-            return {e.value for e in k.value.elts if isinstance(e, ast.Constant)}
+            return {str(e.value) for e in k.value.elts if isinstance(e, ast.Constant)}
     return set()
 
 
