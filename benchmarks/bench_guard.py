@@ -13,6 +13,8 @@ Counted, each a whole process as a caller starts it (no engine running):
 * ``--help``;
 * ``agent hook prompt``: the UserPromptSubmit hook with its payload on stdin, in a workspace
   of a few facts (the case an agent pays on every prompt);
+* ``agent hook file``: the PostToolUse hook of a file the agent read, in that workspace, a
+  fact naming the file;
 * ``mcp initialize``: ``memcli mcp`` answering an ``initialize`` request (stdin is closed
   once the answer is read, and the server exits).
 
@@ -69,7 +71,10 @@ FACTS = [
     "Deploys go through the staging cluster first, then production.",
     "The API rate limit is 100 requests per minute per token.",
     "Rollbacks use the previous container image tag.",
+    "The nightly export in `jobs/export.py` must stay idempotent.",
 ]
+#: The code file of the small workspace, which the last fact names.
+CODE_FILE = "jobs/export.py"
 PROMPT = "which cache do we use for the session store?"
 QUERY = "deploy rollback token"
 
@@ -99,12 +104,31 @@ def child_env(tmp: Path) -> dict[str, str]:
 
 
 def small_workspace(exe: str, ws: Path, env: dict[str, str]) -> None:
-    """A workspace of a few facts, indexed."""
+    """A workspace of a few facts, indexed, in a git repository whose one code file
+    (:data:`CODE_FILE`) a fact names."""
     out = subprocess.DEVNULL
+    (ws / CODE_FILE).parent.mkdir(parents=True)
+    (ws / CODE_FILE).write_text("def export(): ...\n")
+    git = ["git", "-C", str(ws), "-c", "user.name=bench", "-c", "user.email=bench@localhost"]
+    subprocess.run([*git[:3], "init", "-q"], env=env, check=True)
+    subprocess.run([*git, "add", "-A"], env=env, check=True)
+    subprocess.run([*git, "commit", "-qm", "code"], env=env, check=True)
     subprocess.run([exe, "-w", str(ws), "init"], env=env, stdout=out, check=True)
     for fact in FACTS:
         add = [exe, "-w", str(ws), "add", "--type", "decision", fact]
         subprocess.run(add, env=env, stdout=out, check=True)
+
+
+def file_payload(ws: Path, session: str) -> bytes:
+    """What Claude Code's PostToolUse hook gets when the agent reads :data:`CODE_FILE`."""
+    payload = {
+        "session_id": session,
+        "cwd": str(ws),
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Read",
+        "tool_input": {"file_path": str(ws / CODE_FILE)},
+    }
+    return json.dumps(payload).encode()
 
 
 def mcp_initialize(exe: str, ws: Path, env: dict[str, str]) -> int:
@@ -200,6 +224,10 @@ def measure(exe: str, files: int, only: set[str] | None, jobs: int = 2) -> dict[
             search_name: ([exe, "-w", str(big), "search", "--json", QUERY], None),
             "--help": ([exe, "--help"], None),
             "agent hook prompt": ([exe, "-w", str(small), "agent", "hook", "prompt"], payload),
+            "agent hook file": (
+                [exe, "-w", str(small), "agent", "hook", "file"],
+                file_payload(small, "bench-guard"),
+            ),
             "mcp initialize": ([exe, "-w", str(small), "mcp"], None),
         }
         # two queues that run side by side (counts do not depend on the load): the corpus's
@@ -214,6 +242,12 @@ def measure(exe: str, files: int, only: set[str] | None, jobs: int = 2) -> dict[
                 (
                     "agent hook prompt",
                     lambda: instructions(commands["agent hook prompt"][0], env, payload),
+                ),
+                (
+                    "agent hook file",
+                    lambda: instructions(
+                        commands["agent hook file"][0], env, commands["agent hook file"][1]
+                    ),
                 ),
                 ("mcp initialize", lambda: mcp_initialize(exe, small, env)),
             ],

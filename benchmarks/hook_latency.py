@@ -1,5 +1,7 @@
 """Whole-process time of the calls an agent makes most, as a user's install runs them: the
-prompt hook and ``search --json``, with bare ``python -c pass`` beside them.
+prompt hook, the file hook (a file the agent read, which a fact names) and ``search --json``,
+with bare ``python -c pass`` beside them. Each hook run is a new session, so the facts are
+given each time.
 
 Usage::
 
@@ -9,7 +11,7 @@ memcli is built as a wheel and installed (not editable) into a fresh venv with t
 dependencies (``make smoke`` does the same), unless ``--venv`` names one already made. The
 workspace holds a few facts; no engine runs; the user's config and runtime folders are those
 platformdirs finds, as for an agent's hook, with ``$XDG_RUNTIME_DIR`` set to a private folder
-when it is not set, as a login session has it (``--isolated``: this run's own folders). The three
+when it is not set, as a login session has it (``--isolated``: this run's own folders). The four
 commands alternate, ``--runs`` times each; medians are printed with the load average before
 and after (``os.getloadavg``), which says how far to trust them. ``--instructions`` adds
 their CPU instructions (callgrind, :mod:`grind`), which load does not change.
@@ -26,13 +28,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from bench_guard import FACTS, PROMPT, child_env, small_workspace  # noqa: E402
+from bench_guard import FACTS, PROMPT, child_env, file_payload, small_workspace  # noqa: E402
 from grind import instructions  # noqa: E402
 
 
@@ -83,29 +86,41 @@ def main() -> int:
                 env["XDG_RUNTIME_DIR"] = str(tmp / "xdg-runtime")
         ws = tmp / "ws"
         small_workspace(exe, ws, env)
-        payload = json.dumps({"session_id": "s", "cwd": str(ws), "prompt": PROMPT}).encode()
-        runs: dict[str, tuple[list[str], bytes | None]] = {
-            "python -c pass": ([py, "-c", "pass"], None),
-            "memcli agent hook prompt": ([exe, "-w", str(ws), "agent", "hook", "prompt"], payload),
+        sessions = (f"s{n}" for n in range(10**6))  # a new session each run: never "given"
+
+        def prompt() -> bytes:
+            return json.dumps(
+                {"session_id": next(sessions), "cwd": str(ws), "prompt": PROMPT}
+            ).encode()
+
+        runs: dict[str, tuple[list[str], Callable[[], bytes | None]]] = {
+            "python -c pass": ([py, "-c", "pass"], lambda: None),
+            "memcli agent hook prompt": ([exe, "-w", str(ws), "agent", "hook", "prompt"], prompt),
+            "memcli agent hook file": (
+                [exe, "-w", str(ws), "agent", "hook", "file"],
+                lambda: file_payload(ws, next(sessions)),
+            ),
             "memcli search --json": (
                 [exe, "-w", str(ws), "search", "--json", "session cache"],
-                None,
+                lambda: None,
             ),
         }
-        for cmd, stdin in runs.values():  # warm: the page cache, the index's freshness marks
-            timed(cmd, env, stdin)
+        for name, (cmd, stdin) in runs.items():  # warm: the page cache, the freshness marks
+            out = subprocess.run(cmd, input=stdin(), capture_output=True, env=env).stdout
+            if "hook" in name and b"additionalContext" not in out:  # each hook gives its fact
+                raise SystemExit(f"{name} gave no context: {out[:200]!r}")
         before = load()
         times: dict[str, list[float]] = {name: [] for name in runs}
         for _ in range(args.runs):
             for name, (cmd, stdin) in runs.items():
-                times[name].append(timed(cmd, env, stdin))
+                times[name].append(timed(cmd, env, stdin()))
         print(f"{len(FACTS)} facts, no engine, medians of {args.runs}")
         print(f"load average before: {before}, after: {load()}")
         for name, values in times.items():
             line = f"{name}: {statistics.median(values) * 1000:.1f} ms"
             if args.instructions:
                 cmd, stdin = runs[name]
-                line += f", {instructions(cmd, env, stdin) / 1e6:.1f} M instructions"
+                line += f", {instructions(cmd, env, stdin()) / 1e6:.1f} M instructions"
             print(line)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

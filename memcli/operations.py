@@ -86,6 +86,15 @@ class RecallAsk(NamedTuple):
     session: str | None = None
 
 
+class FileContextAsk(NamedTuple):
+    """The files a tool call of an agent read or edited, its session (what it was given
+    before) and the folder relative paths are read from."""
+
+    paths: tuple[str, ...]
+    session: str | None = None
+    cwd: str | None = None
+
+
 class FactAsk(NamedTuple):
     """One fact, by id or PATH:LINE (confirm)."""
 
@@ -208,6 +217,7 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("status", NoArgs, StatusAnswer, True, (CLI, ENGINE, MCP)),
     Operation("recall", RecallAsk, BlockAnswer, True, (ENGINE,)),
     Operation("briefing", NoArgs, BlockAnswer, True, (ENGINE,)),
+    Operation("file_context", FileContextAsk, BlockAnswer, True, (ENGINE,)),
     Operation("add", AddAsk, AddAnswer, False, (CLI, ENGINE, MCP)),
     Operation("supersede", SupersedeAsk, Changed, False, (CLI, ENGINE, MCP)),
     Operation("forget", ForgetAsk, Changed, False, (CLI, ENGINE, MCP)),

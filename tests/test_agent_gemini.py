@@ -29,7 +29,8 @@ def test_install_merges_into_the_settings_and_uninstall_gives_the_bytes_back(
     assert data["ui"] == {"theme": "Dracula"}
     assert data["hooks"]["BeforeTool"][0]["hooks"][0]["command"] == "./guard.sh"
     events = {e: g[0]["hooks"][0] for e, g in data["hooks"].items() if e != "BeforeTool"}
-    assert list(events) == ["SessionStart", "BeforeAgent", "PreCompress", "SessionEnd"]
+    assert list(events) == ["SessionStart", "BeforeAgent", "PreCompress", "SessionEnd", "AfterTool"]
+    assert data["hooks"]["AfterTool"][0]["matcher"] == "read_file|write_file|replace"
     assert events["BeforeAgent"]["command"].endswith("agent hook prompt")
     assert events["SessionStart"]["timeout"] == 20000  # milliseconds
     assert data["mcpServers"]["memcli"]["args"][-1] == "mcp"
@@ -53,7 +54,7 @@ def test_install_merges_into_the_settings_and_uninstall_gives_the_bytes_back(
     }
     rows = cli("agent", "status", "--json").json()["installed"]
     row = next(r for r in rows if (r["agent"], r["scope"]) == ("gemini", "project"))
-    assert row["hooks"] == ["session-start", "prompt", "pre-compact", "session-end"]
+    assert row["hooks"] == ["session-start", "prompt", "pre-compact", "session-end", "file"]
     assert row["mcp"] and row["policy"]
 
     assert cli("agent", "uninstall", "gemini").exit_code == 0

@@ -273,8 +273,10 @@ def test_codex_project_scope_writes_the_projects_codex_layer(
         "UserPromptSubmit": "prompt",
         "PreCompact": "pre-compact",
         "Stop": "session-end",
+        "PostToolUse": "file",
     }
     assert set(hooks) == set(wanted)
+    assert hooks["PostToolUse"][0]["matcher"] == "apply_patch|Bash"
     for name, event in wanted.items():
         words = shlex.split(hooks[name][0]["hooks"][0]["command"])
         assert os.path.isabs(words[0]) and words[-3:] == ["agent", "hook", event]

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -141,9 +143,6 @@ def test_names_reaching_out_link_nothing(repo: Path, cli: Cli) -> None:
 
 def hook(root: Path, payload: dict[str, object], **env: str) -> str:
     """``memcli agent hook file`` as Claude Code runs it: a process, the payload on stdin."""
-    import json
-    import sys
-
     run = subprocess.run(
         [sys.executable, "-m", "memcli", "agent", "hook", "file"],
         input=json.dumps(payload),
@@ -184,8 +183,6 @@ def test_file_context_gives_linked_facts_once_a_session(repo: Path, cli: Cli) ->
 
 
 def test_file_hook_answers_with_context(repo: Path, cli: Cli) -> None:
-    import json
-
     (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
     git(repo, "commit", "-qam", "export without BOM", when="2026-11-20T09:00:00")
     assert cli("index").exit_code == 0
@@ -233,3 +230,99 @@ def test_post_commit_hook_refreshes_stale_marks(repo: Path, cli: Cli) -> None:
     env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = "2026-11-20T09:00:00 +0000"
     subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=repo, env=env, check=True)
     assert search(cli, "CSV BOM Excel")[0]["stale"]["date"] == "2026-11-20"
+
+
+def test_added_fact_links_at_once(repo: Path, cli: Cli) -> None:
+    """``add`` (a sync of one file) resolves the new names it brings: the file hook finds the
+    fact before any whole ``index``."""
+    from memcli.memory import Memory
+
+    (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
+    git(repo, "commit", "-qam", "export without BOM", when="2026-11-20T09:00:00")
+    assert cli("index").exit_code == 0
+    assert cli("add", "Refund mails go out from `payments/refund.py`.").exit_code == 0
+    assert cli("add", "The `jobs` folder holds cron entry points.").exit_code == 0
+    with Memory.open(repo) as mem:
+        refund = mem.file_context(repo / "payments" / "refund.py", session="s1")
+        export = mem.file_context(repo / "jobs" / "export.py", session="s1")
+        rows = mem.store.conn.execute(
+            "SELECT name, path, changed FROM link_paths WHERE name = 'jobs' ORDER BY path"
+        ).fetchall()
+    assert refund is not None and "Refund mails go out" in refund.text
+    assert export is not None and "cron entry points" in export.text
+    assert rows == [("jobs", "jobs", None)]  # the folder; its changes: the next index
+
+
+def test_each_agents_file_tools_bring_the_facts(repo: Path, cli: Cli) -> None:
+    """Gemini CLI's AfterTool of read_file, Codex's PostToolUse of apply_patch and of a
+    command that prints the file: each answers in its agent's form; other tools, nothing."""
+    assert cli("index").exit_code == 0
+    gemini = {
+        **touch(repo, "jobs/export.py", "read_file", session="g1"),
+        "hook_event_name": "AfterTool",
+    }
+    gemini["tool_input"] = {"file_path": "jobs/export.py"}  # relative to the cwd
+    out = json.loads(hook(repo, gemini))["hookSpecificOutput"]
+    assert (
+        out["hookEventName"] == "AfterTool" and "writes CSV with a BOM" in out["additionalContext"]
+    )
+
+    patch = "*** Begin Patch\n*** Update File: jobs/export.py\n@@\n-x\n+y\n*** End Patch\n"
+    codex: dict[str, object] = {
+        "session_id": "c1",
+        "cwd": str(repo),
+        "hook_event_name": "PostToolUse",
+    }
+    out = json.loads(
+        hook(repo, {**codex, "tool_name": "apply_patch", "tool_input": {"command": patch}})
+    )["hookSpecificOutput"]
+    assert out["hookEventName"] == "PostToolUse" and "BOM" in out["additionalContext"]
+    shell: dict[str, object] = {**codex, "session_id": "c2", "tool_name": "Bash"}
+    read: dict[str, object] = {
+        **shell,
+        "tool_input": {"command": "sed -n '1,80p' payments/refund.py"},
+    }
+    assert "idempotent by order id" in hook(repo, read)
+    for command in ("rm payments/refund.py", "cat payments/refund.py | wc -l", "make test"):
+        assert hook(repo, {**shell, "session_id": "c3", "tool_input": {"command": command}}) == ""
+
+
+def test_read_paths_of_a_shell_command() -> None:
+    from memcli.agents.codex import patch_paths, read_paths
+
+    assert read_paths("bash -lc \"sed -n '1,200p' jobs/export.py\"") == ["jobs/export.py"]
+    assert read_paths("cat a.py b/c.md -n") == ["a.py", "b/c.md"]
+    assert read_paths("head -n 20 README") == []  # no file name it can tell
+    assert read_paths("cat a.py && rm a.py") == [] and read_paths("cat 'a.py") == []
+    assert patch_paths("*** Add File: new.py\n*** Delete File: old.py\n") == ["new.py"]
+
+
+def test_file_hook_answered_by_the_engine_as_in_process(repo: Path, cli: Cli) -> None:
+    """With an engine serving the workspace, the file hook asks it (no service layer loaded
+    in the hook) and prints what it prints in process."""
+    from tests.test_engine import SERVICE, run
+
+    assert cli("index").exit_code == 0
+    assert run(repo, "serve", "--detach", "--json").returncode == 0
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "memcli", "agent", "hook", "file"],
+            input=json.dumps(touch(repo, "jobs/export.py", session="e1")),
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        status = json.loads(run(repo, "serve", "--status", "--json").stdout)
+    finally:
+        run(repo, "serve", "--stop")
+    loaded = {
+        line.rsplit("|", 1)[1].strip()
+        for line in proc.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    }
+    assert "memcli.enginelink" in loaded
+    assert not [m for m in loaded if m.startswith(SERVICE)], sorted(loaded)
+    assert status["engine"]["requests"] == 1
+    alone = hook(repo, touch(repo, "jobs/export.py", session="e2"))
+    assert proc.stdout == alone and "writes CSV with a BOM" in alone

@@ -144,6 +144,7 @@ def test_the_engine_answers_each_declared_operation_and_no_other(engine: Path) -
         "status": operations.NoArgs(),
         "recall": operations.RecallAsk("what do we use for the session cache?"),
         "briefing": operations.NoArgs(),
+        "file_context": operations.FileContextAsk(("memory/notes.md",)),
         "confirm": operations.FactAsk("nothing-like-this"),
     }
     for op in operations.exposed(operations.ENGINE):

@@ -153,30 +153,27 @@ def _prompt(root: Path, payload: dict[str, Any]) -> str:
         return str(ctx.block.text) if ctx is not None else ""
 
 
-#: ``memcli agent hook file``: a file read or edited (Claude Code's PreToolUse or PostToolUse
-#: of these tools, ``tool_input.file_path``); the facts linked to it, as context.
+#: ``memcli agent hook file``: a file read or edited (a tool call's hook: Claude Code's
+#: PostToolUse, Gemini CLI's AfterTool, Codex's PostToolUse); the facts linked to it, as
+#: context (:meth:`memcli.agents.base.Agent.touched` finds the files in the payload).
 FILE_EVENT = "file"
-FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
 
 
 def _file_touched(root: Path, payload: dict[str, Any]) -> str:
-    tool_input = payload.get("tool_input")
-    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
-    if payload.get("tool_name") not in FILE_TOOLS or not isinstance(path, str) or not path:
-        return ""
-    hook = payload.get("hook_event_name")
-    name = hook if hook in ("PreToolUse", "PostToolUse") else "PostToolUse"
-    from memcli.memory import Memory
+    from memcli.agents.registry import touched
 
-    cwd = payload.get("cwd")
-    with Memory.open(root, lenient=True) as mem:
-        block = mem.file_context(
-            path, session=_session(payload), cwd=Path(cwd) if isinstance(cwd, str) else None
-        )
-    if block is None:
+    agent, paths = touched(payload)
+    if not paths:
         return ""
-    out = {"hookSpecificOutput": {"hookEventName": name, "additionalContext": block.text}}
-    return json.dumps(out, ensure_ascii=False)
+    session = _session(payload)
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    text = _engine_text(root, "file_context", {"paths": paths, "session": session, "cwd": cwd})
+    if text is None:
+        from memcli.memory import Memory
+
+        with Memory.open(root, lenient=True) as mem:
+            text = mem.touched_context(paths, session=session, cwd=Path(cwd) if cwd else None)
+    return json.dumps(agent.answer(FILE_EVENT, text), ensure_ascii=False) if text else ""
 
 
 def _session(payload: dict[str, Any]) -> str | None:

@@ -143,6 +143,11 @@ class Agent:
         """The user's prompt in a prompt hook's payload (what recall searches with)."""
         return payload.get("prompt")
 
+    def touched(self, payload: dict[str, Any]) -> list[str]:
+        """The files a tool call read or edited, from the file hook's payload (``tool_name``,
+        ``tool_input``); none for another tool or agent."""
+        return []
+
     def answer(self, event: str, text: str) -> dict[str, Any]:
         """The hook's answer carrying ``text`` as context the model reads."""
         name = self.hooks[event][0] if event in self.hooks else event
@@ -263,3 +268,13 @@ def matching(
         if real == top or real.startswith(top.rstrip(os.sep) + os.sep):
             out.append(PastSession(agent, session_id or path.stem, path, mtime, cwd))
     return out
+
+
+def tool_file(payload: dict[str, Any], tools: tuple[str, ...]) -> list[str]:
+    """``tool_input.file_path`` of a call of one of ``tools`` (a hook payload's ``tool_name``),
+    as a list; none for another tool or a payload without it."""
+    tool_input = payload.get("tool_input")
+    path = tool_input.get("file_path") if isinstance(tool_input, dict) else None
+    if payload.get("tool_name") in tools and isinstance(path, str) and path:
+        return [path]
+    return []

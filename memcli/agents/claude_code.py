@@ -32,6 +32,7 @@ from memcli.agents.base import (
     listing,
     matching,
     text_of,
+    tool_file,
 )
 
 if TYPE_CHECKING:
@@ -58,6 +59,10 @@ def project_folder(root: Path) -> Path:
     return config_dir() / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(root))
 
 
+#: The tools that read or edit one file, named by ``tool_input.file_path``.
+FILE_TOOLS = ("Read", "Edit", "Write", "MultiEdit")
+
+
 class ClaudeCode(Agent):
     name = "claude-code"
     title = "Claude Code"
@@ -68,7 +73,7 @@ class ClaudeCode(Agent):
         "prompt": ("UserPromptSubmit", None, 10),
         "pre-compact": ("PreCompact", None, 10),
         "session-end": ("SessionEnd", None, 10),
-        "file": ("PostToolUse", "Read|Edit|Write|MultiEdit", 10),
+        "file": ("PostToolUse", "|".join(FILE_TOOLS), 10),
     }
     config_folders = (".claude",)
 
@@ -127,6 +132,9 @@ class ClaudeCode(Agent):
             json_change(files.servers, servers),
             policy_change(files.policy, p.remove),
         ]
+
+    def touched(self, payload: dict[str, Any]) -> list[str]:
+        return tool_file(payload, FILE_TOOLS)
 
     def transcript_folders(self) -> tuple[Path, ...]:
         return (config_dir() / "projects",)

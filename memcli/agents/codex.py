@@ -55,6 +55,7 @@ class Codex(Agent):
         "prompt": ("UserPromptSubmit", None, 10),
         "pre-compact": ("PreCompact", None, 10),
         "session-end": ("Stop", None, 10),
+        "file": ("PostToolUse", "apply_patch|Bash", 10),
     }
     config_folders = (".codex",)
     servers_key = "mcp_servers"
@@ -107,6 +108,17 @@ class Codex(Agent):
         return "Codex runs new hooks once you trust them (/hooks in codex)" + (
             ", and reads .codex/ in a trusted project only" if scope == "project" else ""
         )
+
+    def touched(self, payload: dict[str, Any]) -> list[str]:
+        tool_input = payload.get("tool_input")
+        command = tool_input.get("command") if isinstance(tool_input, dict) else None
+        if not isinstance(command, str):
+            return []
+        if payload.get("tool_name") == "apply_patch":
+            return patch_paths(command)
+        if payload.get("tool_name") == "Bash":
+            return read_paths(command)
+        return []
 
     def transcript_folders(self) -> tuple[Path, ...]:
         return home() / "sessions", home() / "archived_sessions"
@@ -188,3 +200,40 @@ def _config(path: Path, p: Plan) -> tuple[str | None, str | None]:
     if after is not None and after != before:
         after = with_newline(after, nl)
     return before, after
+
+
+#: The lines of an ``apply_patch`` patch that name the file each hunk edits.
+_PATCH_FILE = ("*** Update File: ", "*** Add File: ")
+#: Commands that print a file: what Codex runs to read one.
+_READERS = frozenset({"cat", "head", "tail", "sed", "nl", "less", "more", "bat", "wc"})
+#: The most files one call's answer names.
+_MAX_TOUCHED = 3
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files an ``apply_patch`` patch adds or updates (deleted ones are gone)."""
+    found = [
+        line[len(prefix) :].strip()
+        for line in patch.splitlines()
+        for prefix in _PATCH_FILE
+        if line.startswith(prefix)
+    ]
+    return list(dict.fromkeys(p for p in found if p))[:_MAX_TOUCHED]
+
+
+def read_paths(command: str) -> list[str]:
+    """The files a shell command that only prints files reads (``sed -n '1,80p' a.py``,
+    ``cat a.py b.py``): its words after the command that are not options and look like a
+    file name; none for any other command, a pipe or a chain."""
+    import shlex
+
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return []
+    if len(words) >= 3 and words[0].endswith("sh") and words[1] in ("-c", "-lc"):
+        return read_paths(words[2])  # bash -lc "..."
+    if not words or words[0] not in _READERS or any(w in ("|", "&&", ";", ">") for w in words):
+        return []
+    names = [w for w in words[1:] if not w.startswith("-") and "." in w.rsplit("/", 1)[-1]]
+    return names[:_MAX_TOUCHED]

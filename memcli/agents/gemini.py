@@ -44,6 +44,7 @@ from memcli.agents.base import (
     head_records,
     listing,
     matching,
+    tool_file,
 )
 
 if TYPE_CHECKING:
@@ -64,6 +65,10 @@ def home(expand: bool = True) -> Path:
     return folder.expanduser() if expand else folder
 
 
+#: Its tools that read or edit one file, named by ``tool_input.file_path``.
+FILE_TOOLS = ("read_file", "write_file", "replace")
+
+
 class Gemini(Agent):
     name = "gemini"
     title = "Gemini CLI"
@@ -74,6 +79,7 @@ class Gemini(Agent):
         "prompt": ("BeforeAgent", None, 10000),
         "pre-compact": ("PreCompress", None, 10000),
         "session-end": ("SessionEnd", None, 10000),
+        "file": ("AfterTool", "|".join(FILE_TOOLS), 10000),
     }
     config_folders = (".gemini",)
 
@@ -123,6 +129,9 @@ class Gemini(Agent):
     def prompt(self, payload: dict[str, Any]) -> Any:
         prompt = payload.get("prompt")
         return without_hook_context(prompt) if isinstance(prompt, str) else prompt
+
+    def touched(self, payload: dict[str, Any]) -> list[str]:
+        return tool_file(payload, FILE_TOOLS)
 
     def transcript_folders(self) -> tuple[Path, ...]:
         return (home() / "tmp",)

@@ -87,3 +87,14 @@ def hook_answer(event: str, text: str, payload: dict[str, Any]) -> dict[str, Any
     """The answer of memcli's hook ``event`` carrying ``text``, in the form of the agent that
     called (:func:`calling`)."""
     return calling(event, payload).answer(event, text)
+
+
+def touched(payload: dict[str, Any]) -> tuple[Agent, list[str]]:
+    """The agent whose tool call a file hook's ``payload`` reports, with the files it read or
+    edited (:meth:`~memcli.agents.base.Agent.touched`); Claude Code and none for other
+    tools."""
+    for agent in AGENTS:
+        paths = agent.touched(payload)
+        if paths:
+            return agent, paths
+    return AGENTS[0], []

@@ -20,6 +20,7 @@ from memcli.operations import (
     AddAsk,
     ContextAsk,
     FactAsk,
+    FileContextAsk,
     ForgetAsk,
     GetAsk,
     NoArgs,
@@ -162,6 +163,16 @@ class Engine:
     def _briefing(self, asked: NoArgs) -> dict[str, Any]:
         """An agent's session-start hook: the briefing block's text."""
         return {"text": self._memory(lenient=True).briefing().block.text}
+
+    def _file_context(self, asked: FileContextAsk) -> dict[str, Any]:
+        """An agent's file hook: the facts linked to the files a tool call touched."""
+        session, cwd = asked.session, asked.cwd
+        text = self._memory(lenient=True).touched_context(
+            [str(p) for p in asked.paths],
+            session=session if isinstance(session, str) else None,
+            cwd=Path(cwd) if isinstance(cwd, str) else None,
+        )
+        return {"text": text}
 
     def _search(self, asked: SearchAsk) -> dict[str, Any]:
         from memcli.search.options import SearchRequest

@@ -72,3 +72,16 @@ def refresh_links(store: Store, top: Path) -> int:
     ]
     store.set_link_paths(rows)
     return len(resolved)
+
+
+def link_new_names(store: Store, top: Path, files: list[str]) -> int:
+    """Resolve the names that facts of the memory ``files`` (just synced) link to and no
+    refresh has seen, against the files the repository at ``top`` tracks (its index file:
+    no git process); how many resolved. Their paths' changes wait for the next
+    :func:`refresh_links`: a fact just written is newer than them."""
+    names = store.unresolved_link_names(files)
+    index = index_file(top) if names else None
+    tracked = tracked_under(index, "") if index is not None else None
+    resolved = resolve(names, tracked) if tracked else {}
+    store.add_link_paths(resolved)
+    return len(resolved)

@@ -603,6 +603,33 @@ class Store:
         self.conn.execute("DELETE FROM link_paths")
         self.conn.executemany("INSERT OR REPLACE INTO link_paths VALUES (?, ?, ?, ?)", rows)
 
+    def unresolved_link_names(self, files: list[str]) -> list[str]:
+        """The names that facts of the memory ``files`` (or folders; ``""``: all) link to and
+        no ``link_paths`` row holds."""
+        under = " OR ".join(
+            "? = '' OR f.path = ? OR substr(f.path, 1, length(?) + 1) = ? || '/'" for _ in files
+        )
+        rows = self.conn.execute(
+            "SELECT DISTINCT l.name FROM links l JOIN files f ON f.id = l.file_id"
+            f" WHERE ({under or '0'}) AND NOT EXISTS"
+            " (SELECT 1 FROM link_paths p WHERE p.name = l.name) ORDER BY 1",
+            [f for f in files for _ in range(4)],
+        )
+        return [r[0] for r in rows]
+
+    def add_link_paths(self, resolved: dict[str, list[str]]) -> None:
+        """Record what more names resolve to, each path with the last change already known
+        for it (a new fact is newer than any change :func:`memcli.git.changes.refresh_links`
+        recorded; the next ``index`` looks again)."""
+        for name, paths in resolved.items():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO link_paths VALUES (?1, ?2,"
+                " (SELECT max(changed) FROM link_paths WHERE path = ?2),"
+                " (SELECT commit_id FROM link_paths WHERE path = ?2"
+                " ORDER BY changed DESC LIMIT 1))",
+                [(name, path) for path in paths],
+            )
+
     def linked_facts(self, paths: list[str], limit: int) -> list[tuple[str, int]]:
         """(memory file, line) of the active facts linked to any of ``paths`` (a repository
         file and the folders holding it), those naming the longest path first, then the

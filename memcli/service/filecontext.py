@@ -70,6 +70,14 @@ class FileContextService(SearchService):
             given.add(block.quoted)
         return block if block.included else None
 
+    def touched_context(
+        self, paths: list[str], *, session: str | None = None, cwd: Path | None = None
+    ) -> str:
+        """The context blocks (:meth:`file_context`) of the files one tool call read or
+        edited, one after another; "" when none has a fact to give."""
+        blocks = [self.file_context(p, session=session, cwd=cwd) for p in paths]
+        return "\n".join(b.text for b in blocks if b is not None)
+
     def _linked_quotes(self, found: list[tuple[str, int]]) -> list[Any]:
         """Each (memory file, line) as the entry it starts, redacted, with its stale mark."""
         from memcli.notes.entryparse import entry_fields

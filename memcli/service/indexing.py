@@ -54,6 +54,8 @@ class IndexService(MemoryCore):
                 )
                 if rels is None:  # a whole sync: the git hooks' and the user's
                     self.refresh_links()
+                else:  # an added fact: what its new names resolve to
+                    self.refresh_links(rels)
             except db.database_errors() as exc:
                 cause = db.write_failure(exc)
                 if cause is None:
@@ -68,16 +70,19 @@ class IndexService(MemoryCore):
         self.warnings.clear()
         return report
 
-    def refresh_links(self) -> None:
+    def refresh_links(self, files: list[str] | None = None) -> None:
         """Record when the repository paths facts link to last changed (one ``git log``;
-        :mod:`memcli.git.changes`), under the writer lock the caller holds."""
-        from memcli.git.changes import refresh_links  # the git room: indexing only
+        :mod:`memcli.git.changes`), under the writer lock the caller holds; with ``files``
+        (memory files just synced), only resolve the names they brought (no git process)."""
+        from memcli.git.changes import link_new_names, refresh_links  # the git room
 
         top = find_git_root(self.ws.root)
         try:
             with self.store.transaction():
                 if top is None:
                     self.store.set_link_paths([])
+                elif files is not None:
+                    link_new_names(self.store, top, files)
                 else:
                     refresh_links(self.store, top)
         except GitError as exc:  # the index stays as it was: stale marks wait for git
