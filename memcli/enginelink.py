@@ -164,7 +164,7 @@ def failure_marker(root: Path) -> Path:
 # --- asking it ------------------------------------------------------------------------------
 
 #: Bumped when requests or answers change shape; the engine's memcli version must match too.
-PROTOCOL = 1
+PROTOCOL = 2
 #: Seconds a caller waits for an engine before answering in process.
 DEFAULT_TIMEOUT = 2.0
 #: The longest request an engine reads (bytes of JSON); a longer one is answered in process.
@@ -244,10 +244,12 @@ BACKOFF_SECS = 30.0
 
 
 class EngineError(MemcliError):
-    """An error the engine reported for a request: its message, hint and exit code."""
+    """An error the engine reported for a request: its message, hint, fields and exit code."""
 
-    def __init__(self, message: str, hint: str | None, code: int) -> None:
-        super().__init__(message, hint=hint)
+    def __init__(
+        self, message: str, hint: str | None, code: int, fields: tuple[str, ...] = ()
+    ) -> None:
+        super().__init__(message, hint=hint, fields=fields)
         self.exit_code = ExitCode(code)
 
 
@@ -264,7 +266,9 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
         return None
     if not answer.get("ok"):
         err = answer.get("error") or {}
-        raise EngineError(str(err.get("message")), err.get("hint"), int(err.get("code", 3)))
+        fields = tuple(str(f) for f in err.get("fields") or ())
+        code = int(err.get("code", 3))
+        raise EngineError(str(err.get("message")), err.get("hint"), code, fields)
     result: Any = answer["result"]  # the engine's JSON: checked, not assumed, for framed ops
     if op in _FRAMED_OPS and not (isinstance(result, dict) and framed(result.get("text"))):
         return None  # not the block memcli frames: the hook answers in process

@@ -6,6 +6,7 @@ Every exception carries its exit code; the CLI maps them in exactly one place
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from enum import IntEnum
 
 
@@ -21,14 +22,56 @@ class ExitCode(IntEnum):
 
 
 class MemcliError(Exception):
-    """Base class: a one-line message, an optional hint and an exit code."""
+    """Base class: a one-line message, an optional hint and an exit code.
+
+    An error about what a caller gave names the request's fields, never an adapter's
+    spelling of them: ``fields`` lists them, and the message and hint mark each as
+    ``{name}``. :attr:`message` and :attr:`hint` say the field names as they are (the
+    library's words: its parameters); :meth:`worded` lets an adapter name them its own way
+    (the CLI ``--to``, the MCP server its tool's parameter)."""
 
     exit_code: ExitCode = ExitCode.WORKSPACE
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
+    def __init__(
+        self, message: str, hint: str | None = None, *, fields: tuple[str, ...] = ()
+    ) -> None:
+        self.fields = tuple(fields)
+        self.template = message
+        self.hint_template = hint
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The message, each field named as the library names it."""
+        return self.worded(str)[0]
+
+    @message.setter
+    def message(self, text: str) -> None:
+        self.template = text
+
+    @property
+    def hint(self) -> str | None:
+        """The hint (None: none), each field named as the library names it."""
+        return self.worded(str)[1]
+
+    @hint.setter
+    def hint(self, text: str | None) -> None:
+        self.hint_template = text
+
+    def worded(self, name: Callable[[str], str]) -> tuple[str, str | None]:
+        """(message, hint) with each field named ``name(field)``."""
+        hint = self.hint_template
+        return (
+            _named(self.template, self.fields, name),
+            None if hint is None else _named(hint, self.fields, name),
+        )
+
+
+def _named(text: str, fields: tuple[str, ...], name: Callable[[str], str]) -> str:
+    """``text`` with each ``{field}`` of ``fields`` replaced by ``name(field)``."""
+    for field in fields:
+        text = text.replace("{" + field + "}", name(field))
+    return text
 
 
 class BadInput(MemcliError):

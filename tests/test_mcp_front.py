@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
 from memcli import __version__
-from memcli.agent import mcp_server
+from memcli.agent import mcp_capture, mcp_server
 from memcli.agent.mcp_front import REPLAY_ID, VERSION_META, load_wire
 from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, SERVER_META, SUBSCRIPTION
 from tests.conftest import Cli
@@ -27,9 +27,9 @@ CLIENT_META = "io.modelcontextprotocol/client"
 
 def test_the_committed_handshake_is_what_the_sdk_answers() -> None:
     """mcp_wire.json is current: a tool, a description or an annotation changed without
-    `python -m memcli.agent.mcp_server` makes this fail."""
-    assert mcp_server.WIRE_FILE.read_text("utf-8") == mcp_server.wire_text(), (
-        "memcli/agent/mcp_wire.json is stale: run python -m memcli.agent.mcp_server"
+    `python -m memcli.agent.mcp_capture` makes this fail."""
+    assert mcp_capture.WIRE_FILE.read_text("utf-8") == mcp_capture.wire_text(), (
+        "memcli/agent/mcp_wire.json is stale: run python -m memcli.agent.mcp_capture"
     )
 
 

@@ -11,10 +11,11 @@ import pytest
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
 from memcli.agent import mcp_server
-from memcli.agent.mcp_search import request_of
+from memcli.agent.mcp_search import parameter_name, request_of
 from memcli.config.registry import lookup
+from memcli.errors import BadInput
 from memcli.search.options import SearchRequest
-from memcli.search.request_fields import MCP_ORDER, REQUEST_FIELDS, flag_of
+from memcli.search.request_fields import MCP_ORDER, REQUEST_FIELDS
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +72,10 @@ def test_each_offered_field_reaches_the_request() -> None:
     assert request_of({"namespace": ""}).source == ()
 
 
-def test_errors_name_an_offered_fields_flag_as_its_parameter() -> None:
+def test_errors_name_an_offered_field_as_its_parameter() -> None:
+    """An error about a request's field names the search tool's parameter that sets it."""
     for f in REQUEST_FIELDS:
         if f.mcp:
-            said = mcp_server.as_parameters(f"{flag_of(f)} is wrong")
-            assert said == f"{f.mcp[0][0]} is wrong"
+            exc = BadInput("{" + f.name + "} is wrong", fields=(f.name,))
+            assert exc.worded(parameter_name) == (f"{f.mcp[0][0]} is wrong", None)
+    assert parameter_name("max_tokens") == "max_tokens"

@@ -32,7 +32,7 @@ def test_no_model_is_keyword_and_an_explicit_strategy_is_refused_by_a_search() -
         "keyword", "no embedding model configured"
     )
     assert choose_mode("vector", None, _never).mode == "keyword"  # status says so
-    with pytest.raises(BadInput, match="--strategy vector needs an embedding model"):
+    with pytest.raises(BadInput, match="strategy vector needs an embedding model"):
         choose_mode("vector", None, _never, query="q", strict=True)
     assert choose_mode("keyword", None, _never, query="q", strict=True).mode == "keyword"
 

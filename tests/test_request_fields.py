@@ -43,8 +43,14 @@ def test_cli_values_reach_the_request_field_by_field() -> None:
     ],
 )
 def test_a_bounded_field_is_checked_against_its_setting(given: dict, named: str) -> None:
-    with pytest.raises(BadInput, match=named):
+    """The error names the field; the CLI words it as the option's names."""
+    from memcli.cli.runtime import flag_name
+
+    with pytest.raises(BadInput) as got:
         SearchRequest(**given).checked()
+    [field] = given
+    assert got.value.fields == (field,) and got.value.message.startswith(f"{field} must be")
+    assert got.value.worded(flag_name)[0].startswith(f"{named} must be")
 
 
 def test_the_engine_payload_is_the_declared_fields_as_json() -> None:

@@ -4,7 +4,7 @@ Importing the SDK takes one to several seconds, and neither Claude Code nor Code
 long: a server still connecting is left out of the first model request. So the front answers
 what a client asks first (``initialize`` or ``server/discover``, then the lists of tools,
 prompts and resources) from ``mcp_wire.json``: what the SDK server answers to them for each
-protocol version it speaks, captured by :func:`memcli.agent.mcp_server.wire` (a test keeps
+protocol version it speaks, captured by :func:`memcli.agent.mcp_capture.wire` (a test keeps
 the file current), while a thread imports the SDK and builds the real server
 (:mod:`memcli.agent.mcp_server`). Once it is up, every message goes to it: first the
 client's ``initialize`` again, if it sent one (its answer is dropped: the client has one),
@@ -180,7 +180,7 @@ class Front:
             stream=sys.stderr, level=logging.WARNING, format="memcli mcp: %(message)s"
         )
         try:
-            from memcli.agent import mcp_server  # the SDK: seconds to import
+            import memcli.agent.mcp_server as mcp_server  # the SDK: seconds to import
 
             self.engine = mcp_server.Engine(self.workspace)
             server = mcp_server.build_server(self.engine, tools=not self.bare)

@@ -1,5 +1,5 @@
 """The MCP protocol's names that both ``memcli mcp``'s front (:mod:`memcli.agent.mcp_front`)
-and the capture of its answers (:func:`memcli.agent.mcp_server.wire`) use."""
+and the capture of its answers (:func:`memcli.agent.mcp_capture.wire`) use."""
 
 #: The key of the protocol version in a request's ``_meta`` (the per-request envelope).
 VERSION_META = "io.modelcontextprotocol/protocolVersion"

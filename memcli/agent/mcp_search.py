@@ -12,9 +12,9 @@ from pydantic import Field
 
 from memcli.config.registry import Setting, lookup
 from memcli.search.options import SETTING_OF, SearchRequest
-from memcli.search.request_fields import MCP_ORDER, REQUEST_FIELDS, RequestField, flag_of
+from memcli.search.request_fields import MCP_ORDER, REQUEST_FIELDS, RequestField
 
-__all__ = ["Strings", "flags", "parameters", "request_of", "strings"]
+__all__ = ["Strings", "parameter_name", "parameters", "request_of", "strings"]
 
 #: A parameter that takes a string or a list of strings.
 Strings = str | list[str] | None
@@ -97,13 +97,11 @@ def request_of(given: dict[str, Any]) -> SearchRequest:
     return SearchRequest(**values)
 
 
-def flags() -> dict[str, str]:
-    """Each long command-line flag of an offered field (and how an error names it, as
-    ``-n/--limit``), with the parameter that sets the field."""
-    return {
-        flag: field.mcp[0][0]
-        for field in REQUEST_FIELDS
-        if field.mcp
-        for flag in (flag_of(field), *field.cli)
-        if flag.startswith("--") or "/" in flag
-    }
+def parameter_name(field: str) -> str:
+    """How the MCP tools name a request's field in an error (:meth:`MemcliError.worded`):
+    the search tool's parameter that sets it (``source``: ``namespace``), else the field's
+    own name, which is the parameter's of every other tool."""
+    for declared in REQUEST_FIELDS:
+        if declared.name == field and declared.mcp:
+            return declared.mcp[0][0]
+    return field

@@ -121,9 +121,10 @@ def add(
         "expires": expires,
     }
     from memcli.cli.via_engine import add_via_engine  # a socket: no heavy imports
+    from memcli.operations import AddAsk
 
     # a commit runs in process: git takes its identity and hooks from the caller's environment
-    if not commit and add_via_engine(st, {"text": text, **given}, as_json):
+    if not commit and add_via_engine(st, AddAsk(text, **given), as_json):
         return  # a running engine added it (and printed what add prints)
     with st.memory() as mem:
         result = mem.add(text, **given)
@@ -214,9 +215,10 @@ app.command(name="search")(search)
 def status(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Workspace, index, counts, search mode and files changed since the last index."""
     from memcli.cli.via_engine import engine_answer  # a socket: no heavy imports
+    from memcli.operations import NoArgs
 
     st = state(ctx)
-    got = engine_answer(st, "status", {})
+    got = engine_answer(st, "status", NoArgs())
     if got is not None:
         info = got["result"]
     else:
@@ -248,9 +250,10 @@ def _hooks_hint(st: Any, workspace: str) -> None:
 def files(ctx: typer.Context, as_json: bool = JSON) -> None:
     """Indexed files with their chunks, source, date and evergreen flag."""
     from memcli.cli.via_engine import engine_answer  # a socket: no heavy imports
+    from memcli.operations import NoArgs
 
     st = state(ctx)
-    got = engine_answer(st, "files", {})
+    got = engine_answer(st, "files", NoArgs())
     if got is not None:
         rows, warnings = got["result"], got["warnings"]
     else:
@@ -275,9 +278,10 @@ def get(
 ) -> None:
     """Print lines of a memory file (to expand a search hit)."""
     from memcli.cli.via_engine import engine_answer  # a socket: no heavy imports
+    from memcli.operations import GetAsk
 
     st = state(ctx)
-    got = engine_answer(st, "get", {"location": location, "cwd": os.getcwd()})
+    got = engine_answer(st, "get", GetAsk(location, os.getcwd()))
     if got is not None:
         data, lines = got["result"], got["lines"]
     else:

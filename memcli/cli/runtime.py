@@ -74,7 +74,7 @@ def exit_code_for(
 
             traceback.print_exception(exc)
         if isinstance(exc, MemcliError):
-            message, hint, code = exc.message, exc.hint, int(exc.exit_code)
+            (message, hint), code = exc.worded(flag_name), int(exc.exit_code)
         else:
             message = f"{type(exc).__name__}: {exc}"
             hint, code = "run again with --debug for a traceback", int(ExitCode.WORKSPACE)
@@ -82,6 +82,21 @@ def exit_code_for(
     if as_json and not isinstance(exc, KeyboardInterrupt):
         json_error(message, hint, code, event)
     return code
+
+
+#: The flags whose name is not the field's with dashes (``max_tokens``: ``--max-tokens``).
+_FLAG_NAMES = {"debounce_ms": "--debounce"}
+
+
+def flag_name(field: str) -> str:
+    """How the CLI names a request's field in an error: the search option's names
+    (``-n/--limit``), else ``--`` and the field's name with dashes."""
+    from memcli.search.request_fields import REQUEST_FIELDS, flag_of  # plain data
+
+    for declared in REQUEST_FIELDS:
+        if declared.name == field:
+            return flag_of(declared)
+    return _FLAG_NAMES.get(field) or "--" + field.replace("_", "-")
 
 
 def json_error(message: str, hint: str | None, code: int, event: bool = False) -> None:

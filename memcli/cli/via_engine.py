@@ -1,35 +1,49 @@
 """Commands the workspace's engine answered, printed exactly as in process prints them:
 search (by the same output forms, :mod:`memcli.cli.search_output`) and add; get, files and
-status as data the commands print themselves (:func:`engine_answer`). Each returns None (or
-False) when no engine answered: the command then runs in process."""
+status as data the commands print themselves (:func:`engine_answer`). Each sends a request of
+the operations' table (:mod:`memcli.operations`) and returns None (or False) when no engine
+answered: the command then runs in process."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
-from memcli.cli import search_output
+import memcli.cli.search_output as search_output
+import memcli.operations as operations
 from memcli.enginelink import engine_result, framed
 from memcli.errors import MemcliError
 
 __all__ = ["add_via_engine", "engine_answer", "search_via_engine"]
 
 
-def _ask(st: Any, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
-    """The engine's result for ``op`` in the command's workspace (:func:`engine_result`)."""
+class Added(NamedTuple):
+    """What ``memcli add`` prints of a fact the engine added (:func:`render.add_result`)."""
+
+    added: bool
+    path: str
+    line: int
+    entry: str
+    duplicate_of: str | None
+    redactions: list[str]
+    commit: str | None
+
+
+def _ask(st: Any, op: str, asked: Any) -> dict[str, Any] | None:
+    """The engine's result for ``op`` (its request ``asked``) in the command's workspace
+    (:func:`engine_result`)."""
     from memcli.notes.workspace import find_workspace
 
     try:
         root = find_workspace(st.workspace).root
     except MemcliError:
         return None  # the in-process command reports it
-    return engine_result(root, op, payload)
+    return engine_result(root, op, operations.payload(asked))
 
 
-def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
+def add_via_engine(st: Any, asked: operations.AddAsk, as_json: bool) -> bool:
     """Whether the workspace's engine added the fact (output printed as ``memcli add``
     prints it); False: the caller adds in process."""
-    got = _ask(st, "add", kwargs)
+    got = _ask(st, "add", asked)
     if got is None:
         return False
     _notices(st, got)
@@ -38,16 +52,29 @@ def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
     if as_json:
         st.out.json(data)
     else:
-        from memcli.cli import render  # the renderer: only for what is printed
+        import memcli.cli.render as render  # the renderer: only for what is printed
 
-        render.add_result(st.out, SimpleNamespace(**{**data, **got["shown"]}))
+        shown = got["shown"]
+        render.add_result(
+            st.out,
+            Added(
+                data["added"],
+                data["path"],
+                data["line"],
+                shown["entry"],
+                data["duplicate_of"],
+                data["redactions"],
+                shown["commit"],
+            ),
+        )
     return True
 
 
-def engine_answer(st: Any, op: str, args: dict[str, Any]) -> dict[str, Any] | None:
-    """What the workspace's engine answered to ``op`` (``get``, ``files``, ``status``), its
-    notices printed as in process; None: the caller answers in process."""
-    got = _ask(st, op, args)
+def engine_answer(st: Any, op: str, asked: Any) -> dict[str, Any] | None:
+    """What the workspace's engine answered to ``op`` (``get``, ``files``, ``status``; its
+    request ``asked``), its notices printed as in process; None: the caller answers in
+    process."""
+    got = _ask(st, op, asked)
     if got is not None:
         _notices(st, got)
     return got
@@ -61,13 +88,8 @@ def _notices(st: Any, got: dict[str, Any]) -> None:
 def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) -> int | None:
     """The exit code of a search the workspace's engine answered (output printed), or None
     when no engine answered (the caller searches in process)."""
-    payload = {
-        "query": query,
-        "request": request.payload(),
-        "fmt": fmt,
-        "max_tokens": args.max_tokens,
-    }
-    got = _ask(st, "search", payload)
+    asked = operations.SearchAsk(query, request.payload(), fmt, args.max_tokens)
+    got = _ask(st, "search", asked)
     if got is None:
         return None
     ctx = got.get("context")

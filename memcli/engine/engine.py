@@ -1,18 +1,33 @@
 """What a running engine keeps warm (the index open, the embedder loaded, one Memory per
-worker thread) and the requests it answers (:class:`Engine`); :mod:`memcli.engine.server`
-puts it on a socket."""
+worker thread) and the requests it answers (:class:`Engine`): the operations
+:data:`memcli.operations.OPERATIONS` declares for it, each decoded into its request's type;
+:mod:`memcli.engine.server` puts it on a socket."""
 
 from __future__ import annotations
 
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import memcli.operations as operations
 from memcli.enginelink import PROTOCOL, client_env, engine_files
 from memcli.errors import MemcliError
+from memcli.operations import (
+    AddAsk,
+    ContextAsk,
+    FactAsk,
+    FileContextAsk,
+    ForgetAsk,
+    GetAsk,
+    NoArgs,
+    RecallAsk,
+    SearchAsk,
+    SupersedeAsk,
+)
 from memcli.version import __version__
 from memcli.warm import WarmMemory
 
@@ -42,15 +57,10 @@ class Engine:
         self.watching = False
         #: Set while the watcher is established and its last sync succeeded.
         self.watch_live = threading.Event()
-        self._ops = {
-            "search": self._search,
-            "add": self._add,
-            "get": self._get,
-            "files": self._files,
-            "status": self._status,
-            "recall": self._recall,
-            "briefing": self._briefing,
-            "file_context": self._file_context,
+        #: Each operation the table declares for the engine, and its handler: ``_<name>``.
+        self._ops: dict[str, tuple[operations.Operation, Callable[[Any], Any]]] = {
+            op.name: (op, getattr(self, f"_{op.name}"))
+            for op in operations.exposed(operations.ENGINE)
         }
 
     # -- memories --------------------------------------------------------------------------
@@ -79,18 +89,29 @@ class Engine:
             return {"ok": True, "result": self.info()}
         if request.get("env", {}) != self.env:
             return {"ok": False, "mismatch": True, "why": "other MEMCLI_* settings"}
-        work = self._ops.get(str(op))
-        if work is None:
+        declared = self._ops.get(str(op))
+        if declared is None:
             return {"ok": False, "mismatch": True, "why": f"unknown request {op!r}"}
+        operation, work = declared
+        try:
+            asked = operations.decoded(operation, args)
+        except TypeError as exc:  # not this version's request: the caller answers in process
+            return {"ok": False, "mismatch": True, "why": f"{op}: {exc}"}
         if op != "status":  # a status reports the count: it leaves it as a ping would
             self.requests += 1
-        future = (self._writes if op == "add" else self._pool).submit(work, args)
+        pool = self._pool if operation.read_only else self._writes
+        future = pool.submit(work, asked)
         try:
             return {"ok": True, "result": future.result()}
         except MemcliError as exc:
             return {
                 "ok": False,
-                "error": {"message": exc.message, "hint": exc.hint, "code": int(exc.exit_code)},
+                "error": {
+                    "message": exc.template,  # the fields marked, for the client to word
+                    "hint": exc.hint_template,
+                    "fields": list(exc.fields),
+                    "code": int(exc.exit_code),
+                },
             }
         except Exception as exc:  # reported to the client, which answers in process
             return {"ok": False, "mismatch": True, "why": f"{type(exc).__name__}: {exc}"}
@@ -104,10 +125,10 @@ class Engine:
         warning = untrusted_warning(mem.settings)
         return [warning] if warning else []
 
-    def _add(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _add(self, asked: AddAsk) -> dict[str, Any]:
         mem = self._memory()
         notices = self._notices(mem)
-        result = mem.add(**{**args, "tags": tuple(args.get("tags") or ())})
+        result = mem.add(**asked._asdict())
         return {
             "notices": notices,
             "result": result.as_dict(),
@@ -115,57 +136,69 @@ class Engine:
             "shown": {"entry": result.entry, "commit": result.commit},
         }
 
-    def _get(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _get(self, asked: GetAsk) -> dict[str, Any]:
         mem = self._memory()
         notices = self._notices(mem)
-        result = mem.get(args["location"], cwd=Path(args["cwd"]))
+        result = mem.get(asked.location, cwd=Path(asked.cwd) if asked.cwd else None)
         return {"notices": notices, "result": result.as_dict(), "lines": result.lines}
 
-    def _files(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _files(self, asked: NoArgs) -> dict[str, Any]:
         mem = self._memory()
         notices = self._notices(mem)
         rows = mem.files()
         return {"notices": notices, "result": rows, "warnings": list(mem.warnings)}
 
-    def _status(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _status(self, asked: NoArgs) -> dict[str, Any]:
         mem = self._memory()
         notices = self._notices(mem)
         info = mem.status(engine=self.info())  # what a status in process learns by asking
         return {"notices": notices, "result": info}
 
-    def _recall(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _recall(self, asked: RecallAsk) -> dict[str, Any]:
         """An agent's prompt hook: the recalled block's text, "" when nothing is."""
-        session = args.get("session")
-        ctx = self._memory(lenient=True).recall(
-            str(args["prompt"]), session=session if isinstance(session, str) else None
-        )
+        session = asked.session if isinstance(asked.session, str) else None
+        ctx = self._memory(lenient=True).recall(str(asked.prompt), session=session)
         return {"text": ctx.block.text if ctx is not None else ""}
 
-    def _briefing(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _briefing(self, asked: NoArgs) -> dict[str, Any]:
         """An agent's session-start hook: the briefing block's text."""
         return {"text": self._memory(lenient=True).briefing().block.text}
 
-    def _file_context(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _file_context(self, asked: FileContextAsk) -> dict[str, Any]:
         """An agent's file hook: the facts linked to the files a tool call touched."""
-        paths = [str(p) for p in args.get("paths") or ()]
-        session, cwd = args.get("session"), args.get("cwd")
+        session, cwd = asked.session, asked.cwd
         text = self._memory(lenient=True).touched_context(
-            paths,
+            [str(p) for p in asked.paths],
             session=session if isinstance(session, str) else None,
             cwd=Path(cwd) if isinstance(cwd, str) else None,
         )
         return {"text": text}
 
-    def _search(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _search(self, asked: SearchAsk) -> dict[str, Any]:
         from memcli.search.options import SearchRequest
 
         mem = self._memory()
         notices = self._notices(mem)
-        opts = mem.search_options(SearchRequest.from_payload(args["request"]))
-        if args.get("fmt") == "context":
-            ctx = mem.context(args["query"], opts, args.get("max_tokens"))
+        opts = mem.search_options(SearchRequest.from_payload(asked.request))
+        if asked.fmt == "context":
+            ctx = mem.context(asked.query, opts, asked.max_tokens)
             return {"notices": notices, **ctx.view()}
-        return {"notices": notices, **mem.search(args["query"], opts).view()}
+        return {"notices": notices, **mem.search(asked.query, opts).view()}
+
+    # -- what the MCP tools ask of the engine that serves their workspace (lenient, as the
+    # -- MCP server's own Memory is) ---------------------------------------------------------
+    def _context(self, asked: ContextAsk) -> operations.ContextAnswer:
+        return operations.context_of(self._memory(lenient=True), asked)
+
+    def _supersede(self, asked: SupersedeAsk) -> dict[str, Any]:
+        return {"result": self._memory(lenient=True).supersede(asked.fact, asked.text).as_dict()}
+
+    def _forget(self, asked: ForgetAsk) -> dict[str, Any]:
+        mem = self._memory(lenient=True)
+        return {"result": mem.forget(asked.fact, reason=asked.reason).as_dict()}
+
+    def _confirm(self, asked: FactAsk) -> dict[str, Any]:
+        return {"result": self._memory(lenient=True).confirm(asked.fact).as_dict()}
 
     def warm(self) -> None:
         """Open a worker's index and load the embedder now, so that the first search is fast

@@ -167,5 +167,6 @@ def ask(
             reason = str(exc)
     raise ProviderError(
         f"LLM {cfg.model} did not answer with valid facts JSON after 2 attempts ({reason})",
-        hint="try again, another [llm] model, or a clearer --prompt-file",
+        hint="try again, another [llm] model, or a clearer {prompt_file}",
+        fields=("prompt_file",),
     )

@@ -237,8 +237,9 @@ def flush(
                     f"{len(written)} facts are saved in {rel} but not committed ({exc.message});"
                     " nothing is staged",
                     hint=exc.hint
-                    or "fix what git reports, then flush the same conversation with --commit"
+                    or "fix what git reports, then flush the same conversation with {commit}"
                     " again: it commits them",
+                    fields=("commit",),
                 ) from None
     return result
 
@@ -314,8 +315,9 @@ def _check_git(root: Path) -> list[str]:
     warnings a commit would carry (a detached HEAD)."""
     if find_git_root(root) is None:
         raise GitError(
-            f"--commit: {root} is not in a git repository",
-            hint="run 'git init' there, or flush without --commit",
+            f"{{commit}}: {root} is not in a git repository",
+            hint="run 'git init' there, or flush without {commit}",
+            fields=("commit",),
         )
     from memcli.git.commit import check_committable  # git code on --commit only
 

@@ -155,7 +155,7 @@ def take_daily_slot(folder: Path, cap: int, today: str | None = None) -> int:
         raise ProviderError(
             f"{done} session(s) saved today already (agent.max_flushes_per_day {cap});"
             " this one waits for tomorrow",
-            hint="raise agent.max_flushes_per_day, or run memcli agent flush-session --due",
+            hint="raise agent.max_flushes_per_day, or run 'memcli agent flush-session --due'",
         )
     write_text(folder / DAILY_COUNT, json.dumps({"day": day, "count": done + 1}))
     return done + 1

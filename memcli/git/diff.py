@@ -211,7 +211,7 @@ def _event(line: str) -> str:
 _RELATIVE = re.compile(r"^(\d+) (second|minute|hour)s? ago$")  # within a day
 
 
-def day_start(date_text: str, flag: str = "--since") -> str:
+def day_start(date_text: str, field: str = "since") -> str:
     """A date for git: the one date grammar (:mod:`memcli.notes.dates`: ``2026-11-20``,
     ``yesterday``, ``7d``, ``2 weeks ago``...) as local midnight of that day, an ISO time, or
     a time of day back ('3 hours ago').
@@ -232,7 +232,9 @@ def day_start(date_text: str, flag: str = "--since") -> str:
     if _RELATIVE.match(text) or text == "now":
         return text
     raise BadInput(
-        f"{flag} expects {GRAMMAR} (or a time: ISO, '3 hours ago'); got {date_text!r}", hint=HINT
+        f"{{{field}}} expects {GRAMMAR} (or a time: ISO, '3 hours ago'); got {date_text!r}",
+        hint=HINT,
+        fields=(field,),
     )
 
 
@@ -252,7 +254,7 @@ def diff(
     """
     scope = Scope(root, memory_dir)
     if since and rev_range:
-        raise BadInput("give either a revision range or --since, not both")
+        raise BadInput("give either a revision range or {since}, not both", fields=("since",))
     if since:
         head = scope.head()
         base = None

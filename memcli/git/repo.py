@@ -29,7 +29,9 @@ from memcli.errors import GitError
 from memcli.notes.gitindex import git_dir_of
 from memcli.notes.workspace import find_git_root
 
-NOT_A_REPO_HINT = "run 'git init' there (or 'memcli init --git'), or use -w to pick a workspace"
+NOT_A_REPO_HINT = (
+    "run 'git init' there (or 'memcli init --git'), or pick a workspace ('memcli -w DIR')"
+)
 IDENTITY_HINT = "set your identity: git config user.name 'Name'; git config user.email 'you@host'"
 
 #: Variables that point git at another repository, index, object store or config file (git
@@ -215,7 +217,7 @@ def _refused_by_git(top: Path, git_dir: Path) -> GitError | None:
         return GitError(
             f"{top} belongs to another user and git does not trust it"
             f" ({(fatal or [last_line(err)])[0]}): memcli runs no git in it",
-            hint=f"if you trust it: git config --global --add safe.directory {top}",
+            hint=f"if you trust it: 'git config --global --add safe.directory {top}'",
         )
     found = _text(proc.stdout).strip()
     if not found or Path(found).resolve() != git_dir:

@@ -118,7 +118,7 @@ def sync(
             if not commit:
                 raise GitError(
                     f"{len(dirty)} memory file(s) have uncommitted changes",
-                    hint="commit them, or run sync without --no-commit",
+                    hint="commit them, or let sync commit them (its default)",
                 )
             message = sync_message(diff_states(scope, scope.head(), WORKTREE))
             committed = commit_paths(root, [scope.top / p for p in dirty], message)
@@ -263,7 +263,7 @@ def _upstream(repo: Repo, branch: str) -> tuple[str, str, str]:
     if not remote.strip() or not merge.strip():
         raise GitError(
             f"branch {branch!r} has no upstream to sync with",
-            hint=f"set one: git push -u origin {branch}  (or git branch -u origin/{branch})",
+            hint=f"set one: 'git push -u origin {branch}' (or 'git branch -u origin/{branch}')",
         )
     if status != 0:
         if remote.strip() != ".":
@@ -274,7 +274,7 @@ def _upstream(repo: Repo, branch: str) -> tuple[str, str, str]:
         if status != 0:
             raise GitError(
                 f"the upstream of {branch!r} ({remote.strip()} {merge.strip()}) does not exist",
-                hint=f"push it first: git push -u {remote.strip()} {branch}",
+                hint=f"push it first: 'git push -u {remote.strip()} {branch}'",
             )
     return remote.strip(), merge.strip(), short.strip()
 
@@ -337,9 +337,9 @@ def _integrate(
         )
         raise SyncConflict(
             f"sync stopped: {names} changed on both sides; {here} ({op} aborted)",
-            hint=f"resolve by hand: git pull {'--rebase' if op == 'rebase' else '--no-rebase'}"
+            hint=f"resolve by hand: 'git pull {'--rebase' if op == 'rebase' else '--no-rebase'}'"
             ", fix and 'git add' the files, "
-            f"git {op} --continue, then memcli sync",
+            f"'git {op} --continue', then 'memcli sync'",
         )
     raise SyncConflict(
         f"sync stopped: {names} changed on both sides and the {op} is still in progress",

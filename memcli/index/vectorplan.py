@@ -105,8 +105,9 @@ def choose_mode(
     if fingerprint is None:
         if strict and strategy not in ("auto", "keyword"):
             raise BadInput(
-                f"--strategy {strategy} needs an embedding model",
-                hint="set embedding.model (or MEMCLI_EMBEDDING_MODEL), or use --strategy keyword",
+                f"{{strategy}} {strategy} needs an embedding model",
+                hint="set embedding.model (or MEMCLI_EMBEDDING_MODEL), or use {strategy} keyword",
+                fields=("strategy",),
             )
         return ModeChoice("keyword", "no embedding model configured")
     if strategy == "keyword":

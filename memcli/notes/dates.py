@@ -62,11 +62,11 @@ def parse_day(text: str, today: date, *, ahead: bool = False) -> date | None:
         return None
 
 
-def day_of(text: str, flag: str, today: date | None = None, *, ahead: bool = False) -> date:
-    """:func:`parse_day`, or BadInput naming ``flag`` and the grammar."""
+def day_of(text: str, field: str, today: date | None = None, *, ahead: bool = False) -> date:
+    """:func:`parse_day`, or BadInput naming ``field`` and the grammar."""
     found = parse_day(text, today or date.today(), ahead=ahead)
     if found is None:
         from memcli.errors import BadInput  # an error's import, on an error only
 
-        raise BadInput(f"{flag} expects {GRAMMAR}; got {text!r}", hint=HINT)
+        raise BadInput(f"{{{field}}} expects {GRAMMAR}; got {text!r}", hint=HINT, fields=(field,))
     return found

@@ -181,8 +181,8 @@ def entry_id(text: str) -> str:
 
 
 def entry_marks(text: str, today: str) -> tuple[list[str], list[str]]:
-    """The ids of the entries in ``text`` (a snippet, a file), in order, and the states
-    other than active their status lines give them on ``today`` (YYYY-MM-DD)."""
+    """The ids of the entries in ``text`` (a snippet, a file), in order, and the state
+    each one's status lines give it on ``today`` (YYYY-MM-DD): active, superseded..."""
     from datetime import date
 
     from memcli.notes.lifecycle import ACTIVE, status_of
@@ -191,8 +191,5 @@ def entry_marks(text: str, today: str) -> tuple[list[str], list[str]]:
     states: list[str] = []
     for body, *_, status in entry_fields(text):
         ids.append(fact_key(body)[:ID_CHARS])
-        if status:
-            state = status_of(status).state_on(date.fromisoformat(today))
-            if state != ACTIVE and state not in states:
-                states.append(state)
+        states.append(status_of(status).state_on(date.fromisoformat(today)) if status else ACTIVE)
     return ids, states

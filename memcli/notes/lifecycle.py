@@ -154,7 +154,7 @@ def expiry_date(value: str, today: date) -> date:
     ``today``."""
     from memcli.notes.dates import day_of
 
-    return day_of(value, "--expires", today, ahead=True)
+    return day_of(value, "expires", today, ahead=True)
 
 
 def status_line(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.config.registry import default, lookup
 from memcli.errors import BadInput
-from memcli.search.request_fields import REQUEST_FIELDS, flag_of
+from memcli.search.request_fields import REQUEST_FIELDS
 
 if TYPE_CHECKING:
     from memcli.search.fusion import FusionParams
@@ -88,13 +88,13 @@ class SearchOptions(NamedTuple):
 SETTING_OF: dict[str, str] = dict(zip(SearchOptions._fields, _KEYS, strict=False))
 
 
-def check_date(value: str | None, flag: str) -> str | None:
+def check_date(value: str | None, field: str) -> str | None:
     """``value`` (the one date grammar, :mod:`memcli.notes.dates`) as YYYY-MM-DD."""
     if value is None:
         return None
     from memcli.notes.dates import day_of  # a date flag's own
 
-    return day_of(value, flag).isoformat()
+    return day_of(value, field).isoformat()
 
 
 def check_options(opts: SearchOptions) -> None:
@@ -105,12 +105,13 @@ def check_options(opts: SearchOptions) -> None:
 
 
 def check_value(key: str, value: Any, name: str | None = None) -> None:
-    """BadInput unless ``value`` is allowed for the setting ``key``; ``name`` is how the
-    caller gave it (a flag), for the message."""
+    """BadInput unless ``value`` is allowed for the setting ``key``; ``name``: the request's
+    field that gave it (each adapter names it its way), else the setting is named."""
     setting = lookup(key)
     if not setting.admits(value):
         shown = f'"{value}"' if isinstance(value, str) else value
-        raise BadInput(f"{name or key} must be {setting.allowed()}, got {shown}")
+        said, fields = ("{" + name + "}", (name,)) if name else (key, ())
+        raise BadInput(f"{said} must be {setting.allowed()}, got {shown}", fields=fields)
 
 
 class SearchRequest(NamedTuple):
@@ -136,11 +137,11 @@ class SearchRequest(NamedTuple):
         """This request with its dates written as YYYY-MM-DD, after checking them and the
         numbers against the settings registry's bounds (BadInput). The CLI checks before it
         opens a workspace; :meth:`SearchService.search_options` checks again."""
-        since, until = check_date(self.since, "--since"), check_date(self.until, "--until")
+        since, until = check_date(self.since, "since"), check_date(self.until, "until")
         for field in REQUEST_FIELDS:
             value = getattr(self, field.name)
             if field.setting is not None and value is not None:
-                check_value(field.setting, value, flag_of(field))
+                check_value(field.setting, value, field.name)
         return self._replace(since=since, until=until)
 
     def payload(self) -> dict[str, Any]:

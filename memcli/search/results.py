@@ -18,7 +18,7 @@ class Hit:
         "chunk_id", "path", "chunk_start", "chunk_end", "heading", "text", "source", "date",
         "evergreen", "score", "scores", "snippet", "start_line", "end_line", "explain",
         "flags", "passage", "signal", "terms", "state", "confirmed", "corroborated", "ids",
-        "match_line", "match_lines", "stale",
+        "match_line", "match_lines", "stale", "id_states",
     )  # fmt: skip
 
     def __init__(
@@ -52,6 +52,7 @@ class Hit:
         # retracted, review, expired once past its date) and how often it was vouched for
         self.state, self.confirmed, self.corroborated = "", 0, 0
         self.ids: list[str] = []  # ids of the entries the snippet shows (lifecycle commands)
+        self.id_states: list[str] = []  # the state of each (active, superseded...)
         # the first line of the passage that ranked it, and every line of the passages that
         # matched among the snippet's (it, and those merged into its result)
         self.match_line: int | None = None
@@ -83,9 +84,9 @@ class Hit:
         """Make ``text`` (lines of a file) this hit's snippet as a result shows it: redacted
         (as ``get`` shows it: no secret on screen), with the ids of the entries it holds;
         their states (superseded, under review...)."""
-        self.ids, states = entry_marks(text, today)
+        self.ids, self.id_states = entry_marks(text, today)
         self.snippet = redact_lines(text).text
-        return states
+        return list(dict.fromkeys(s for s in self.id_states if s != "active"))
 
     def as_dict(self) -> dict[str, Any]:
         out = {

@@ -271,7 +271,10 @@ class AgentService(SearchService, FlushService):
 
         agents = agents or names()
         if days < 1 or limit < 1:
-            raise BadInput("--days and --max-sessions take a number of at least 1")
+            raise BadInput(
+                "{days} and {max_sessions} take a number of at least 1",
+                fields=("days", "max_sessions"),
+            )
         found = past_sessions(self.ws.root, agents, days)[:limit]
         for agent in [] if dry_run else sorted({s.agent for s in found}) or list(agents[:1]):
             llm_config(self.settings, agent)  # no LLM for these sessions: say so, read none

@@ -38,7 +38,7 @@ class LogOptions:
 
     def __post_init__(self) -> None:
         if self.limit < 1:
-            raise BadInput(f"-n/--limit must be at least 1, got {self.limit}")
+            raise BadInput(f"{{limit}} must be at least 1, got {self.limit}", fields=("limit",))
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class WatchOptions:
 
     def __post_init__(self) -> None:
         if self.debounce_ms is not None and self.debounce_ms < 0:
-            raise BadInput("--debounce must be 0 or more milliseconds")
+            raise BadInput("{debounce_ms} must be 0 or more milliseconds", fields=("debounce_ms",))
 
 
 @dataclass

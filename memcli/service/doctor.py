@@ -22,5 +22,5 @@ class DoctorService(MemoryCore):
         from memcli.doctor import run_doctor  # only doctor needs its checks
 
         if timeout <= 0:
-            raise BadInput("--timeout must be more than 0 seconds")
+            raise BadInput("{timeout} must be more than 0 seconds", fields=("timeout",))
         return run_doctor(workspace, network=network, timeout=timeout)

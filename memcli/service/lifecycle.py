@@ -35,7 +35,7 @@ def _id_pattern() -> re.Pattern[str]:
     return re.compile(r"^[0-9a-f]{4,40}$")
 
 
-_REF_HINT = "give a fact id (from search --json 'ids') or PATH:LINE"
+_REF_HINT = "give a fact id (a search result's 'ids') or PATH:LINE"
 
 
 class FactRef(NamedTuple):
@@ -310,7 +310,9 @@ class LifecycleService(NotesService):
 
         reason = " ".join(redact(reason).text.split())
         if not reason:
-            raise BadInput("forget needs a reason", hint='--reason "why it is wrong"')
+            raise BadInput(
+                "forget needs a reason", hint="{reason}: why it is wrong", fields=("reason",)
+            )
         now = now or datetime.now()
         with self._changing():
             return self._forget(ref, reason, purge, dry_run, commit, now)

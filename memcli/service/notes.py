@@ -76,7 +76,9 @@ class NotesService(GitService):
                 raise GitError(
                     f"the fact is {where} but not committed ({exc.message}); nothing is staged",
                     hint=exc.hint
-                    or "fix what git reports, then run the same add --commit: it commits the fact",
+                    or "fix what git reports, then run the same add with {commit}: it commits"
+                    " the fact",
+                    fields=("commit",),
                 ) from None
             if result.commit:
                 result.warnings.extend(checked)
@@ -177,17 +179,17 @@ class NotesService(GitService):
     ) -> Path:
         """Where an entry goes: ``--to``, MEMORY.md, or the (namespaced) daily file."""
         if sum(bool(x) for x in (to, evergreen)) > 1:
-            raise BadInput("--to and --evergreen cannot be combined")
+            raise BadInput("{to} and {evergreen} cannot be combined", fields=("to", "evergreen"))
         if to:
             base = self.ws.memory_dir if not Path(to).is_absolute() else None
-            target = _named("--to", lambda: self.ws.resolve_user_path(_to_path(to), base=base))
+            target = _named("to", lambda: self.ws.resolve_user_path(_to_path(to), base=base))
             if target.suffix != ".md":
-                raise BadInput(f"--to {to!r}: memory files end in .md")
+                raise BadInput(f"{{to}} {to!r}: memory files end in .md", fields=("to",))
             memory_root = self.ws.memory_dir.resolve()
             if memory_root not in target.parents:
-                raise BadInput(f"--to {to!r} is not under {MEMORY_DIR}/")
+                raise BadInput(f"{{to}} {to!r} is not under {MEMORY_DIR}/", fields=("to",))
             if target.exists() and not target.is_file():
-                raise BadInput(f"--to {to!r} is not a file")
+                raise BadInput(f"{{to}} {to!r} is not a file", fields=("to",))
             return target
         if evergreen:  # a link there is checked by the write (memcli.safewrite)
             return self.ws.evergreen_path
@@ -239,11 +241,15 @@ class NotesService(GitService):
 
 
 def _named(argument: str, resolve: Callable[[], Path]) -> Path:
-    """A path resolved inside the workspace; the refusal names the argument it came from."""
+    """A path resolved inside the workspace; the refusal names the field (or the operation)
+    it came from."""
     try:
         return resolve()
     except PathOutsideWorkspace as exc:
-        raise PathOutsideWorkspace(f"{argument}: {exc.message}", exc.hint) from None
+        field = argument != "get"  # an operation's whole argument: the operation's name
+        said = "{" + argument + "}" if field else argument
+        fields = (argument,) if field else ()
+        raise PathOutsideWorkspace(f"{said}: {exc.message}", exc.hint, fields=fields) from None
 
 
 def _to_path(to: str) -> str:

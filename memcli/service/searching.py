@@ -63,7 +63,7 @@ class SearchService(IndexService):
 
         budget = self.settings.get("search.max_tokens") if max_tokens is None else max_tokens
         if budget < 1:
-            raise BadInput("--max-tokens must be at least 1")
+            raise BadInput("{max_tokens} must be at least 1", fields=("max_tokens",))
         result = self.search(query, opts)
         return Context(result, render(result.query, result.hits, budget), budget)
 
