@@ -326,3 +326,22 @@ def test_file_hook_answered_by_the_engine_as_in_process(repo: Path, cli: Cli) ->
     assert status["engine"]["requests"] == 1
     alone = hook(repo, touch(repo, "jobs/export.py", session="e2"))
     assert proc.stdout == alone and "writes CSV with a BOM" in alone
+
+
+def test_undated_fact_is_as_old_as_its_files_last_commit(repo: Path, cli: Cli) -> None:
+    """A fact of MEMORY.md has no date: it was last known true when its file was last
+    committed, so a later change of the code it names marks it; an uncommitted file's facts
+    are never marked."""
+    (repo / "memory" / "MEMORY.md").write_text("- Exports in `jobs/export.py` stream rows.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory", when="2026-11-05T10:00:00")
+    (repo / "memory" / "notes.md").write_text("- `payments/refund.py` retries twice.\n")
+    assert cli("index").exit_code == 0
+    assert search(cli, "exports stream rows")[0]["stale"] is None  # nothing changed since
+    for path in ("jobs/export.py", "payments/refund.py"):
+        (repo / path).write_text("changed = True\n")
+    git(repo, "commit", "-qam", "code", when="2026-11-20T09:00:00")
+    assert cli("index").exit_code == 0
+    stale = search(cli, "exports stream rows")[0]["stale"]
+    assert stale is not None and (stale["path"], stale["date"]) == ("jobs/export.py", "2026-11-20")
+    assert search(cli, "refund retries twice")[0]["stale"] is None  # never committed

@@ -55,10 +55,53 @@ def last_changes(top: Path, paths: set[str], since: str) -> dict[str, tuple[str,
     return found
 
 
-def refresh_links(store: Store, top: Path) -> int:
+def file_dates(top: Path, files: list[str]) -> dict[str, str]:
+    """The date of the last commit of each of ``files`` (paths of the repository at
+    ``top``): one ``git log``; a file never committed has none."""
+    from memcli.git.repo import find_repo, run_git
+
+    repo = find_repo(top)
+    if repo is None or not files:
+        return {}
+    status, out, _ = run_git(
+        repo, "log", "--no-renames", "--name-only", "-z", "--format=%x1e%cd", DATE_FORMAT,
+        "HEAD", "--", *files, check=False,
+    )  # fmt: skip
+    found: dict[str, str] = {}
+    if status != 0:  # no commit yet
+        return found
+    wanted = set(files)
+    for record in out.split("\x1e")[1:]:  # newest first
+        changed, _, rest = record.partition("\0")
+        for name in rest.split("\0"):
+            name = name.strip("\n")
+            if name in wanted:
+                found.setdefault(name, changed.strip())
+        if len(found) == len(wanted):
+            break
+    return found
+
+
+def date_undated(store: Store, top: Path, root: Path) -> None:
+    """Give a fact without a date (an evergreen file's) the date of its memory file's last
+    commit as the time it was last known true: the code it names changing after that makes
+    it stale. A file never committed keeps its facts undated (never stale)."""
+    undated = store.undated_link_files()
+    if not undated:
+        return
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix + "/"
+    dates = file_dates(top, [prefix + rel for rel in undated])
+    store.date_undated_links({rel: dates[prefix + rel] for rel in undated if prefix + rel in dates})
+
+
+def refresh_links(store: Store, top: Path, root: Path | None = None) -> int:
     """Resolve the names facts link to against the files the repository at ``top`` tracks
     and record each path's last change after the earliest fact (inside the caller's
-    transaction); how many names resolved. No repository: nothing is linked."""
+    transaction); how many names resolved. ``root``: the workspace, whose undated facts take
+    their file's last commit date (:func:`date_undated`). No repository: nothing is linked."""
+    if root is not None:
+        date_undated(store, top, root)
     names, first = store.link_names()
     index = index_file(top)
     tracked = tracked_under(index, "") if index is not None and names else None

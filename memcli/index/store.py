@@ -603,6 +603,22 @@ class Store:
         self.conn.execute("DELETE FROM link_paths")
         self.conn.executemany("INSERT OR REPLACE INTO link_paths VALUES (?, ?, ?, ?)", rows)
 
+    def undated_link_files(self) -> list[str]:
+        """The memory files holding a linked fact with no ``since`` (undated)."""
+        rows = self.conn.execute(
+            "SELECT DISTINCT f.path FROM links l JOIN files f ON f.id = l.file_id"
+            " WHERE l.since IS NULL ORDER BY 1"
+        )
+        return [r[0] for r in rows]
+
+    def date_undated_links(self, dates: dict[str, str]) -> None:
+        """Set the ``since`` of the undated links of each memory file to its date."""
+        self.conn.executemany(
+            "UPDATE links SET since = ? WHERE since IS NULL"
+            " AND file_id = (SELECT id FROM files WHERE path = ?)",
+            [(day, rel) for rel, day in dates.items()],
+        )
+
     def unresolved_link_names(self, files: list[str]) -> list[str]:
         """The names that facts of the memory ``files`` (or folders; ``""``: all) link to and
         no ``link_paths`` row holds."""

@@ -84,7 +84,7 @@ class IndexService(MemoryCore):
                 elif files is not None:
                     link_new_names(self.store, top, files)
                 else:
-                    refresh_links(self.store, top)
+                    refresh_links(self.store, top, self.ws.root)
         except GitError as exc:  # the index stays as it was: stale marks wait for git
             self.warnings.append(f"paths facts name not checked: {exc.message}")
 

@@ -55,7 +55,7 @@ class WatchService(MemoryCore):
 
         def refresh(store: Store) -> None:
             try:
-                refresh_links(store, top)
+                refresh_links(store, top, self.ws.root)
             except GitError:  # no git to run: the marks wait for 'memcli index'
                 pass
 
