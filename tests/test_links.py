@@ -345,3 +345,25 @@ def test_undated_fact_is_as_old_as_its_files_last_commit(repo: Path, cli: Cli) -
     stale = search(cli, "exports stream rows")[0]["stale"]
     assert stale is not None and (stale["path"], stale["date"]) == ("jobs/export.py", "2026-11-20")
     assert search(cli, "refund retries twice")[0]["stale"] is None  # never committed
+
+
+def test_an_index_before_links_read_as_it_is_has_none(repo: Path, cli: Cli) -> None:
+    """An index of schema 7 that cannot be written (so not migrated) is read without the
+    links tables: no linked or stale facts, no error."""
+    from memcli.index import db
+    from memcli.index.store import Store
+
+    assert cli("index").exit_code == 0
+    path = repo / ".memcli" / "index.db"
+    conn = db.connect(path)
+    conn.execute("DROP TABLE link_paths")
+    conn.execute("DROP TABLE links")
+    conn.execute("PRAGMA user_version = 7")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    store = Store.open_readonly(path)
+    try:
+        assert store.linked_facts(["jobs/export.py", "jobs"], 5) == []
+        assert store.stale_links() == []
+    finally:
+        store.close()
