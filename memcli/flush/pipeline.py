@@ -28,6 +28,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import memcli.index.factrows as factrows
 from memcli.config import Settings, confine_file
 from memcli.errors import BadInput, ConfigError, GitError, MemcliError
 from memcli.flush.conversation import (
@@ -273,7 +274,7 @@ def _supersede(mem: FlushHost, written: list[FactOutcome], now: datetime) -> lis
 
 def _mark(mem: FlushHost, fact_id: str, mark: str, *, once: bool = False) -> list[Path]:
     """Write ``mark`` under the fact ``fact_id``; the file, when written (else a warning)."""
-    found = mem.store.facts_by_prefix(fact_id)
+    found = factrows.facts_by_prefix(mem.store.conn, fact_id)
     if not found:
         return []
     path = mem.ws.root / found[0][1]

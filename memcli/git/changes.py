@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import memcli.index.factrows as factrows
 from memcli.index.links import resolve
 from memcli.index.store import Store
 from memcli.notes.gitindex import index_file, tracked_under
@@ -59,7 +60,7 @@ def refresh_links(store: Store, top: Path) -> int:
     """Resolve the names facts link to against the files the repository at ``top`` tracks
     and record each path's last change after the earliest fact (inside the caller's
     transaction); how many names resolved. No repository: nothing is linked."""
-    names, first = store.link_names()
+    names, first = factrows.link_names(store.conn)
     index = index_file(top)
     tracked = tracked_under(index, "") if index is not None and names else None
     resolved = resolve(names, tracked) if tracked else {}
@@ -70,5 +71,5 @@ def refresh_links(store: Store, top: Path) -> int:
         for name, ps in resolved.items()
         for path in ps
     ]
-    store.set_link_paths(rows)
+    factrows.set_link_paths(store.conn, rows)
     return len(resolved)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import memcli.index.factrows as factrows
 from memcli.errors import BadInput, MemcliError
 from memcli.search.options import SearchRequest
 from memcli.service.flush import FlushService
@@ -115,7 +116,9 @@ class AgentService(SearchService, FlushService):
         from datetime import date
 
         today = date.today().isoformat()
-        for chunk in self.store.recent_chunks(limit * _CHUNKS_PER_ENTRY, kinds, today):
+        for chunk in factrows.recent_chunks(
+            self.store.conn, limit * _CHUNKS_PER_ENTRY, kinds, today
+        ):
             lines = chunk.text.split("\n")
             found = [
                 (kind, line, end)

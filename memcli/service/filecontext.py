@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import memcli.index.factrows as factrows
 from memcli.notes.workspace import find_git_root
 from memcli.service.searching import SearchService
 
@@ -49,7 +50,9 @@ class FileContextService(SearchService):
             return None
         self.sync_before_search()
         limit = int(self.settings.get("agent.recall_limit"))
-        quotes = self._linked_quotes(self.store.linked_facts(_held_by(rel), 4 * limit))
+        quotes = self._linked_quotes(
+            factrows.linked_facts(self.store.conn, _held_by(rel), 4 * limit)
+        )
         if not quotes:
             return None
         from memcli.notes.controls import strip_controls  # with the block only

@@ -6,6 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+import memcli.index.factrows as factrows
 from memcli.errors import BadInput, GitError, LockTimeout, PathOutsideWorkspace, WriteFailed
 from memcli.index import db
 from memcli.index.freshness import Freshness
@@ -77,7 +78,7 @@ class IndexService(MemoryCore):
         try:
             with self.store.transaction():
                 if top is None:
-                    self.store.set_link_paths([])
+                    factrows.set_link_paths(self.store.conn, [])
                 else:
                     refresh_links(self.store, top)
         except GitError as exc:  # the index stays as it was: stale marks wait for git

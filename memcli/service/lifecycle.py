@@ -16,6 +16,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import memcli.index.factrows as factrows
 from memcli.errors import BadInput
 from memcli.locks import ProcessLock
 from memcli.notes.entryparse import entry_id
@@ -117,7 +118,7 @@ class LifecycleService(NotesService):
         ref = ref.strip()
         if _id_pattern().match(ref):
             self.sync_before_search()
-            found = self.store.facts_by_prefix(ref)
+            found = factrows.facts_by_prefix(self.store.conn, ref)
             keys = {h for h, _, _ in found}
             if not keys:
                 raise BadInput(f"no fact has the id {ref!r}", hint=_REF_HINT)
@@ -405,7 +406,9 @@ class LifecycleService(NotesService):
         self.sync_before_search()
         day = (today or date.today()).isoformat()
         out: list[dict[str, Any]] = []
-        for rel, line, text, state, expires, fact_id in self.store.chunks_needing_review(day):
+        for rel, line, text, state, expires, fact_id in factrows.chunks_needing_review(
+            self.store.conn, day
+        ):
             fields = next(iter(entry_fields(text)), None)
             body = fields[0] if fields else text
             st = status_of(fields[6]) if fields else Status()
@@ -468,7 +471,7 @@ class LifecycleService(NotesService):
 
         out: list[dict[str, Any]] = []
         texts: dict[str, dict[int, str]] = {}
-        for rel, line, path, changed, commit in self.store.stale_links():
+        for rel, line, path, changed, commit in factrows.stale_links(self.store.conn):
             if (rel, line) in listed:
                 continue
             if rel not in texts:

@@ -6,6 +6,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import memcli.index.factrows as factrows
 from memcli.errors import BadInput, GitError, MemcliError, PathOutsideWorkspace
 from memcli.notes.lines import split_lines
 from memcli.notes.scan import Matcher, read_text
@@ -160,7 +161,7 @@ class NotesService(GitService):
 
     def _indexed_duplicate(self, key: str, rel: str) -> str | None:
         try:
-            found = self.store.find_fact(key)
+            found = factrows.find_fact(self.store.conn, key)
         except Exception:  # a broken index must never block writing a memory
             return None
         if found and found[0] != rel:
