@@ -57,8 +57,9 @@ class GitService(IndexService):
             self.ws.root, opts.rev, limit=opts.limit, since=opts.since, memory_dir=MEMORY_DIR
         )
 
-    def sync(self, opts: SyncOptions | None = None) -> SyncReport:
-        """Commit pending memory, pull (rebase or merge), push; then re-index."""
+    def _sync_git(self, opts: SyncOptions | None = None) -> SyncReport:
+        """Commit pending memory, pull (rebase or merge), push; then re-index. Only through
+        :meth:`memcli.memory.Memory.sync`, which first finishes a change left half done."""
         from memcli.git.sync import sync  # git code on git operations only (above)
         from memcli.service.datatypes import SyncOptions, SyncReport  # not on search/status
 

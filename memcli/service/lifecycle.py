@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import memcli.index.factrows as factrows
 from memcli.errors import BadInput
@@ -23,9 +23,6 @@ from memcli.notes.entryparse import entry_id
 from memcli.notes.lifecycle import ID_CHARS, Status, status_line, status_of
 from memcli.notes.workspace import MEMORY_DIR
 from memcli.service.notes import NotesService
-
-if TYPE_CHECKING:
-    from memcli.service.datatypes import SyncOptions, SyncReport
 
 __all__ = ["FactRef", "LifecycleResult", "LifecycleService"]
 
@@ -378,14 +375,13 @@ class LifecycleService(NotesService):
         sha = self._commit_change([fact.path], f"memcli: confirmed {fact.id}", commit)
         return LifecycleResult("confirmed", fact, [mark], commit=sha)
 
-    def sync(self, opts: "SyncOptions | None" = None) -> "SyncReport":
-        """:meth:`GitService.sync <memcli.service.git.GitService.sync>`, having first finished
-        a supersede that a killed process left half done: a sync never commits and pushes
-        half of one."""
+    def finish_left_pending(self) -> None:
+        """Finish a supersede that a killed process left half done (see :meth:`_pending`):
+        :meth:`memcli.memory.Memory.sync` runs it first, so that a sync never commits and
+        pushes half of one."""
         if self._left_pending():
             with self._changing():
                 pass
-        return super().sync(opts)
 
     def _left_pending(self) -> bool:
         """Whether a record of a supersede left half done is there (see :meth:`_pending`)."""
@@ -397,110 +393,12 @@ class LifecycleService(NotesService):
 
     def review(self, today: date | None = None) -> list[dict[str, Any]]:
         """Facts that need a decision: under review (a conflict, an instruction-like fact),
-        and expired ones, each with the commands that settle it."""
-        from memcli.notes.entryparse import entry_fields
+        and expired ones, each with the commands that settle it (:mod:`memcli.service.review`)."""
+        from memcli.service.review import needing_review
 
-        if self._left_pending():  # a change a killed process left
-            with self._changing():
-                pass
+        self.finish_left_pending()  # a change a killed process left
         self.sync_before_search()
-        day = (today or date.today()).isoformat()
-        out: list[dict[str, Any]] = []
-        for rel, line, text, state, expires, fact_id in factrows.chunks_needing_review(
-            self.store.conn, day
-        ):
-            fields = next(iter(entry_fields(text)), None)
-            body = fields[0] if fields else text
-            st = status_of(fields[6]) if fields else Status()
-            why = "expired " + (expires or "") if state != "review" else (st.reason or "review")
-            ref = fact_id or f"{rel}:{line}"
-            out.append(
-                {
-                    "id": fact_id,
-                    "path": rel,
-                    "line": line,
-                    "text": body,
-                    "state": state or "expired",
-                    "why": why,
-                    "commands": [
-                        f"memcli confirm {ref}",
-                        f'memcli supersede {ref} "..."',
-                        f'memcli forget {ref} --reason "..."',
-                    ],
-                }
-            )
-        out += self._instruction_like({(item["path"], item["line"]) for item in out})
-        out += self._stale_facts({(item["path"], item["line"]) for item in out})
-        return sorted(out, key=lambda item: (item["path"], item["line"]))
-
-    def _instruction_like(self, listed: set[tuple[str, int]]) -> list[dict[str, Any]]:
-        """Facts of memory/ that read as instructions and were never settled, whoever
-        wrote them (a flush marks its own for review; add, the MCP add tool and a person
-        do not), except those in ``listed``."""
-        from memcli.notes.instructions import unsettled
-
-        memory = f"{MEMORY_DIR}/"
-        texts = (
-            (rel, (self.ws.root / rel).read_text(encoding="utf-8", errors="replace"))
-            for rel in sorted(self.store.file_states())
-            if rel.startswith(memory) and (self.ws.root / rel).is_file()
-        )
-        return [
-            {
-                "id": fact_id,
-                "path": rel,
-                "line": line,
-                "text": body,
-                "state": "review",
-                "why": f"reads as an instruction ({phrase})",
-                "commands": [
-                    f"memcli confirm {fact_id}",
-                    f'memcli supersede {fact_id} "..."',
-                    f'memcli forget {fact_id} --reason "..."',
-                ],
-            }
-            for rel, line, body, fact_id, phrase in unsettled(texts)
-            if (rel, line) not in listed
-        ]
-
-    def _stale_facts(self, listed: set[tuple[str, int]]) -> list[dict[str, Any]]:
-        """Facts naming a repository path that changed after them (memcli.search.stale),
-        except those in ``listed``."""
-        from memcli.notes.entryparse import entry_fields, entry_id
-        from memcli.search.stale import stale_note
-
-        out: list[dict[str, Any]] = []
-        texts: dict[str, dict[int, str]] = {}
-        for rel, line, path, changed, commit in factrows.stale_links(self.store.conn):
-            if (rel, line) in listed:
-                continue
-            if rel not in texts:
-                try:
-                    text = (self.ws.root / rel).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    text = ""
-                texts[rel] = {f[4]: f[0] for f in entry_fields(text)}
-            body = texts[rel].get(line)
-            if body is None:  # the file changed since it was indexed
-                continue
-            fact_id = entry_id(body)
-            mark = {"path": path, "date": changed[:10], "commit": commit}
-            out.append(
-                {
-                    "id": fact_id,
-                    "path": rel,
-                    "line": line,
-                    "text": body,
-                    "state": "stale",
-                    "why": stale_note(mark),
-                    "commands": [
-                        f"memcli confirm {fact_id}",
-                        f'memcli supersede {fact_id} "..."',
-                        f'memcli forget {fact_id} --reason "..."',
-                    ],
-                }
-            )
-        return out
+        return needing_review(self, today or date.today())
 
     # -- writing ---------------------------------------------------------------------------
     def _annotate(
