@@ -24,9 +24,13 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.agentsetup.hooklog import EVENTS, log_event, log_path, shown
+
+if TYPE_CHECKING:  # the service loads only when a hook needs it
+    from memcli.memory import Memory
+    from memcli.service.session_flush import SessionFlush
 
 __all__ = ["run_due_flushes", "run_hook", "run_session_flush"]
 
@@ -243,31 +247,26 @@ def llm_configured(root: Path) -> bool:
         return False
 
 
-def run_due_flushes(root: Path, event: str, current: str | None = None) -> list[Any]:
-    """Flush the sessions due (:meth:`memcli.memory.Memory.sessions_due`), each logged; one
-    that fails is recorded for the next try and the others go on."""
-    from memcli.memory import Memory
-
-    with Memory.open(root, lenient=True) as mem:
-        due = mem.sessions_due(current)
+def run_due_flushes(mem: Memory, event: str, current: str | None = None) -> list[SessionFlush]:
+    """Flush the sessions due (:meth:`memcli.memory.Memory.sessions_due`) with the one
+    ``mem`` the command opened, each logged; one that fails is recorded for the next try and
+    the others go on."""
     done = []
-    for session_id, transcript in due:
+    for session_id, transcript in mem.sessions_due(current):
         try:
-            done.append(run_session_flush(root, session_id, transcript, f"{event} (due)"))
+            done.append(run_session_flush(mem, session_id, transcript, f"{event} (due)"))
         except Exception:
             continue  # logged, and recorded as failed: tried again by a later hook
     return done
 
 
-def run_session_flush(root: Path, session_id: str, transcript: str, event: str) -> Any:
-    """Flush a session's new turns (:meth:`memcli.memory.Memory.flush_session`), logging the
-    outcome; errors are logged and raised."""
-    from memcli.memory import Memory
-
+def run_session_flush(mem: Memory, session_id: str, transcript: str, event: str) -> SessionFlush:
+    """Flush a session's new turns (:meth:`memcli.memory.Memory.flush_session`) with the
+    ``mem`` the command opened, logging the outcome; errors are logged and raised."""
+    root = mem.ws.root
+    started = time.monotonic()
     try:
-        with Memory.open(root, lenient=True) as mem:
-            started = time.monotonic()
-            done = mem.flush_session(session_id, transcript, background=True)
+        done = mem.flush_session(session_id, transcript, background=True)
     except Exception as exc:
         log_event(root, event, f"error: flush of session {shown(session_id)}: {_describe(exc)}")
         raise

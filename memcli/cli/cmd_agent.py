@@ -283,19 +283,19 @@ def agent_flush_session(
         raise BadInput(
             "give --session-id and --transcript, or --due", hint="memcli agent flush-session --help"
         )
-    with st.memory(lenient=True) as mem:
-        root = mem.ws.root
     hook = event != "manual"  # started by a hook: failures are in agent.log, stamped
     done = []
-    try:
-        if session_id and transcript is not None:
-            done.append(run_session_flush(root, session_id, str(transcript), event))
-        if due:
-            done += run_due_flushes(root, event, current=session_id or None)
-    except Exception:
-        if hook:
-            raise typer.Exit(0) from None
-        raise
+    # one Memory (one settings load, one index) for the session and every session due
+    with st.memory(lenient=True) as mem:
+        try:
+            if session_id and transcript is not None:
+                done.append(run_session_flush(mem, session_id, str(transcript), event))
+            if due:
+                done += run_due_flushes(mem, event, current=session_id or None)
+        except Exception:
+            if hook:
+                raise typer.Exit(0) from None
+            raise
     if as_json:
         st.out.json([d.as_dict() for d in done] if due else done[0].as_dict())
         return

@@ -24,6 +24,7 @@ The pipeline, in order; nothing is written unless every step before the append s
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -90,7 +91,7 @@ class FlushHost(Protocol):
 
 def flush(
     mem: FlushHost,
-    text: str,
+    text: str | Sequence[Message],
     *,
     namespace: str | None = None,
     dry_run: bool = False,
@@ -100,6 +101,8 @@ def flush(
     agent: str | None = None,
 ) -> FlushResult:
     """Extract facts from conversation ``text`` and append the new ones (see module doc).
+    ``text``: the conversation as text, or its messages already parsed (an agent session's
+    new turns: :func:`memcli.flush.conversation.parse` of its transcript).
     ``agent``: the coding agent whose session it is (its CLI may be the LLM: ``llm_config``)."""
     now = now or datetime.now()
     ws = mem.ws
@@ -110,7 +113,7 @@ def flush(
 
     redactions: list[str] = []
     clean: list[Message] = []
-    for m in parse(text):
+    for m in parse(text) if isinstance(text, str) else text:
         red = redact(m.content)
         redactions.extend(red.kinds)
         clean.append(Message(m.role, red.text))
