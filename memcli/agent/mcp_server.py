@@ -31,7 +31,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import IO, Annotated, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -43,6 +43,12 @@ from memcli.agent.mcp_protocol import LISTEN_FOR, LISTENING, VERSION_META
 from memcli.agent.mcp_search import Strings, flags, parameters, request_of, strings
 from memcli.errors import MemcliError
 from memcli.version import __version__
+
+if TYPE_CHECKING:
+    from memcli.memory import Memory
+    from memcli.search.results import Hit
+    from memcli.service.datatypes import GetResult
+    from memcli.service.search_answers import Context as SearchContext
 
 __all__ = ["Engine", "build_server", "run_on", "wire"]
 
@@ -96,15 +102,15 @@ class Engine:
         chunks that can rank (memcli.search.bounds), as `memcli serve` does."""
         return self.warm.learner
 
-    def _memory(self) -> Any:
+    def _memory(self) -> Memory:
         self.warm.start_learner()  # on first use
         return self.warm.memory(lenient=True)
 
-    async def call(self, fn: Callable[[Any], T]) -> T:
+    async def call(self, fn: Callable[[Memory], T]) -> T:
         """``fn(memory)`` on the engine thread."""
         return await _run(self._pool, lambda: fn(self._memory()))
 
-    async def flush(self, fn: Callable[[Any], T]) -> T:
+    async def flush(self, fn: Callable[[Memory], T]) -> T:
         """``fn(memory)`` on the flush thread, with a Memory opened for this call."""
 
         def job() -> T:
@@ -236,7 +242,7 @@ def _text(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
-def context_text(ctx: Any) -> str:
+def context_text(ctx: SearchContext) -> str:
     """The framed context block of a search (:class:`memcli.service.search_answers.Context`), then
     the ids of the facts it cites (for supersede, forget and confirm), and what the search
     warned about."""
@@ -269,7 +275,7 @@ def context_text(ctx: Any) -> str:
     return out
 
 
-def _marked_ids(hit: Any) -> str:
+def _marked_ids(hit: Hit) -> str:
     """A hit's fact ids, each followed by its state when it is not active (``include_inactive``
     shows superseded, retracted and expired facts)."""
     from datetime import date
@@ -290,7 +296,7 @@ def _marked_ids(hit: Any) -> str:
     return " ".join(hit.ids) + (f" ({', '.join(flagged)})" if flagged else "")
 
 
-def lines_text(got: Any) -> str:
+def lines_text(got: GetResult) -> str:
     """The lines ``get`` read (a :class:`memcli.service.datatypes.GetResult`), framed as
     quoted data like a search's block, with the ids of the facts among them."""
     from memcli.search.context import Quote, render
@@ -463,7 +469,7 @@ def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
     ) -> CallToolResult:
         from memcli.service.datatypes import FlushOptions
 
-        def run(mem: Any) -> dict[str, Any]:
+        def run(mem: Memory) -> dict[str, Any]:
             opts = FlushOptions(text=transcript or None, path=path or None)
             if path and not transcript:
                 # a path an agent names: only a conversation file of the workspace or of

@@ -6,16 +6,21 @@ False) when no engine answered: the command then runs in process."""
 from __future__ import annotations
 
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.cli import search_output
 from memcli.enginelink import engine_result, framed
 from memcli.errors import MemcliError
 
+if TYPE_CHECKING:  # types only: the fast path imports this module
+    from memcli.cli.runtime import State
+    from memcli.cli.search_args import SearchArgs
+    from memcli.search.options import SearchRequest
+
 __all__ = ["add_via_engine", "engine_answer", "search_via_engine"]
 
 
-def _ask(st: Any, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
+def _ask(st: State, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     """The engine's result for ``op`` in the command's workspace (:func:`engine_result`)."""
     from memcli.notes.workspace import find_workspace
 
@@ -26,7 +31,7 @@ def _ask(st: Any, op: str, payload: dict[str, Any]) -> dict[str, Any] | None:
     return engine_result(root, op, payload)
 
 
-def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
+def add_via_engine(st: State, kwargs: dict[str, Any], as_json: bool) -> bool:
     """Whether the workspace's engine added the fact (output printed as ``memcli add``
     prints it); False: the caller adds in process."""
     got = _ask(st, "add", kwargs)
@@ -44,7 +49,7 @@ def add_via_engine(st: Any, kwargs: dict[str, Any], as_json: bool) -> bool:
     return True
 
 
-def engine_answer(st: Any, op: str, args: dict[str, Any]) -> dict[str, Any] | None:
+def engine_answer(st: State, op: str, args: dict[str, Any]) -> dict[str, Any] | None:
     """What the workspace's engine answered to ``op`` (``get``, ``files``, ``status``), its
     notices printed as in process; None: the caller answers in process."""
     got = _ask(st, op, args)
@@ -53,12 +58,14 @@ def engine_answer(st: Any, op: str, args: dict[str, Any]) -> dict[str, Any] | No
     return got
 
 
-def _notices(st: Any, got: dict[str, Any]) -> None:
+def _notices(st: State, got: dict[str, Any]) -> None:
     for notice in got.get("notices", []):
         st.out.warn(notice)
 
 
-def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) -> int | None:
+def search_via_engine(
+    st: State, query: str, request: SearchRequest, fmt: str, args: SearchArgs
+) -> int | None:
     """The exit code of a search the workspace's engine answered (output printed), or None
     when no engine answered (the caller searches in process)."""
     payload = {

@@ -16,7 +16,10 @@ from memcli.service.searching import SearchService
 from memcli.service.session_flush import SessionFlushService
 
 if TYPE_CHECKING:
+    from memcli.agents.claude_plugin import PluginInstall
+    from memcli.agentsetup.change import Change
     from memcli.search.context import ContextBlock, Quote
+    from memcli.service.search_answers import Context
 
 __all__ = ["AgentService", "Briefing"]
 
@@ -105,7 +108,9 @@ class AgentService(SearchService, SessionFlushService):
                     return out
         return out
 
-    def recall(self, prompt: str, max_tokens: int | None = None, session: str | None = None) -> Any:
+    def recall(
+        self, prompt: str, max_tokens: int | None = None, session: str | None = None
+    ) -> Context | None:
         """The memories that match ``prompt`` well (score at least ``agent.recall_min_score``,
         at most ``agent.recall_limit``) as a :class:`~memcli.service.search_answers.Context`, or
         None when nothing does, the prompt is too short to search or is a slash command.
@@ -195,9 +200,9 @@ class InstallReport(NamedTuple):
     agent: str
     scope: str
     action: str  # install or uninstall
-    changes: list[Any]  # memcli.agentsetup.change.Change
+    changes: list[Change]
     dry_run: bool
-    plugin: Any = None  # memcli.agents.claude_plugin.PluginInstall: enabled, so no hooks of ours
+    plugin: PluginInstall | None = None  # memcli's plugin enabled, so no hooks of ours
 
     @property
     def diff(self) -> str:

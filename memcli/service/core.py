@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from memcli.config import Settings, load_settings
 from memcli.errors import ConfigError
@@ -19,6 +19,9 @@ from memcli.index.indexfile import RepairedIndex
 from memcli.index.store import Store
 from memcli.locks import ProcessLock
 from memcli.notes.workspace import Workspace, find_workspace
+
+if TYPE_CHECKING:
+    from memcli.search.bounds import TermBounds
 
 T = TypeVar("T")
 
@@ -77,7 +80,7 @@ class MemoryCore:
         # a damaged index is rebuilt empty, and refilled unless this object is the writer
         return self._index.open(refill=not self._writing)
 
-    def use_bounds(self, bounds: Any) -> None:
+    def use_bounds(self, bounds: TermBounds | None) -> None:
         """Prune keyword searches with ``bounds`` (memcli.search.bounds.TermBounds, learnt
         by the engine in the background); None: score every matching chunk."""
         self._index.bounds = bounds

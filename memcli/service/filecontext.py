@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import memcli.index.factrows as factrows
 from memcli.notes.workspace import find_git_root
 from memcli.service.searching import SearchService
+
+if TYPE_CHECKING:
+    from memcli.search.context import ContextBlock
 
 __all__ = ["FileContextService"]
 
@@ -38,7 +41,7 @@ class FileContextService(SearchService):
         session: str | None = None,
         cwd: Path | None = None,
         max_tokens: int | None = None,
-    ) -> Any:
+    ) -> ContextBlock | None:
         """The facts linked to the repository file ``path`` (or a folder holding it) as a
         context block framed like recall (:func:`memcli.search.context.render`), at most
         ``agent.recall_limit`` entries; None when none is linked or all were given in

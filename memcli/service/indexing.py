@@ -10,7 +10,7 @@ import memcli.index.factrows as factrows
 from memcli.errors import BadInput, GitError, LockTimeout, PathOutsideWorkspace, WriteFailed
 from memcli.index import db
 from memcli.index.freshness import Freshness
-from memcli.index.indexer import IndexReport, rel_paths
+from memcli.index.indexer import IndexReport, Progress, rel_paths
 from memcli.index.indexfile import writer_lock
 from memcli.notes.workspace import MEMORY_DIR, find_git_root
 from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
@@ -25,7 +25,7 @@ class IndexService(MemoryCore):
         paths: list[str] | None = None,
         *,
         force: bool = False,
-        progress: Any = None,
+        progress: Progress | None = None,
         lock_timeout: float | None = None,
         embed: bool = True,
         embed_limit: int | None = None,
