@@ -1,8 +1,9 @@
 """The service's core: a workspace, its settings, its index (opened lazily) and its embedder.
 
-Every operation a caller can ask for is a method of :class:`memcli.memory.Memory`, built from
-the mixins in this package; this one holds what they share: opening and repairing the index,
-the writer lock's timeout and the warnings gathered on the way.
+Every operation a caller can ask for is a function of a module of this package over a
+:class:`MemoryCore`, bound as a method of :class:`memcli.memory.Memory`; the core holds what
+they share: opening and repairing the index, the writer lock's timeout and the warnings
+gathered on the way.
 """
 
 from __future__ import annotations
