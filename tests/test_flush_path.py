@@ -111,3 +111,22 @@ def test_a_session_flush_opens_loads_and_parses_once(
         "settings loaded": 1,
         "conversation parsed": 2,  # each transcript once: its turns go on as messages
     }
+
+
+def test_a_session_start_hook_reads_the_settings_once(
+    cli: Cli, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session-start hook checks whether a catch-up flush can run and makes the briefing
+    from one reading of the settings (no LLM here: no flush starts, no process)."""
+    from memcli.agent.hook_runner import run_hook
+
+    assert cli("add", "--type", "decision", "Deploys go out on Tuesdays.").exit_code == 0
+    counts: Counter[str] = Counter()
+    counting(monkeypatch, counts, MemoryCore, "open", "workspace opened")
+    counting(monkeypatch, counts, Settings, "defaults", "settings loaded")
+    payload = {"session_id": "s-start", "cwd": str(workspace), "source": "startup"}
+
+    answer = run_hook("session-start", json.dumps(payload), str(workspace))
+
+    assert "Deploys go out on Tuesdays." in answer
+    assert counts == {"workspace opened": 1, "settings loaded": 1}

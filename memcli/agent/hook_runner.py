@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from memcli.agentsetup.hooklog import EVENTS, log_event, log_path, shown
 
 if TYPE_CHECKING:  # the service loads only when a hook needs it
+    from memcli.config import Settings
     from memcli.memory import Memory
     from memcli.service.session_flush import SessionFlush
 
@@ -127,8 +128,9 @@ def _session_start(root: Path, payload: dict[str, Any]) -> str:
         from memcli.flush.given import Given, given_folder  # a file removed: nothing heavy
 
         Given(given_folder(root), session).clear()  # the context lost what recall gave it
+    settings = _settings(root)  # once: for the catch-up's check and the briefing
     try:  # the sessions due (a failed flush, one that ended without its end hook)
-        _start_flush(root, "session-start", payload, own=False)
+        _start_flush(root, "session-start", payload, own=False, settings=settings)
     except Exception as exc:  # never at the cost of the briefing
         log_event(root, "session-start", f"error: catch-up not started: {_describe(exc)}")
     text = _engine_text(root, "briefing", {})
@@ -136,8 +138,8 @@ def _session_start(root: Path, payload: dict[str, Any]) -> str:
         return text
     from memcli.memory import Memory
 
-    with Memory.open(root, lenient=True) as mem:
-        return str(mem.briefing().block.text)
+    with Memory.open(root, lenient=True, settings=settings) as mem:
+        return mem.briefing().block.text
 
 
 def _prompt(root: Path, payload: dict[str, Any]) -> str:
@@ -191,7 +193,14 @@ def _session(payload: dict[str, Any]) -> str | None:
     return None
 
 
-def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool = True) -> None:
+def _start_flush(
+    root: Path,
+    event: str,
+    payload: dict[str, Any],
+    *,
+    own: bool = True,
+    settings: Settings | None = None,
+) -> None:
     """Start ``memcli agent flush-session`` in its own session, detached from the agent: the
     session's new turns (``own``), then the sessions due (:meth:`sessions_due`). Nothing
     starts when no LLM is configured (a flush could only fail; ``agent status`` says so)."""
@@ -203,7 +212,7 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
         raise ValueError(f"the hook payload's session_id is not an id: {shown(session)}")
     if own and (not isinstance(transcript, str) or not transcript.strip()):
         raise ValueError("the hook payload has no transcript_path")
-    if not llm_configured(root):
+    if not llm_configured(root, settings):
         return
     args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "agent", "flush-session"]
     args += ["--event", event, "--due"]
@@ -232,14 +241,28 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
         )
 
 
-def llm_configured(root: Path) -> bool:
-    """Whether a flush can run: the workspace's settings name an LLM model, or an agent's
-    own CLI may save its sessions (``agent.own_model``, that CLI found)."""
+def _settings(root: Path) -> Settings | None:
+    """The workspace's settings, a bad value leaving the one below it (as ``Memory.open``'s
+    ``lenient``); None when they cannot be read (the caller then reads them itself)."""
     from memcli.config import load_settings
+
+    try:
+        return load_settings(root, problems=[])
+    except Exception:
+        return None
+
+
+def llm_configured(root: Path, settings: Settings | None = None) -> bool:
+    """Whether a flush can run: the workspace's settings (``settings``, or read here) name an
+    LLM model, or an agent's own CLI may save its sessions (``agent.own_model``, that CLI
+    found)."""
     from memcli.providers.agentcli import BACKENDS, own_model
 
     try:
-        settings = load_settings(root, problems=[])
+        if settings is None:
+            settings = _settings(root)
+        if settings is None:
+            return False
         if settings.get("llm.model"):
             return True
         return any(own_model(settings, name) for name in BACKENDS)

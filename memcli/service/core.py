@@ -65,12 +65,16 @@ class MemoryCore:
         embedder_factory: EmbedderFactory | None = None,
         *,
         lenient: bool = False,
+        settings: Settings | None = None,
     ) -> Self:
         """The workspace at (or above) ``workspace``; ``embedder_factory`` makes the embedder
         (default: :func:`configured_embedder`, from the settings). A bad setting is an error,
         or with ``lenient`` (operations that do not depend on it) a warning, the value below
-        it staying in effect."""
+        it staying in effect. ``settings``: the workspace's, loaded already by the caller
+        (``overrides`` and ``lenient`` then do not apply): not read a second time."""
         ws = find_workspace(workspace)
+        if settings is not None:
+            return cls(ws, settings, embedder_factory)
         problems: list[ConfigError] | None = [] if lenient else None
         mem = cls(ws, load_settings(ws.root, overrides, problems=problems), embedder_factory)
         mem.warnings.extend(f"{p.message} (ignored)" for p in problems or ())
