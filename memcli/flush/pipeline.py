@@ -70,10 +70,10 @@ __all__ = ["FlushHost", "commit_message", "flush"]
 
 
 class FlushHost(Protocol):
-    """What the pipeline needs of the :class:`memcli.memory.Memory` it runs for (the service
-    hands it itself): its workspace, settings, index and warnings, a sync and an index run,
-    and a commit, the same methods the CLI calls. Declared here, so that the flush room
-    does not import the service above it."""
+    """What the pipeline needs of the workspace it runs for (the service hands it a
+    :class:`memcli.service.flush.FlushWorkspace`): its workspace, settings, index and
+    warnings, a sync and an index run, and a commit, the same service functions the CLI
+    reaches. Declared here, so that the flush room does not import the service above it."""
 
     ws: Workspace
     settings: Settings

@@ -165,7 +165,7 @@ def forget_given(core: MemoryCore, session: str) -> None:
 def _recalled(core: MemoryCore, result: Any) -> list[Any]:
     """The hits recall keeps. In a search with vectors: each hit narrowed to the entry of
     its chunk nearest the prompt, kept when that entry's own similarity reaches
-    :meth:`recall_min_similarity` (a fused score says less: it ranks, it does not tell
+    :func:`recall_min_similarity` (a fused score says less: it ranks, it does not tell
     a prompt about memory from one that is not). Otherwise: hits scoring at least
     ``agent.recall_min_score``, with their matching passage."""
     embedder = core.embedder

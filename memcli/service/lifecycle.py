@@ -276,7 +276,7 @@ def _changing(core: MemoryCore) -> Iterator[None]:
 def _pending(core: MemoryCore, change: PendingSupersede) -> Iterator[None]:
     """Record ``change`` before its writes and remove the record after them: a process
     killed in between leaves the record, and the next lifecycle command or review
-    finishes the change (:meth:`_finish_pending`)."""
+    finishes the change (:func:`_finish_pending`)."""
     from memcli.statedir import write_text
 
     path = core.ws.state_file(PENDING_DIR, f"supersede-{change.old_id}.json")
@@ -400,7 +400,7 @@ def _confirm(
 
 
 def finish_left_pending(core: MemoryCore) -> None:
-    """Finish a supersede that a killed process left half done (see :meth:`_pending`):
+    """Finish a supersede that a killed process left half done (see :func:`_pending`):
     :meth:`memcli.memory.Memory.sync` runs it first, so that a sync never commits and
     pushes half of one."""
     if _left_pending(core):
@@ -409,7 +409,7 @@ def finish_left_pending(core: MemoryCore) -> None:
 
 
 def _left_pending(core: MemoryCore) -> bool:
-    """Whether a record of a supersede left half done is there (see :meth:`_pending`)."""
+    """Whether a record of a supersede left half done is there (see :func:`_pending`)."""
     try:
         folder = (core.ws.state_dir / PENDING_DIR).iterdir()
         return any(p.name.startswith("supersede-") for p in folder)

@@ -86,7 +86,7 @@ def add(
 
 
 def _commit_added(core: MemoryCore, result: AddResult) -> str | None:
-    """Commit the file holding the fact :meth:`add` wrote or found, naming the fact as
+    """Commit the file holding the fact :func:`add` wrote or found, naming the fact as
     written (redacted). A fact found already there is committed when HEAD lacks it (an
     earlier commit failed): the same add is the way to retry."""
     from memcli.git.commit import facts_message, head_text  # git code on git operations

@@ -109,7 +109,7 @@ def import_sessions(
 ) -> list[dict[str, Any]]:
     """Save the facts of this project's past sessions (:mod:`memcli.flush.history`:
     those of ``agents`` that ran here or below, changed within ``days``; the ``limit``
-    newest), each through :meth:`flush_session`: its turns flushed before, by a hook or
+    newest), each through :func:`flush_session`: its turns flushed before, by a hook or
     an earlier import, are never sent again, so an import stopped halfway goes on where it
     stopped. One row per session, newest first; ``dry_run`` reads and sends nothing.
     A ConfigError (exit 2) before anything is read when no LLM can save them."""
