@@ -16,9 +16,6 @@ DECLARATION_TABLES = {
     # every setting declared once: type, default, bounds, help (the functions that read the
     # table are its last hundred lines)
     "memcli/config/registry.py",
-    # being split (the MCP server's jobs apart) by other work at the same time: not a table;
-    # off this list when that split lands
-    "memcli/agent/mcp_server.py",
 }
 
 
