@@ -50,7 +50,8 @@ def test_install_merges_and_uninstall_gives_the_bytes_back(cli: Cli, workspace: 
         for r in cli("agent", "status", "--json").json()["installed"]
         if (r["agent"], r["scope"]) == ("opencode", "project")
     )
-    assert row["hooks"] == ["session-start", "prompt"] and row["mcp"] and row["policy"]
+    assert row["hooks"] == ["session-start", "prompt", "session-end"]
+    assert row["mcp"] and row["policy"]
 
     assert cli("agent", "uninstall", "opencode").exit_code == 0
     assert config.read_bytes() == USER_CONFIG
