@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import Cli
+from tests.stub_openai import StubOpenAI
 
 USER_CONFIG = b'{\n  "$schema": "https://opencode.ai/config.json",\n  "mcp": {"db": {"type": "local", "command": ["pgmcp"]}}\n}'  # noqa: E501
 #: What OpenCode does with a plugin: load it, call chat.message with the user's message,
@@ -97,3 +100,63 @@ def test_the_plugin_puts_the_briefing_and_the_recall_in_the_system_prompt(
     assert run("Which cache do we use for sessions?", MEMCLI_AGENT_CHILD="1") == [
         "You are OpenCode."
     ]
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "agents"
+
+
+def test_a_session_the_plugin_wrote_reads_as_its_turns() -> None:
+    from memcli.flush.conversation import agent_of, parse
+
+    # written by memcli's plugin in a real 'opencode run' (its API's {info, parts}): the
+    # tool call, its result and the step records are not turns
+    text = (FIXTURES / "opencode_session.jsonl").read_text()
+    assert agent_of(text) == "opencode"
+    assert [(m.role, m.content) for m in parse(text)] == [
+        ("user", "Which host is the staging database on?"),
+        ("assistant", "Done."),
+    ]
+
+
+def opencode_db(folder: Path, workspace: Path) -> str:
+    """OpenCode's database in the user's data folder, holding the real session of the
+    fixture as run in ``workspace`` and changed now; its id."""
+    data = Path(os.environ["XDG_DATA_HOME"]) / "opencode"
+    data.mkdir(parents=True)
+    with sqlite3.connect(data / "opencode.db") as db:
+        db.executescript((FIXTURES / "opencode_session.sql").read_text())
+        now = int(time.time() * 1000)
+        db.execute("UPDATE session SET directory = ?, time_updated = ?", (str(folder), now))
+        (session,) = db.execute("SELECT id FROM session").fetchone()
+    return str(session)
+
+
+def test_import_reads_opencode_s_database(
+    cli: Cli, workspace: Path, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "api").mkdir()
+    session = opencode_db(workspace / "api", workspace)
+    r = cli("agent", "import", "--agent", "opencode", "--dry-run", "--json")
+    assert r.exit_code == 0, r.stderr
+    [found] = r.json()["sessions"]
+    assert (found["agent"], found["session_id"]) == ("opencode", session)
+    assert found["cwd"] == str(workspace / "api")
+
+    openai_stub.chat_replies = [json.dumps({"facts": [{"text": "Staging: db-7", "type": "fact"}]})]
+    cli("config", "set", "llm.model", "openai/stub-chat")
+    monkeypatch.setenv("MEMCLI_LLM_API_BASE", openai_stub.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    r = cli("agent", "import", "--agent", "opencode", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert [(s["session_id"], s["new_turns"]) for s in r.json()["sessions"]] == [(session, 2)]
+    [sent] = [json.dumps(q["body"]["messages"]) for q in openai_stub.requests]
+    assert "Which host is the staging database on?" in sent and "Done." in sent
+    again = cli("agent", "import", "--agent", "opencode", "--json").json()["sessions"]
+    assert [s["new_turns"] for s in again] == [0]  # never sent twice
+
+
+def test_a_session_elsewhere_is_not_imported(cli: Cli, workspace: Path, tmp_path: Path) -> None:
+    opencode_db(tmp_path / "elsewhere", workspace)
+    r = cli("agent", "import", "--agent", "opencode", "--dry-run", "--json")
+    assert r.exit_code == 0, r.stderr
+    assert r.json()["sessions"] == []
