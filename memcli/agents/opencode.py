@@ -148,14 +148,7 @@ class OpenCode(Agent):
         return (str(role), text) if text else None
 
     def past_sessions(self, top: str, horizon: float) -> list[PastSession]:
-        out = []
-        for session_id, cwd, updated, records in _db_sessions(top, horizon):
-            try:
-                path = _write_session(session_id, updated, records)
-            except OSError:
-                continue
-            out.append(PastSession(self.name, session_id, path, updated, cwd))
-        return out
+        return list(_db_sessions(self.name, top, horizon))
 
     def catch_up(self, root: Path, horizon: float) -> list[tuple[float, str, str]]:
         top = os.path.realpath(root)
@@ -166,12 +159,11 @@ class OpenCode(Agent):
         ]
 
 
-def _db_sessions(
-    top: str, horizon: float
-) -> Iterator[tuple[str, str, float, Iterator[dict[str, Any]]]]:
-    """``(session id, folder, last change, its records)`` of each session of OpenCode's
-    database that ran in ``top`` or below it, changed since ``horizon`` (a sub-agent's
-    session, with a parent, is part of its parent's work: left out)."""
+def _db_sessions(agent: str, top: str, horizon: float) -> Iterator[PastSession]:
+    """The sessions of OpenCode's database that ran in ``top`` or below it, changed since
+    ``horizon``, each written to :func:`sessions_dir` (read again only when it changed since
+    it was written); a sub-agent's session, with a parent, is part of its parent's work: left
+    out."""
     import sqlite3
     from urllib.parse import quote
 
@@ -192,9 +184,20 @@ def _db_sessions(
             if not isinstance(session_id, str) or not _SESSION_ID.fullmatch(session_id):
                 continue
             real = os.path.realpath(str(cwd or ""))
-            if cwd and (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
-                records = list(_records(con, session_id))
-                yield session_id, str(cwd), float(updated) / 1000, iter(records)
+            if not cwd or not (real == top or real.startswith(top.rstrip(os.sep) + os.sep)):
+                continue
+            changed = float(updated) / 1000
+            path = sessions_dir() / f"{session_id}.jsonl"
+            try:
+                fresh = not path.is_symlink() and path.stat().st_mtime >= changed
+            except OSError:
+                fresh = False
+            try:
+                if not fresh:
+                    _write_session(path, changed, _records(con, session_id))
+            except OSError:
+                continue
+            yield PastSession(agent, session_id, path, changed, str(cwd))
     except sqlite3.Error:
         return
     finally:
@@ -229,22 +232,14 @@ def _loads(data: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _write_session(session_id: str, updated: float, records: Iterator[dict[str, Any]]) -> Path:
-    """The session written to :func:`sessions_dir` (unless the file there is as new), its
-    time set to the session's last change."""
-    path = sessions_dir() / f"{session_id}.jsonl"
-    try:
-        if path.stat().st_mtime >= updated and not path.is_symlink():
-            return path
-    except OSError:
-        pass
+def _write_session(path: Path, changed: float, records: Iterator[dict[str, Any]]) -> None:
+    """The session's records written to ``path``, its time set to the session's last change."""
     path.parent.mkdir(parents=True, exist_ok=True)
     text = "".join(json.dumps(rec, ensure_ascii=False) + "\n" for rec in records)
     tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
-    os.utime(path, (updated, updated))
-    return path
+    os.utime(path, (changed, changed))
 
 
 def _plugin(p: Plan) -> str:
