@@ -43,6 +43,10 @@ def opencode(root: Path, *args: str, **extra: str) -> subprocess.CompletedProces
             # registry that answers nothing here, so that no test reaches the network
             NPM_CONFIG_REGISTRY=CLOSED,
             BUN_CONFIG_REGISTRY=CLOSED,
+            # and at once: npm's retries of a refused fetch held each start a minute
+            NPM_CONFIG_FETCH_RETRIES="0",
+            NPM_CONFIG_FETCH_RETRY_MINTIMEOUT="100",
+            NPM_CONFIG_FETCH_RETRY_MAXTIMEOUT="200",
             PWD=str(root),  # OpenCode runs in $PWD, not in the folder it was started in
             **extra,
         ),
