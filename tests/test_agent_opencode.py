@@ -160,3 +160,62 @@ def test_a_session_elsewhere_is_not_imported(cli: Cli, workspace: Path, tmp_path
     r = cli("agent", "import", "--agent", "opencode", "--dry-run", "--json")
     assert r.exit_code == 0, r.stderr
     assert r.json()["sessions"] == []
+
+
+#: What OpenCode does when a turn is over: the ``session.idle`` event, its API client
+#: answering the session's messages (the fixture's records, as a real run's API gave them).
+RUN_IDLE = """
+import { readFileSync } from "node:fs";
+const records = readFileSync(process.argv[3], "utf-8").trim().split("\\n").map(JSON.parse);
+const client = { session: { messages: async ({ path }) => ({ data: records, id: path.id }) } };
+const mod = await import(process.argv[1]);
+const hooks = await mod.MemcliPlugin({ client, directory: process.argv[2] });
+await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_e2e1" } } });
+"""
+
+
+@pytest.mark.skipif(shutil.which("node") is None, reason="the plugin runs in Node")
+def test_the_plugin_saves_a_session_when_it_goes_idle(
+    cli: Cli,
+    workspace: Path,
+    tmp_path: Path,
+    openai_stub: StubOpenAI,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert cli("agent", "install", "opencode").exit_code == 0
+    module = tmp_path / "memcli.mjs"
+    shutil.copy(workspace / ".opencode" / "plugins" / "memcli.js", module)
+    fact = "The staging database is db-stage-7."
+    openai_stub.chat_replies = [json.dumps({"facts": [{"text": fact, "type": "fact"}]})]
+    env = {
+        **os.environ,
+        "MEMCLI_LLM_MODEL": "openai/stub-chat",
+        "MEMCLI_LLM_API_BASE": openai_stub.base_url,
+        "OPENAI_API_KEY": "sk-test",
+    }
+
+    def idle(**extra: str) -> None:
+        done = subprocess.run(
+            ["node", "--input-type=module", "-e", RUN_IDLE, str(module), str(workspace),
+             str(FIXTURES / "opencode_session.jsonl")],
+            capture_output=True, text=True, timeout=120, env={**env, **extra},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+
+    # in an agent CLI that memcli runs as its model: nothing written, nothing saved
+    idle(MEMCLI_AGENT_CHILD="1")
+    written = Path(os.environ["XDG_DATA_HOME"]) / "opencode" / "memcli-sessions" / "ses_e2e1.jsonl"
+    assert not written.exists()
+    idle()
+    assert written.read_text() == (FIXTURES / "opencode_session.jsonl").read_text()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not openai_stub.requests:
+        time.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and fact not in "".join(
+        p.read_text() for p in (workspace / "memory").rglob("*.md")
+    ):
+        time.sleep(0.2)
+    [sent] = [json.dumps(r["body"]["messages"]) for r in openai_stub.requests]
+    assert "Which host is the staging database on?" in sent and "Done." in sent
+    assert fact in "".join(p.read_text() for p in (workspace / "memory").rglob("*.md"))
