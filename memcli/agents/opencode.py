@@ -9,10 +9,11 @@ its plugins are JavaScript modules it loads at start. memcli's plugin runs memcl
 (``memcli agent hook session-start`` and ``prompt``) on each user message (``chat.message``)
 and adds what they give to the system prompt of that turn's model requests
 (``experimental.chat.system.transform``). When a session goes idle (``session.idle``: a
-turn is over) the plugin writes its messages, as OpenCode's API gives them, to
-``$XDG_DATA_HOME/opencode/memcli-sessions/<session id>.jsonl`` (one ``{"info", "parts"}``
-record a line) and runs memcli's session-end hook on that file: the turns not saved yet are
-flushed, as Codex's are at each turn's end.
+turn is over) the plugin writes its messages, as OpenCode's API gives them with their text
+parts only, to ``$XDG_DATA_HOME/opencode/memcli-sessions/<session id>.jsonl`` (one
+``{"info", "parts"}`` record a line; a sub-agent's session is not written) and runs
+memcli's session-end hook on that file: the turns not saved yet are flushed, as Codex's are at
+each turn's end.
 
 OpenCode keeps its sessions in a SQLite database (``opencode.db`` in its data folder: tables
 ``session``, ``message`` and ``part``, each row's ``data`` a JSON object). Import and catch-up
@@ -212,7 +213,7 @@ def _records(con: Any, session_id: str) -> Iterator[dict[str, Any]]:
         (session_id,),
     ):
         part = _loads(data)
-        if part is not None:
+        if part is not None and part.get("type") == "text":  # as the plugin writes them
             parts.setdefault(message_id, []).append({"id": part_id, **part})
     for message_id, data in con.execute(
         "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created, id",

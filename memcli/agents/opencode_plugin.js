@@ -66,8 +66,15 @@ export const MemcliPlugin = async ({ client, directory }) => {
       const id = event.properties?.sessionID;
       if (!id || !client) return;
       try {
+        // a sub-agent's session (it has a parent) is part of its parent's work: not saved
+        const info = await client.session.get?.({ path: { id } });
+        if (info?.data?.parentID) return;
         const got = await client.session.messages({ path: { id } });
-        const lines = (got?.data || []).map((m) => JSON.stringify(m)).join("\n");
+        // what memcli reads of a message: its text parts (tool calls and their output,
+        // files, steps left out)
+        const texts = (parts) => (parts || []).filter((part) => part.type === "text");
+        const messages = (got?.data || []).map((m) => ({ info: m.info, parts: texts(m.parts) }));
+        const lines = messages.map((m) => JSON.stringify(m)).join("\n");
         const path = transcript(id);
         writeFileSync(`${path}.tmp`, lines + "\n");
         renameSync(`${path}.tmp`, path);
