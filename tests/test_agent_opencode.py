@@ -167,7 +167,12 @@ def test_a_session_elsewhere_is_not_imported(cli: Cli, workspace: Path, tmp_path
 RUN_IDLE = """
 import { readFileSync } from "node:fs";
 const records = readFileSync(process.argv[3], "utf-8").trim().split("\\n").map(JSON.parse);
-const client = { session: { messages: async ({ path }) => ({ data: records, id: path.id }) } };
+const parentID = process.argv[4] || undefined; // a sub-agent's session has a parent
+const session = {
+  get: async ({ path }) => ({ data: { id: path.id, parentID } }),
+  messages: async ({ path }) => ({ data: records, id: path.id }),
+};
+const client = { session };
 const mod = await import(process.argv[1]);
 const hooks = await mod.MemcliPlugin({ client, directory: process.argv[2] });
 await hooks.event({ event: { type: "session.idle", properties: { sessionID: "ses_e2e1" } } });
@@ -194,10 +199,10 @@ def test_the_plugin_saves_a_session_when_it_goes_idle(
         "OPENAI_API_KEY": "sk-test",
     }
 
-    def idle(**extra: str) -> None:
+    def idle(parent: str = "", **extra: str) -> None:
         done = subprocess.run(
             ["node", "--input-type=module", "-e", RUN_IDLE, str(module), str(workspace),
-             str(FIXTURES / "opencode_session.jsonl")],
+             str(FIXTURES / "opencode_session.jsonl"), parent],
             capture_output=True, text=True, timeout=120, env={**env, **extra},
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
@@ -205,6 +210,8 @@ def test_the_plugin_saves_a_session_when_it_goes_idle(
     # in an agent CLI that memcli runs as its model: nothing written, nothing saved
     idle(MEMCLI_AGENT_CHILD="1")
     written = Path(os.environ["XDG_DATA_HOME"]) / "opencode" / "memcli-sessions" / "ses_e2e1.jsonl"
+    assert not written.exists()
+    idle("ses_parent")  # a sub-agent's session: its parent's work, not saved alone
     assert not written.exists()
     idle()
     records = [
