@@ -1,6 +1,8 @@
 """OpenCode: ``agent install opencode`` (its MCP server in ``opencode.json``, memcli's plugin,
 the policy in ``AGENTS.md``) undone byte for byte, and the plugin run by Node as OpenCode
-loads it: the briefing and the recall in the system prompt, from the real memcli."""
+loads it: the briefing and the recall in the system prompt, from the real memcli, and a session
+saved when it goes idle; OpenCode's sessions read by flush and import, from files and database
+rows a real OpenCode run wrote (tests/fixtures/agents/opencode_session.*)."""
 
 from __future__ import annotations
 
