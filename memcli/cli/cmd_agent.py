@@ -315,7 +315,7 @@ def agent_import(
     agent: str = typer.Option(
         "all",
         "--agent",
-        help="Whose sessions: claude-code, codex, gemini or all.",
+        help="Whose sessions: claude-code, codex, gemini, opencode or all.",
         show_default=True,
     ),
     days: int = typer.Option(30, "--days", help="Sessions changed within this many days."),
@@ -328,7 +328,8 @@ def agent_import(
     as_json: bool = JSON,
 ) -> None:
     """Save the facts of this project's past agent sessions (Claude Code's, Codex's and
-    Gemini CLI's session folders, sessions run here or below), newest first. A session is never
+    Gemini CLI's session folders, OpenCode's database; sessions run here or below), newest
+    first. A session is never
     saved twice (hooks and imports share one record), so a stopped import goes on where it
     stopped; --dry-run lists what it would read."""
     from memcli.agents.registry import names  # names only

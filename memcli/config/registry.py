@@ -496,7 +496,7 @@ SETTINGS: tuple[Setting, ...] = (
         "agent.own_model",
         True,
         "With no llm.model, save an agent's sessions with that agent's own CLI and login"
-        " (claude -p, codex exec).",
+        " (claude -p, codex exec, gemini -p).",
         needs_trust=True,
     ),
     _s(
