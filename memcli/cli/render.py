@@ -7,9 +7,11 @@ from typing import TYPE_CHECKING, Any
 from memcli.cli.output import Output
 
 if TYPE_CHECKING:
+    from memcli.cli.via_engine import Added
     from memcli.doctor.report import DoctorReport
     from memcli.git.sync import SyncResult
     from memcli.index.indexer import IndexReport
+    from memcli.service.datatypes import AddResult
 
 
 def init_result(out: Output, payload: dict[str, Any]) -> None:
@@ -42,7 +44,8 @@ def local_models(out: Output, rows: list[dict[str, Any]]) -> None:
     out.info("memcli init --local --local-model NAME --model-path FOLDER sets one up")
 
 
-def add_result(out: Output, result: Any) -> None:
+def add_result(out: Output, result: AddResult | Added) -> None:
+    """What ``memcli add`` prints of a fact it added (in process, or by the engine)."""
     if result.added:
         out.styled(f"Added to {result.path}:{result.line}", "green")
         out.line(result.entry.rstrip("\n"))
