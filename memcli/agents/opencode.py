@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memcli.agents.base import Agent, Layout, PastSession, Plan
+from memcli.agents.base import Agent, Layout, PastSession, Plan, folder_sessions
 
 if TYPE_CHECKING:
     from memcli.agentsetup.change import Change
@@ -152,12 +152,7 @@ class OpenCode(Agent):
         return list(_db_sessions(self.name, top, horizon))
 
     def catch_up(self, root: Path, horizon: float) -> list[tuple[float, str, str]]:
-        top = os.path.realpath(root)
-        return [
-            (s.mtime, s.session_id, str(s.path))
-            for s in self.past_sessions(top, horizon)
-            if os.path.realpath(s.cwd) == top
-        ]
+        return folder_sessions(self, root, horizon)
 
 
 def _db_sessions(agent: str, top: str, horizon: float) -> Iterator[PastSession]:
