@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from memcli.cli.output import Output
 
 if TYPE_CHECKING:
-    from memcli.cli.via_engine import Added
     from memcli.doctor.report import DoctorReport
     from memcli.git.sync import SyncResult
     from memcli.index.indexer import IndexReport
-    from memcli.service.datatypes import AddResult
 
 
 def init_result(out: Output, payload: dict[str, Any]) -> None:
@@ -44,7 +42,27 @@ def local_models(out: Output, rows: list[dict[str, Any]]) -> None:
     out.info("memcli init --local --local-model NAME --model-path FOLDER sets one up")
 
 
-def add_result(out: Output, result: AddResult | Added) -> None:
+class Added(Protocol):
+    """A fact ``memcli add`` added or found: an ``AddResult`` in process, or what the engine
+    answered (:class:`memcli.cli.via_engine.Added`)."""
+
+    @property
+    def added(self) -> bool: ...
+    @property
+    def path(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def entry(self) -> str: ...
+    @property
+    def duplicate_of(self) -> str | None: ...
+    @property
+    def redactions(self) -> list[str]: ...
+    @property
+    def commit(self) -> str | None: ...
+
+
+def add_result(out: Output, result: Added) -> None:
     """What ``memcli add`` prints of a fact it added (in process, or by the engine)."""
     if result.added:
         out.styled(f"Added to {result.path}:{result.line}", "green")
