@@ -19,6 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MEMCLI_SEARCH = "mcp__memcli__search"
+#: The tools that read one file: Claude Code's, Gemini CLI's.
+READERS = ("Read", "read_file")
 
 
 def _last_tool_anthropic(messages: list[dict[str, Any]]) -> str | None:
@@ -82,7 +84,7 @@ class ModelAPI:
         self.requests: list[dict[str, Any]] = []  #: {"path", "body"} of each POST
         self.tool_query: str | None = None  #: call memcli's search tool with this query
         self.search_tool = MEMCLI_SEARCH  #: its name (a plugin's server names it otherwise)
-        self.read_path = ""  #: a file the model reads with Claude Code's Read tool, then answers
+        self.read_path = ""  #: a file the model reads with its agent's tool (READERS), then answers
         self.final_text = "Done."
         self.fail_with: int | None = None  #: answer every request with this HTTP status
         #: the answer to memcli's own question for facts (a request offering no tool whose
@@ -178,8 +180,9 @@ class ModelAPI:
         tool name in ``offered``, the request's text, may be loaded by ToolSearch) after a
         result of ``last_tool``."""
         search = next((t for t in tools if "memcli" in t and t.endswith("search")), None)
-        if self.read_path and "Read" in tools:  # read a file once, then answer
-            return ("text", self.final_text) if last_tool == "Read" else ("tool", "Read")
+        reader = next((t for t in READERS if t in tools), None)
+        if self.read_path and reader:  # read a file once, then answer
+            return ("text", self.final_text) if last_tool == reader else ("tool", reader)
         if last_tool is not None and "memcli" in last_tool:
             return "text", self.final_text
         if not self.tool_query:
@@ -334,7 +337,8 @@ class ModelAPI:
         if self.asks_for_facts(body, tools):
             kind, value = "text", self._facts(body)
         if kind == "tool":
-            part: dict[str, Any] = {"functionCall": {"name": value, "args": self._args()}}
+            args = {"file_path": self.read_path} if value in READERS else self._args()
+            part: dict[str, Any] = {"functionCall": {"name": value, "args": args}}
         else:
             part = {"text": value or ""}
         return {

@@ -157,7 +157,7 @@ def test_uninstall_gives_the_files_back_byte_for_byte(tmp_path: Path, model: Mod
     assert "memcli" in said and "other" in said and "Connected" in said, said
     status = json.loads(memcli(root, "agent", "status", "--json").stdout)
     row = next(r for r in status["installed"] if (r["agent"], r["scope"]) == ("gemini", "project"))
-    assert row["hooks"] == ["session-start", "prompt", "pre-compact", "session-end"]
+    assert row["hooks"] == ["session-start", "prompt", "pre-compact", "session-end", "file"]
     assert row["mcp"] and row["policy"] and not row["mcp_problem"]
     again = memcli(root, "agent", "install", "gemini", "--json")
     assert {f["action"] for f in json.loads(again.stdout)["files"]} == {"unchanged"}
@@ -224,3 +224,26 @@ def test_a_session_is_saved_by_gemini_cli_itself_with_no_key_for_memcli(
     chats = list((gemini_home() / "tmp").rglob("session-*.json*"))
     assert len(chats) == 1, chats  # the agent's own chat only
     assert len(model.memcli_questions()) == 1
+
+
+def test_a_file_it_reads_brings_the_facts_that_name_it(tmp_path: Path, model: ModelAPI) -> None:
+    """Gemini CLI's read_file of jobs/export.py: memcli's AfterTool hook adds the fact that
+    names it to the tool's result the model reads next, once."""
+    root = project(tmp_path, "app", FACT)
+    configure(root)
+    (root / "jobs").mkdir()
+    (root / "jobs" / "export.py").write_text("def export(rows): ...\n")
+    subprocess.run(["git", "add", "jobs"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "export"], cwd=root, check=True, env=quiet_env())
+    fact = "jobs/export.py writes the CSV with a BOM so that Excel opens it."
+    assert memcli(root, "add", fact).returncode == 0
+    assert memcli(root, "agent", "install", "gemini").returncode == 0
+    model.read_path = str(root / "jobs" / "export.py")
+    run = ask(root, model, "Have a look, please.")
+    assert model.final_text in run.stdout
+    first, *rest = bodies(model)
+    assert "read_file" in tool_names(first)
+    assert "Memory about" not in json.dumps(first["contents"])
+    after = json.dumps(rest[-1]["contents"])  # the file's content, then memcli's context
+    assert after.count("Memory about `jobs/export.py`") == 1, after[-3000:]
+    assert "writes the CSV with a BOM" in after.split("Memory about `jobs/export.py`")[1]
