@@ -119,14 +119,14 @@ def small_workspace(exe: str, ws: Path, env: dict[str, str]) -> None:
         subprocess.run(add, env=env, stdout=out, check=True)
 
 
-def file_payload(ws: Path, session: str) -> bytes:
-    """What Claude Code's PostToolUse hook gets when the agent reads :data:`CODE_FILE`."""
+def file_payload(ws: Path, session: str, path: str = CODE_FILE) -> bytes:
+    """What Claude Code's PostToolUse hook gets when the agent reads ``path`` in ``ws``."""
     payload = {
         "session_id": session,
         "cwd": str(ws),
         "hook_event_name": "PostToolUse",
         "tool_name": "Read",
-        "tool_input": {"file_path": str(ws / CODE_FILE)},
+        "tool_input": {"file_path": str(ws / path)},
     }
     return json.dumps(payload).encode()
 

@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_guard import file_payload
+
 ROOT = Path(__file__).resolve().parent.parent
 FOLDERS = ["jobs", "payments", "api", "web", "auth", "search", "billing", "infra"]
 UNRELATED = [
@@ -115,17 +117,10 @@ def build(root: Path, env: dict[str, str], files: int, commits: int) -> dict[str
 
 
 def run_hook(root: Path, env: dict[str, str], path: str, session: str) -> tuple[float, str]:
-    payload = {
-        "session_id": session,
-        "cwd": str(root),
-        "hook_event_name": "PostToolUse",
-        "tool_name": "Read",
-        "tool_input": {"file_path": str(root / path)},
-    }
     cmd = [sys.executable, "-m", "memcli", "agent", "hook", "file"]
     start = time.perf_counter()
     out = subprocess.run(
-        cmd, input=json.dumps(payload), cwd=root, env=env, capture_output=True, text=True
+        cmd, input=file_payload(root, session, path), cwd=root, env=env, capture_output=True
     )
     seconds = time.perf_counter() - start
     if not out.stdout.strip():

@@ -39,9 +39,10 @@ import corpus as corpus_mod  # noqa: E402
 
 from memcli.config.registry import default  # noqa: E402
 from memcli.index import indexer  # noqa: E402
+from memcli.index.filewrites import FileWrite  # noqa: E402
 from memcli.index.parsing import parse_file  # noqa: E402
 from memcli.index.schema import FTS_TOKENIZER  # noqa: E402
-from memcli.index.store import FileWrite, Store  # noqa: E402
+from memcli.index.store import Store  # noqa: E402
 from memcli.notes.workspace import source_of  # noqa: E402
 
 

@@ -258,7 +258,7 @@ complete -c memcli -n '__memcli_is memcli agent' -a uninstall -d 'Remove exactly
 complete -c memcli -n '__memcli_is memcli agent' -a status -d 'Where memcli is installed, whether the hooks work here, and their latest errors.'
 complete -c memcli -n '__memcli_is memcli agent' -a hook -d 'Run one hook: read the agent\'s JSON payload on stdin, print the agent\'s JSON. Always exits 0; failures go to .memcli/agent.log.'
 complete -c memcli -n '__memcli_is memcli agent' -a flush-session -d 'Flush the turns of a session\'s transcript not flushed before (what the pre-compact and session-end hooks start in the background), and with --due the sessions due.'
-complete -c memcli -n '__memcli_is memcli agent' -a import -d 'Save the facts of this project\'s past agent sessions (Claude Code\'s, Codex\'s and Gemini CLI\'s session folders, sessions run here or below), newest first. A session is never saved twice (hooks and imports share one record), so a stopped import goes on where it stopped; --dry-run lists what it would read.'
+complete -c memcli -n '__memcli_is memcli agent' -a import -d 'Save the facts of this project\'s past agent sessions (Claude Code\'s, Codex\'s and Gemini CLI\'s session folders, OpenCode\'s database; sessions run here or below), newest first. A session is never saved twice (hooks and imports share one record), so a stopped import goes on where it stopped; --dry-run lists what it would read.'
 complete -c memcli -n '__memcli_is memcli agent' -s h -l help -d 'Show this message and exit.'
 
 # memcli agent install
@@ -292,7 +292,7 @@ complete -c memcli -n '__memcli_is memcli agent flush-session' -l json -d 'Print
 complete -c memcli -n '__memcli_is memcli agent flush-session' -s h -l help -d 'Show this message and exit.'
 
 # memcli agent import
-complete -c memcli -n '__memcli_is memcli agent import' -l agent -x -d 'Whose sessions: claude-code, codex, gemini or all. [default: all]'
+complete -c memcli -n '__memcli_is memcli agent import' -l agent -x -d 'Whose sessions: claude-code, codex, gemini, opencode or all. [default: all]'
 complete -c memcli -n '__memcli_is memcli agent import' -l days -x -d 'Sessions changed within this many days. [default: 30]'
 complete -c memcli -n '__memcli_is memcli agent import' -l max-sessions -x -d 'At most this many sessions, the newest first. [default: 50]'
 complete -c memcli -n '__memcli_is memcli agent import' -l dry-run -d 'List the sessions it would read; read and send nothing.'

@@ -10,6 +10,7 @@ import os
 import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,13 @@ reply = json.dumps({{"facts": [{{"text": t, "type": "fact"}} for t in said or [{
 if os.path.basename(sys.argv[0]) == "codex":
     out = args[args.index("--output-last-message") + 1]
     open(out, "w").write(reply)
+elif os.path.basename(sys.argv[0]) == "gemini":
+    own = os.path.join(os.environ["GEMINI_CLI_HOME"], ".gemini")
+    with open(log, "a") as f:
+        f.write(json.dumps({{"settings": json.load(open(os.path.join(own, "settings.json"))),
+                            "files": sorted(os.listdir(own)),
+                            "system": open(os.environ["GEMINI_SYSTEM_MD"]).read()}}) + "\\n")
+    print(json.dumps({{"session_id": "x", "response": reply, "stats": {{}}}}))
 else:
     print(json.dumps({{"type": "result", "is_error": False, "result": reply}}))
 """
@@ -266,3 +274,42 @@ def test_status_and_doctor_say_which_backend_saves_sessions(
     )
     (llm,) = [c for c in doctor["checks"] if c["name"] == "llm"]
     assert llm["status"] == "problem" and "'claude' is not found on PATH" in llm["summary"]
+
+
+def test_llm_model_names_gemini_cli_with_a_folder_of_its_own(
+    workspace: Path, agents_bin: Path, tmp_path: Path
+) -> None:
+    """``gemini -p`` runs with Gemini CLI's folder in memcli's own temporary one: the user's
+    login (linked) and the way they log in, none of their hooks, servers or chats."""
+    stand_in = agents_bin / "gemini"
+    stand_in.write_text(STAND_IN.format(python=sys.executable, fact=FACT))
+    stand_in.chmod(stand_in.stat().st_mode | stat.S_IXUSR)
+    user = Path(os.environ["HOME"]) / ".gemini"
+    user.mkdir()
+    (user / "oauth_creds.json").write_text("{}")
+    hooks = {"SessionEnd": [{"hooks": [{"type": "command", "command": "memcli agent hook x"}]}]}
+    settings = {"security": {"auth": {"selectedType": "oauth-personal"}}, "hooks": hooks,
+                "mcpServers": {"memcli": {"command": "memcli"}}}  # fmt: skip
+    (user / "settings.json").write_text(json.dumps(settings))
+    conv = json.dumps([{"role": "user", "content": "The staging database is db-stage-7."}])
+    r = subprocess.run(
+        [*MEMCLI, "-w", str(workspace), "flush", "-", "--json"],
+        input=conv,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "MEMCLI_LLM_MODEL": "gemini"},
+    )
+    assert r.returncode == 0, r.stderr
+    assert FACT in memory_text(workspace)
+    call, seen = calls(tmp_path)
+    args = call["args"]
+    assert call["name"] == "gemini" and call["child"] == "1" and "db-stage-7" in call["prompt"]
+    assert args[args.index("--model") + 1] == "flash" and "--output-format" in args
+    assert call["cwd"].startswith(tempfile.gettempdir()) and not os.path.exists(call["cwd"])
+    own = seen["settings"]
+    assert own["hooksConfig"] == {"enabled": False} and "hooks" not in own
+    assert "mcpServers" not in own and "read_file" in own["tools"]["exclude"]
+    assert own["security"] == settings["security"]
+    assert seen["files"] == ["oauth_creds.json", "settings.json"]
+    assert "facts" in seen["system"]

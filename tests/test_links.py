@@ -352,6 +352,7 @@ def test_undated_fact_is_as_old_as_its_files_last_commit(repo: Path, cli: Cli) -
 def test_an_index_before_links_read_as_it_is_has_none(repo: Path, cli: Cli) -> None:
     """An index of schema 7 that cannot be written (so not migrated) is read without the
     links tables: no linked or stale facts, no error."""
+    import memcli.index.factrows as factrows
     from memcli.index import db
     from memcli.index.store import Store
 
@@ -365,7 +366,7 @@ def test_an_index_before_links_read_as_it_is_has_none(repo: Path, cli: Cli) -> N
     conn.close()
     store = Store.open_readonly(path)
     try:
-        assert store.linked_facts(["jobs/export.py", "jobs"], 5) == []
-        assert store.stale_links() == []
+        assert factrows.linked_facts(store.conn, ["jobs/export.py", "jobs"], 5) == []
+        assert factrows.stale_links(store.conn) == []
     finally:
         store.close()

@@ -78,7 +78,7 @@ def mem(workspace: Path) -> Any:
 
 def stems(mem: Memory, words: list[str]) -> list[str]:
     """The terms FTS5 makes of ``words`` (``deploy``: ``deploi``)."""
-    from memcli.search.ranking import Analyzer
+    from memcli.search.analyzer import Analyzer
 
     return [t[0] for t in Analyzer(mem.store.conn).tokens(words)]
 

@@ -555,7 +555,7 @@ def test_hybrid_search_gives_context_before_a_match_less_room(
 
 def test_the_chunk_count_comes_from_fts5_and_matches_the_table(cli: Cli, workspace: Path) -> None:
     from memcli.memory import Memory
-    from memcli.search.ranking import chunk_count
+    from memcli.search.analyzer import chunk_count
 
     def counts() -> tuple[int, int]:
         with Memory.open(workspace) as mem:

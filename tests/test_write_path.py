@@ -20,7 +20,7 @@ ALLOWED = {
     "agentsetup/record.py": {"mkstemp", "os.replace", "unlink"},  # the record, in the cache
     "agentsetup/edits.py": {"unlink"},  # removes a file uninstall emptied (checked at planning)
     "git/hooks.py": {"mkstemp", "os.replace", "rename", "unlink"},  # git's hooks folder
-    "agent/mcp_server.py": {"write_text"},  # mcp_wire.json, the package's own file (make)
+    "agent/mcp_capture.py": {"write_text"},  # mcp_wire.json, the package's own file (make)
     "engine/server.py": {"unlink"},  # the engine's socket, under the runtime folder
     "cli/runtime.py": {"os.open"},  # /dev/null over a closed stdout
     "service/lifecycle.py": {"unlink"},  # a pending record under .memcli (statedir's path)

@@ -24,9 +24,14 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.agentsetup.hooklog import EVENTS, log_event, log_path, shown
+
+if TYPE_CHECKING:  # the service loads only when a hook needs it
+    from memcli.config import Settings
+    from memcli.memory import Memory
+    from memcli.service.session_flush import SessionFlush
 
 __all__ = ["run_due_flushes", "run_hook", "run_session_flush"]
 
@@ -123,8 +128,9 @@ def _session_start(root: Path, payload: dict[str, Any]) -> str:
         from memcli.flush.given import Given, given_folder  # a file removed: nothing heavy
 
         Given(given_folder(root), session).clear()  # the context lost what recall gave it
+    settings = _settings(root)  # once: for the catch-up's check and the briefing
     try:  # the sessions due (a failed flush, one that ended without its end hook)
-        _start_flush(root, "session-start", payload, own=False)
+        _start_flush(root, "session-start", payload, own=False, settings=settings)
     except Exception as exc:  # never at the cost of the briefing
         log_event(root, "session-start", f"error: catch-up not started: {_describe(exc)}")
     text = _engine_text(root, "briefing", {})
@@ -132,8 +138,8 @@ def _session_start(root: Path, payload: dict[str, Any]) -> str:
         return text
     from memcli.memory import Memory
 
-    with Memory.open(root, lenient=True) as mem:
-        return str(mem.briefing().block.text)
+    with Memory.open(root, lenient=True, settings=settings) as mem:
+        return mem.briefing().block.text
 
 
 def _prompt(root: Path, payload: dict[str, Any]) -> str:
@@ -184,7 +190,14 @@ def _session(payload: dict[str, Any]) -> str | None:
     return None
 
 
-def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool = True) -> None:
+def _start_flush(
+    root: Path,
+    event: str,
+    payload: dict[str, Any],
+    *,
+    own: bool = True,
+    settings: Settings | None = None,
+) -> None:
     """Start ``memcli agent flush-session`` in its own session, detached from the agent: the
     session's new turns (``own``), then the sessions due (:meth:`sessions_due`). Nothing
     starts when no LLM is configured (a flush could only fail; ``agent status`` says so)."""
@@ -196,7 +209,7 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
         raise ValueError(f"the hook payload's session_id is not an id: {shown(session)}")
     if own and (not isinstance(transcript, str) or not transcript.strip()):
         raise ValueError("the hook payload has no transcript_path")
-    if not llm_configured(root):
+    if not llm_configured(root, settings):
         return
     args = [sys.executable, "-m", "memcli", "-q", "-w", str(root), "agent", "flush-session"]
     args += ["--event", event, "--due"]
@@ -225,14 +238,28 @@ def _start_flush(root: Path, event: str, payload: dict[str, Any], *, own: bool =
         )
 
 
-def llm_configured(root: Path) -> bool:
-    """Whether a flush can run: the workspace's settings name an LLM model, or an agent's
-    own CLI may save its sessions (``agent.own_model``, that CLI found)."""
+def _settings(root: Path) -> Settings | None:
+    """The workspace's settings, a bad value leaving the one below it (as ``Memory.open``'s
+    ``lenient``); None when they cannot be read (the caller then reads them itself)."""
     from memcli.config import load_settings
+
+    try:
+        return load_settings(root, problems=[])
+    except Exception:
+        return None
+
+
+def llm_configured(root: Path, settings: Settings | None = None) -> bool:
+    """Whether a flush can run: the workspace's settings (``settings``, or read here) name an
+    LLM model, or an agent's own CLI may save its sessions (``agent.own_model``, that CLI
+    found)."""
     from memcli.providers.agentcli import BACKENDS, own_model
 
     try:
-        settings = load_settings(root, problems=[])
+        if settings is None:
+            settings = _settings(root)
+        if settings is None:
+            return False
         if settings.get("llm.model"):
             return True
         return any(own_model(settings, name) for name in BACKENDS)
@@ -240,31 +267,26 @@ def llm_configured(root: Path) -> bool:
         return False
 
 
-def run_due_flushes(root: Path, event: str, current: str | None = None) -> list[Any]:
-    """Flush the sessions due (:meth:`memcli.memory.Memory.sessions_due`), each logged; one
-    that fails is recorded for the next try and the others go on."""
-    from memcli.memory import Memory
-
-    with Memory.open(root, lenient=True) as mem:
-        due = mem.sessions_due(current)
+def run_due_flushes(mem: Memory, event: str, current: str | None = None) -> list[SessionFlush]:
+    """Flush the sessions due (:meth:`memcli.memory.Memory.sessions_due`) with the one
+    ``mem`` the command opened, each logged; one that fails is recorded for the next try and
+    the others go on."""
     done = []
-    for session_id, transcript in due:
+    for session_id, transcript in mem.sessions_due(current):
         try:
-            done.append(run_session_flush(root, session_id, transcript, f"{event} (due)"))
+            done.append(run_session_flush(mem, session_id, transcript, f"{event} (due)"))
         except Exception:
             continue  # logged, and recorded as failed: tried again by a later hook
     return done
 
 
-def run_session_flush(root: Path, session_id: str, transcript: str, event: str) -> Any:
-    """Flush a session's new turns (:meth:`memcli.memory.Memory.flush_session`), logging the
-    outcome; errors are logged and raised."""
-    from memcli.memory import Memory
-
+def run_session_flush(mem: Memory, session_id: str, transcript: str, event: str) -> SessionFlush:
+    """Flush a session's new turns (:meth:`memcli.memory.Memory.flush_session`) with the
+    ``mem`` the command opened, logging the outcome; errors are logged and raised."""
+    root = mem.ws.root
+    started = time.monotonic()
     try:
-        with Memory.open(root, lenient=True) as mem:
-            started = time.monotonic()
-            done = mem.flush_session(session_id, transcript, background=True)
+        done = mem.flush_session(session_id, transcript, background=True)
     except Exception as exc:
         log_event(root, event, f"error: flush of session {shown(session_id)}: {_describe(exc)}")
         raise

@@ -23,7 +23,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
-from typing import IO, Annotated, Any, cast
+from typing import IO, TYPE_CHECKING, Annotated, Any, cast
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.context import Context
@@ -36,6 +36,9 @@ from memcli.agent.mcp_search import Strings, parameters, request_of, strings
 from memcli.agent.mcp_text import context_text, explain_invalid, lines_text
 from memcli.agent.mcp_workspace import Engine
 from memcli.version import __version__
+
+if TYPE_CHECKING:
+    from memcli.memory import Memory
 
 __all__ = ["READ_ONLY_TOOLS", "Engine", "build_server", "run_on"]
 
@@ -252,7 +255,7 @@ def build_server(engine: Engine, *, tools: bool = True) -> MCPServer[Any]:
     ) -> CallToolResult:
         from memcli.service.datatypes import FlushOptions
 
-        def run(mem: Any) -> dict[str, Any]:
+        def run(mem: Memory) -> dict[str, Any]:
             opts = FlushOptions(text=transcript or None, path=path or None)
             if path and not transcript:
                 # a path an agent names: only a conversation file of the workspace or of

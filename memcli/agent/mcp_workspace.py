@@ -13,7 +13,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -22,18 +22,21 @@ from memcli.agent.mcp_search import parameter_name
 from memcli.agent.mcp_text import one_line
 from memcli.errors import MemcliError
 
+if TYPE_CHECKING:
+    from memcli.memory import Memory
+
 __all__ = ["Engine"]
 
 T = TypeVar("T")
 log = logging.getLogger("memcli.mcp")
 
 
-def _get(mem: Any, asked: operations.GetAsk) -> dict[str, Any]:
+def _get(mem: Memory, asked: operations.GetAsk) -> dict[str, Any]:
     return {"result": mem.get(asked.location, cwd=Path(asked.cwd) if asked.cwd else None).as_dict()}
 
 
 #: Each operation the MCP tools ask, answered in process: the result the engine sends.
-IN_PROCESS: dict[str, Callable[[Any, Any], Any]] = {
+IN_PROCESS: dict[str, Callable[[Memory, Any], Any]] = {
     "context": operations.context_of,
     "get": _get,
     "status": lambda mem, asked: {"result": mem.status()},
@@ -63,7 +66,7 @@ class Engine:
         chunks that can rank (memcli.search.bounds), as `memcli serve` does."""
         return self.warm.learner
 
-    def _memory(self) -> Any:
+    def _memory(self) -> Memory:
         self.warm.start_learner()  # on first use
         return self.warm.memory(lenient=True)
 
@@ -96,11 +99,11 @@ class Engine:
 
         return await _run(self._pool, job)
 
-    async def call(self, fn: Callable[[Any], T]) -> T:
+    async def call(self, fn: Callable[[Memory], T]) -> T:
         """``fn(memory)`` on this process's warm Memory, on its thread."""
         return await _run(self._pool, lambda: fn(self._memory()))
 
-    async def flush(self, fn: Callable[[Any], T]) -> T:
+    async def flush(self, fn: Callable[[Memory], T]) -> T:
         """``fn(memory)`` on the flush thread, with a Memory opened for this call."""
 
         def job() -> T:

@@ -186,6 +186,17 @@ class Agent:
         return []
 
 
+def folder_sessions(agent: Agent, root: Path, horizon: float) -> list[tuple[float, str, str]]:
+    """What :meth:`Agent.catch_up` gives for an agent whose :meth:`~Agent.past_sessions`
+    name the folder they ran in: those run in ``root`` itself."""
+    top = os.path.realpath(root)
+    return [
+        (s.mtime, s.session_id, str(s.path))
+        for s in agent.past_sessions(top, horizon)
+        if os.path.realpath(s.cwd) == top
+    ]
+
+
 def text_of(content: Any, kinds: Iterable[str] = ("text", "input_text", "output_text")) -> str:
     """The text of a message's content: a string, or its text blocks joined."""
     if isinstance(content, str):

@@ -41,6 +41,7 @@ from memcli.agents.base import (
     Layout,
     PastSession,
     Plan,
+    folder_sessions,
     head_records,
     listing,
     matching,
@@ -166,12 +167,7 @@ class Gemini(Agent):
         return out
 
     def catch_up(self, root: Path, horizon: float) -> list[tuple[float, str, str]]:
-        top = os.path.realpath(root)
-        return [
-            (s.mtime, s.session_id, str(s.path))
-            for s in self.past_sessions(top, horizon)
-            if os.path.realpath(s.cwd) == top
-        ]
+        return folder_sessions(self, root, horizon)
 
 
 def _expanded(records: list[Any]) -> Iterator[dict[str, Any]]:

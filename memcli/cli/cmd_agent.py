@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from memcli.cli.app import MemcliTyper, app, state
 from memcli.cli.runtime import State
 from memcli.errors import BadInput
+
+if TYPE_CHECKING:
+    from memcli.agents.claude_plugin import PluginInstall
+    from memcli.flush.history import PastSession
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 AGENT = typer.Argument(
@@ -127,7 +131,7 @@ def _install(
     if as_json:
         st.out.json({**report.as_dict(), "warnings": warnings})
         return
-    said = _beside_plugin(report.plugin) if plugged and not remove else []
+    said = _beside_plugin(report.plugin) if report.plugin is not None and not remove else []
     if dry_run:
         sys.stdout.write(report.diff or "no changes\n")
         _say(st, said, warnings)
@@ -149,7 +153,7 @@ def _install(
         )
 
 
-def _beside_plugin(found: Any) -> list[str]:
+def _beside_plugin(found: PluginInstall) -> list[str]:
     """The line that says memcli's plugin serves the hooks and the server."""
     from memcli.agents.claude_plugin import beside  # beside memcli's plugin only
 
@@ -283,19 +287,19 @@ def agent_flush_session(
         raise BadInput(
             "give --session-id and --transcript, or --due", hint="memcli agent flush-session --help"
         )
-    with st.memory(lenient=True) as mem:
-        root = mem.ws.root
     hook = event != "manual"  # started by a hook: failures are in agent.log, stamped
     done = []
-    try:
-        if session_id and transcript is not None:
-            done.append(run_session_flush(root, session_id, str(transcript), event))
-        if due:
-            done += run_due_flushes(root, event, current=session_id or None)
-    except Exception:
-        if hook:
-            raise typer.Exit(0) from None
-        raise
+    # one Memory (one settings load, one index) for the session and every session due
+    with st.memory(lenient=True) as mem:
+        try:
+            if session_id and transcript is not None:
+                done.append(run_session_flush(mem, session_id, str(transcript), event))
+            if due:
+                done += run_due_flushes(mem, event, current=session_id or None)
+        except Exception:
+            if hook:
+                raise typer.Exit(0) from None
+            raise
     if as_json:
         st.out.json([d.as_dict() for d in done] if due else done[0].as_dict())
         return
@@ -311,7 +315,7 @@ def agent_import(
     agent: str = typer.Option(
         "all",
         "--agent",
-        help="Whose sessions: claude-code, codex, gemini or all.",
+        help="Whose sessions: claude-code, codex, gemini, opencode or all.",
         show_default=True,
     ),
     days: int = typer.Option(30, "--days", help="Sessions changed within this many days."),
@@ -324,7 +328,8 @@ def agent_import(
     as_json: bool = JSON,
 ) -> None:
     """Save the facts of this project's past agent sessions (Claude Code's, Codex's and
-    Gemini CLI's session folders, sessions run here or below), newest first. A session is never
+    Gemini CLI's session folders, OpenCode's database; sessions run here or below), newest
+    first. A session is never
     saved twice (hooks and imports share one record), so a stopped import goes on where it
     stopped; --dry-run lists what it would read."""
     from memcli.agents.registry import names  # names only
@@ -335,7 +340,7 @@ def agent_import(
     st = state(ctx)
     with st.memory(lenient=True) as mem, st.out.progress("importing") as progress:
 
-        def step(n: int, total: int, _session: Any) -> None:
+        def step(n: int, total: int, _session: PastSession) -> None:
             if progress is not None:
                 progress(n - 1, total)
 

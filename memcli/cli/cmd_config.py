@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from memcli.cli.app import MemcliTyper, app, handle_errors, state
 from memcli.cli.cmd_core import JSON
+from memcli.cli.output import Output
+from memcli.cli.runtime import State
 
 if TYPE_CHECKING:
-    from memcli.config.operations import SettingChange
+    from memcli.config.operations import SettingChange, SettingEntry
+    from memcli.config.trust import TrustState
+    from memcli.memory import Memory
 
 config_app = MemcliTyper(
     help="Show every setting with its value and origin (no subcommand), or get, set, unset "
@@ -45,6 +51,22 @@ KEY = typer.Argument(
 )
 
 
+@contextmanager
+def _memory(st: State) -> Iterator[Memory | None]:
+    """The workspace's Memory, through which every config operation on a workspace goes;
+    None outside one (the user config alone: ``--user``, or a listing of it). Opened leniently
+    and its warnings left unsaid: a bad setting is what ``memcli config`` shows and fixes."""
+    from memcli.config.operations import find  # config code: not on --help or search
+
+    if find(st.workspace) is None:
+        yield None
+        return
+    from memcli.memory import Memory  # the service layer: not on --help
+
+    with Memory.open(st.workspace, lenient=True) as mem:
+        yield mem
+
+
 def _show(value: Any) -> str:
     """A value as TOML writes it (strings quoted), for the table."""
     if isinstance(value, bool):
@@ -68,7 +90,8 @@ def config_show(ctx: typer.Context, as_json: bool = JSON) -> None:
     from memcli.config.operations import list_settings  # config code: not on --help or search
 
     st = state(ctx)
-    listing = list_settings(st.workspace)
+    with _memory(st) as mem:
+        listing = mem.config_list() if mem is not None else list_settings(st.workspace)
     if as_json:
         st.out.json(listing.as_dict())
         return
@@ -83,7 +106,7 @@ def config_show(ctx: typer.Context, as_json: bool = JSON) -> None:
         st.out.info("memcli.toml is not trusted: review it, then run 'memcli trust'")
 
 
-def _origin(entry: Any) -> str:
+def _origin(entry: SettingEntry) -> str:
     """Where a value came from, and the untrusted workspace value it stands in for."""
     if entry.ignored is None:
         return str(entry.origin)
@@ -100,7 +123,8 @@ def config_get(
     from memcli.config.operations import get_setting  # config code: not on --help or search
 
     st = state(ctx)
-    entry = get_setting(key, st.workspace)
+    with _memory(st) as mem:
+        entry = mem.config_get(key) if mem is not None else get_setting(key, st.workspace)
     if as_json:
         st.out.json({"key": key, **entry.as_dict()})
     else:
@@ -128,7 +152,13 @@ def config_set(
     """Write one setting to memcli.toml (or --user config.toml), keeping comments. No secrets."""
     from memcli.config.operations import set_setting  # config code: not on --help or search
 
-    _report(ctx, set_setting(key, value, state(ctx).workspace, user=user), as_json)
+    st = state(ctx)
+    with _memory(st) as mem:
+        if mem is not None:
+            change = mem.config_set(key, value, user=user)
+        else:
+            change = set_setting(key, value, st.workspace, user=user)
+    _report(ctx, change, as_json)
 
 
 @config_app.command("unset")
@@ -141,7 +171,13 @@ def config_unset(
     """Remove one setting from memcli.toml (or --user config.toml), keeping comments."""
     from memcli.config.operations import unset_setting  # config code: not on --help or search
 
-    _report(ctx, unset_setting(key, state(ctx).workspace, user=user), as_json)
+    st = state(ctx)
+    with _memory(st) as mem:
+        if mem is not None:
+            change = mem.config_unset(key, user=user)
+        else:
+            change = unset_setting(key, st.workspace, user=user)
+    _report(ctx, change, as_json)
 
 
 def _report(ctx: typer.Context, change: SettingChange, as_json: bool) -> None:
@@ -177,7 +213,9 @@ def config_path(
     from memcli.config.operations import config_paths  # config code: not on --help or search
 
     st = state(ctx)
-    paths = config_paths(st.workspace, require_workspace=workspace).as_dict()
+    with _memory(st) as mem:
+        found = mem.config_paths() if mem is not None else None
+    paths = (found or config_paths(st.workspace, require_workspace=workspace)).as_dict()
     if as_json:
         st.out.json(paths)
     elif user or workspace:
@@ -226,7 +264,7 @@ def trust_cmd(
     _trust_report(st.out, trust_state, "show" if show else "revoke" if revoke else "trust")
 
 
-def _trust_report(out: Any, ts: Any, action: str) -> None:
+def _trust_report(out: Output, ts: TrustState, action: str) -> None:
     """The state of a memcli.toml in words, and the settings needing trust it sets."""
     short = (ts.sha256 or "")[:19]
     if action == "trust":

@@ -12,6 +12,7 @@ import typer
 
 from memcli.cli import render, search_args
 from memcli.cli.app import app, state
+from memcli.cli.runtime import State
 from memcli.cli.search_args import JSON_HELP, SearchArgs
 from memcli.errors import BadInput
 
@@ -233,7 +234,7 @@ def status(ctx: typer.Context, as_json: bool = JSON) -> None:
             _hooks_hint(st, info["workspace"])
 
 
-def _hooks_hint(st: Any, workspace: str) -> None:
+def _hooks_hint(st: State, workspace: str) -> None:
     """A hint on stderr when the repository has none of memcli's git hooks (a fresh clone
     has none: hooks are not cloned)."""
     from memcli.git.hooks import status as hooks_status  # status in a repository only

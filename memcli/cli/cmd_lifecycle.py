@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from memcli.cli.app import app, state
 from memcli.cli.runtime import State
+
+if TYPE_CHECKING:
+    from memcli.memory import Memory
+    from memcli.service.lifecycle import LifecycleResult
 
 JSON = typer.Option(False, "--json", help="Print JSON.")
 DRY_RUN = typer.Option(False, "--dry-run", help="Show what would be written; write nothing.")
@@ -93,7 +97,7 @@ def review(ctx: typer.Context, as_json: bool = JSON) -> None:
         raise typer.Exit(1)
 
 
-def _done(st: State, mem: Any, result: Any, as_json: bool) -> None:
+def _done(st: State, mem: Memory, result: LifecycleResult, as_json: bool) -> None:
     st.out.warnings([*result.warnings, *mem.warnings])
     if as_json:
         st.out.json(result.as_dict())

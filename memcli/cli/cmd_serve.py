@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -80,7 +81,7 @@ def serve(
         st.out.info(f"engine stopped after {info['requests']} requests")
 
 
-def _detach(st: State, root: Any, minutes: float, watch: bool) -> dict[str, Any] | None:
+def _detach(st: State, root: Path, minutes: float, watch: bool) -> dict[str, Any] | None:
     """Start ``memcli serve`` in its own session; wait until it answers (10 s at most)."""
     from memcli.enginelink import ask
     from memcli.errors import AlreadyRunning

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.cli.output import Output
+
+if TYPE_CHECKING:
+    from memcli.cli.via_engine import Added
+    from memcli.doctor.report import DoctorReport
+    from memcli.git.sync import SyncResult
+    from memcli.index.indexer import IndexReport
+    from memcli.service.datatypes import AddResult
 
 
 def init_result(out: Output, payload: dict[str, Any]) -> None:
@@ -37,7 +44,8 @@ def local_models(out: Output, rows: list[dict[str, Any]]) -> None:
     out.info("memcli init --local --local-model NAME --model-path FOLDER sets one up")
 
 
-def add_result(out: Output, result: Any) -> None:
+def add_result(out: Output, result: AddResult | Added) -> None:
+    """What ``memcli add`` prints of a fact it added (in process, or by the engine)."""
     if result.added:
         out.styled(f"Added to {result.path}:{result.line}", "green")
         out.line(result.entry.rstrip("\n"))
@@ -49,7 +57,7 @@ def add_result(out: Output, result: Any) -> None:
         out.line(f"committed {result.commit[:10]}")
 
 
-def index_report(out: Output, report: Any) -> None:
+def index_report(out: Output, report: IndexReport) -> None:
     d = report.as_dict()
     out.table(
         ["added", "updated", "removed", "unchanged", "files", "chunks", "seconds"],
@@ -157,14 +165,14 @@ def _size(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 
 
-def sync_result(out: Output, result: Any, report: Any, *, pushing: bool) -> None:
+def sync_result(out: Output, result: SyncResult, report: IndexReport, *, pushing: bool) -> None:
     """One line that says what the sync did, then the memory files the pull changed."""
     out.styled(sync_line(result, report, pushing=pushing), "green")
     for path in result.changed:
         out.line(f"  changed: {path}")
 
 
-def sync_line(result: Any, report: Any, *, pushing: bool) -> str:
+def sync_line(result: SyncResult, report: IndexReport, *, pushing: bool) -> str:
     """``main <-> origin/main: committed 3f2a..., pulled 2 commits (rebase), pushed 1 commit;
     re-indexed 1 file`` (``after 3 attempts`` when other clones pushed at the same time)."""
 
@@ -207,7 +215,7 @@ def files(out: Output, rows: list[dict[str, Any]]) -> None:
     )
 
 
-def doctor_report(out: Output, report: Any) -> None:
+def doctor_report(out: Output, report: DoctorReport) -> None:
     out.table(
         ["check", "status", "summary"],
         [[c.name, c.status, c.summary] for c in report.checks],

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from memcli.cli.output import Output
 from memcli.errors import ExitCode, MemcliError
+
+if TYPE_CHECKING:  # the service layer: not on --help
+    from memcli.memory import Memory
 
 
 class State(NamedTuple):
@@ -29,7 +32,7 @@ class State(NamedTuple):
         *,
         lenient: bool = False,
         warn_untrusted: bool = True,
-    ) -> Any:
+    ) -> Memory:
         """The workspace's Memory; ``lenient``: a bad setting is a warning on stderr, not an
         error (for commands that read no setting, such as git history). Settings an untrusted
         memcli.toml sets are ignored with one warning (unless ``warn_untrusted`` is off)."""

@@ -9,15 +9,18 @@ loaded only when one of them is printed."""
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcli.cli.output import Output
 from memcli.errors import ExitCode
 
+if TYPE_CHECKING:
+    from memcli.cli.search_args import SearchArgs
+
 __all__ = ["context_block", "files", "json_document", "json_lines", "show"]
 
 
-def show(out: Output, view: dict[str, Any], fmt: str, args: Any) -> int:
+def show(out: Output, view: dict[str, Any], fmt: str, args: SearchArgs) -> int:
     """Print ``view`` in the form ``fmt`` (text, json or context) and the options ``args``
     (a :class:`memcli.cli.search_args.SearchArgs`) chose; the exit code (1: nothing found)."""
     if fmt == "context":

@@ -7,7 +7,7 @@ by the in-process search. Whoever answered, :mod:`memcli.cli.search_output` prin
 from __future__ import annotations
 
 import sys
-from typing import Any
+from pathlib import Path
 
 from memcli.cli import search_output
 from memcli.cli.argv import loading
@@ -48,7 +48,7 @@ def run(st: State, query: str | None, args: SearchArgs) -> int:
     return search_output.show(st.out, result.view(), fmt, args)
 
 
-def _autostart(root: Any) -> None:
+def _autostart(root: Path) -> None:
     """Start the workspace's engine in the background for the next searches (no wait),
     unless its socket is there (an engine starting, or one that did not answer)."""
     import subprocess

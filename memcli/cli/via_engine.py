@@ -6,12 +6,17 @@ answered: the command then runs in process."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import memcli.cli.search_output as search_output
 import memcli.operations as operations
 from memcli.enginelink import engine_result, framed
 from memcli.errors import MemcliError
+
+if TYPE_CHECKING:  # types only: the fast path imports this module
+    from memcli.cli.runtime import State
+    from memcli.cli.search_args import SearchArgs
+    from memcli.search.options import SearchRequest
 
 __all__ = ["add_via_engine", "engine_answer", "search_via_engine"]
 
@@ -28,7 +33,7 @@ class Added(NamedTuple):
     commit: str | None
 
 
-def _ask(st: Any, op: str, asked: Any) -> dict[str, Any] | None:
+def _ask(st: State, op: str, asked: Any) -> dict[str, Any] | None:
     """The engine's result for ``op`` (its request ``asked``) in the command's workspace
     (:func:`engine_result`)."""
     from memcli.notes.workspace import find_workspace
@@ -40,7 +45,7 @@ def _ask(st: Any, op: str, asked: Any) -> dict[str, Any] | None:
     return engine_result(root, op, operations.payload(asked))
 
 
-def add_via_engine(st: Any, asked: operations.AddAsk, as_json: bool) -> bool:
+def add_via_engine(st: State, asked: operations.AddAsk, as_json: bool) -> bool:
     """Whether the workspace's engine added the fact (output printed as ``memcli add``
     prints it); False: the caller adds in process."""
     got = _ask(st, "add", asked)
@@ -70,7 +75,7 @@ def add_via_engine(st: Any, asked: operations.AddAsk, as_json: bool) -> bool:
     return True
 
 
-def engine_answer(st: Any, op: str, asked: Any) -> dict[str, Any] | None:
+def engine_answer(st: State, op: str, asked: Any) -> dict[str, Any] | None:
     """What the workspace's engine answered to ``op`` (``get``, ``files``, ``status``; its
     request ``asked``), its notices printed as in process; None: the caller answers in
     process."""
@@ -80,12 +85,14 @@ def engine_answer(st: Any, op: str, asked: Any) -> dict[str, Any] | None:
     return got
 
 
-def _notices(st: Any, got: dict[str, Any]) -> None:
+def _notices(st: State, got: dict[str, Any]) -> None:
     for notice in got.get("notices", []):
         st.out.warn(notice)
 
 
-def search_via_engine(st: Any, query: str, request: Any, fmt: str, args: Any) -> int | None:
+def search_via_engine(
+    st: State, query: str, request: SearchRequest, fmt: str, args: SearchArgs
+) -> int | None:
     """The exit code of a search the workspace's engine answered (output printed), or None
     when no engine answered (the caller searches in process)."""
     asked = operations.SearchAsk(query, request.payload(), fmt, args.max_tokens)

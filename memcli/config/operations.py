@@ -3,7 +3,7 @@ unset and the config files' paths.
 
 They work with or without a workspace (``config --user``, ``config`` outside one), so each is
 a function taking where to look: a :class:`Workspace`, a folder, or None for the current
-directory. :class:`memcli.service.settings.SettingsService` runs them on its own workspace.
+directory. :mod:`memcli.service.settings` runs them on a workspace's core (``Memory.config_*``).
 """
 
 from __future__ import annotations

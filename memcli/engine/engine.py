@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import memcli.operations as operations
 from memcli.enginelink import PROTOCOL, client_env, engine_files
@@ -30,6 +30,9 @@ from memcli.operations import (
 )
 from memcli.version import __version__
 from memcli.warm import WarmMemory
+
+if TYPE_CHECKING:
+    from memcli.memory import Memory
 
 __all__ = ["Engine"]
 
@@ -64,7 +67,7 @@ class Engine:
         }
 
     # -- memories --------------------------------------------------------------------------
-    def _memory(self, lenient: bool = False) -> Any:
+    def _memory(self, lenient: bool = False) -> Memory:
         """This worker's Memory (:meth:`memcli.warm.WarmMemory.memory`: opened anew when a
         config file changed or the workspace was replaced); ``lenient``: a bad setting is a
         warning (as an agent's hooks open theirs in process), not an error."""
@@ -118,7 +121,7 @@ class Engine:
         finally:
             self.last = time.monotonic()
 
-    def _notices(self, mem: Any) -> list[str]:
+    def _notices(self, mem: Memory) -> list[str]:
         """The warning an untrusted memcli.toml gives in process, to print the same."""
         from memcli.config.layers import untrusted_warning
 

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import memcli.index.factrows as factrows
 from memcli.errors import BadInput
 from memcli.flush.facts import Fact, FactOutcome
 from memcli.index.store import Store
@@ -90,7 +91,7 @@ class KnownFacts:
         if not self.use_index:
             return None
         try:
-            found = self.store().find_fact(key)
+            found = factrows.find_fact(self.store().conn, key)
         except Exception as exc:  # a broken index must not stop a flush
             self._warn(f"duplicate check skipped the index: {exc}")
             return None

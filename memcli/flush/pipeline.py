@@ -24,10 +24,12 @@ The pipeline, in order; nothing is written unless every step before the append s
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import memcli.index.factrows as factrows
 from memcli.config import Settings, confine_file
 from memcli.errors import BadInput, ConfigError, GitError, MemcliError
 from memcli.flush.conversation import (
@@ -68,10 +70,10 @@ __all__ = ["FlushHost", "commit_message", "flush"]
 
 
 class FlushHost(Protocol):
-    """What the pipeline needs of the :class:`memcli.memory.Memory` it runs for (the service
-    hands it itself): its workspace, settings, index and warnings, a sync and an index run,
-    and a commit, the same methods the CLI calls. Declared here, so that the flush room
-    does not import the service above it."""
+    """What the pipeline needs of the workspace it runs for (the service hands it a
+    :class:`memcli.service.flush.FlushWorkspace`): its workspace, settings, index and
+    warnings, a sync and an index run, and a commit, the same service functions the CLI
+    reaches. Declared here, so that the flush room does not import the service above it."""
 
     ws: Workspace
     settings: Settings
@@ -89,7 +91,7 @@ class FlushHost(Protocol):
 
 def flush(
     mem: FlushHost,
-    text: str,
+    text: str | Sequence[Message],
     *,
     namespace: str | None = None,
     dry_run: bool = False,
@@ -99,6 +101,8 @@ def flush(
     agent: str | None = None,
 ) -> FlushResult:
     """Extract facts from conversation ``text`` and append the new ones (see module doc).
+    ``text``: the conversation as text, or its messages already parsed (an agent session's
+    new turns: :func:`memcli.flush.conversation.parse` of its transcript).
     ``agent``: the coding agent whose session it is (its CLI may be the LLM: ``llm_config``)."""
     now = now or datetime.now()
     ws = mem.ws
@@ -109,7 +113,7 @@ def flush(
 
     redactions: list[str] = []
     clean: list[Message] = []
-    for m in parse(text):
+    for m in parse(text) if isinstance(text, str) else text:
         red = redact(m.content)
         redactions.extend(red.kinds)
         clean.append(Message(m.role, red.text))
@@ -274,7 +278,7 @@ def _supersede(mem: FlushHost, written: list[FactOutcome], now: datetime) -> lis
 
 def _mark(mem: FlushHost, fact_id: str, mark: str, *, once: bool = False) -> list[Path]:
     """Write ``mark`` under the fact ``fact_id``; the file, when written (else a warning)."""
-    found = mem.store.facts_by_prefix(fact_id)
+    found = factrows.facts_by_prefix(mem.store.conn, fact_id)
     if not found:
         return []
     path = mem.ws.root / found[0][1]

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import memcli.index.factrows as factrows
 from memcli.index.links import resolve
 from memcli.index.store import Store
 from memcli.notes.gitindex import index_file, tracked_under
@@ -86,13 +87,15 @@ def date_undated(store: Store, top: Path, root: Path) -> None:
     """Give a fact without a date (an evergreen file's) the date of its memory file's last
     commit as the time it was last known true: the code it names changing after that makes
     it stale. A file never committed keeps its facts undated (never stale)."""
-    undated = store.undated_link_files()
+    undated = factrows.undated_link_files(store.conn)
     if not undated:
         return
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     dates = file_dates(top, [prefix + rel for rel in undated])
-    store.date_undated_links({rel: dates[prefix + rel] for rel in undated if prefix + rel in dates})
+    factrows.date_undated_links(
+        store.conn, {rel: dates[prefix + rel] for rel in undated if prefix + rel in dates}
+    )
 
 
 def refresh_links(store: Store, top: Path, root: Path | None = None) -> int:
@@ -102,7 +105,7 @@ def refresh_links(store: Store, top: Path, root: Path | None = None) -> int:
     their file's last commit date (:func:`date_undated`). No repository: nothing is linked."""
     if root is not None:
         date_undated(store, top, root)
-    names, first = store.link_names()
+    names, first = factrows.link_names(store.conn)
     index = index_file(top)
     tracked = tracked_under(index, "") if index is not None and names else None
     resolved = resolve(names, tracked) if tracked else {}
@@ -113,7 +116,7 @@ def refresh_links(store: Store, top: Path, root: Path | None = None) -> int:
         for name, ps in resolved.items()
         for path in ps
     ]
-    store.set_link_paths(rows)
+    factrows.set_link_paths(store.conn, rows)
     return len(resolved)
 
 
@@ -122,9 +125,9 @@ def link_new_names(store: Store, top: Path, files: list[str]) -> int:
     refresh has seen, against the files the repository at ``top`` tracks (its index file:
     no git process); how many resolved. Their paths' changes wait for the next
     :func:`refresh_links`: a fact just written is newer than them."""
-    names = store.unresolved_link_names(files)
+    names = factrows.unresolved_link_names(store.conn, files)
     index = index_file(top) if names else None
     tracked = tracked_under(index, "") if index is not None else None
     resolved = resolve(names, tracked) if tracked else {}
-    store.add_link_paths(resolved)
+    factrows.add_link_paths(store.conn, resolved)
     return len(resolved)

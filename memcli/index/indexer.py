@@ -16,15 +16,10 @@ from memcli.index import chunking, db
 from memcli.index.bigrams import GRAMS_VERSION
 from memcli.index.changes import recorded_mtime
 from memcli.index.embedder import Embedder
+from memcli.index.filewrites import FileWrite
 from memcli.index.freshness import Freshness
 from memcli.index.parsing import Parsed, parse_text
-from memcli.index.store import (
-    BULK_FTS_HASH_BYTES,
-    FTS_HASH_BYTES,
-    FileState,
-    FileWrite,
-    Store,
-)
+from memcli.index.store import BULK_FTS_HASH_BYTES, FTS_HASH_BYTES, FileState, Store
 from memcli.locks import ProcessLock
 from memcli.notes.scan import FoundFile, ScanResult, read_text, scan, stat_files
 from memcli.notes.workspace import Workspace, source_of

@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 
 from memcli.index import chunking
 from memcli.index.bigrams import grams
+from memcli.index.filewrites import ChunkValues, TextValues
 from memcli.index.links import confirmed_day, names_in, since
-from memcli.index.store import ChunkValues, TextValues
 from memcli.notes.lines import split_lines
 from memcli.notes.scan import read_text
 from memcli.notes.workspace import EVERGREEN_FILE, date_from_name

@@ -1,28 +1,26 @@
-"""The SQLite index: schema, migrations and every SQL statement about files and chunks."""
+"""The SQLite index: opening and migrating it, and the SQL about files and chunks (the batched
+write of files in :mod:`memcli.index.filewrites`, the rows about facts and their links in
+:mod:`memcli.index.factrows`)."""
 
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from itertools import chain, groupby, repeat
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from memcli.errors import IndexProblem
 from memcli.index import db
 from memcli.index.bookkeeping import index_id
+from memcli.index.filewrites import FileWrite, write_files
 from memcli.index.parallel_rank import SecondReader
 from memcli.index.schema import (
     APP_ID,
-    CHUNK_IDS,
-    CHUNK_TEXT,
     INDEX_ID,
     MIGRATIONS,
     READABLE_FROM,
     SCHEMA_VERSION,
-    TEXT_JOIN,
     stamp,
 )
 from memcli.index.seal import SEAL, UntrustedIndex, untrusted, write_seal
@@ -34,59 +32,6 @@ class FileState(NamedTuple):
     mtime_ns: int
     size: int
     sha256: str
-
-
-#: A chunk's ``chunks`` columns as the parser gives them: start_line, end_line, heading,
-#: types, tags, hash, then, only for a chunk with status lines (memcli.notes.lifecycle),
-#: state, expires, confirmed, corroborated, fact_id and tail (the status lines ending the
-#: entry: shown with it, not searched). A plain tuple: the parse process sends them with
-#: ``marshal``, which takes no named tuple.
-ChunkValues = tuple[Any, ...]
-#: A chunk's full-text columns: text, heading and grams (memcli.index.bigrams: pieces of
-#: scripts written without spaces, '' for other text, stored as NULL).
-TextValues = tuple[str, str, str]
-_CHUNK_COLUMNS = "id, file_id, start_line, end_line, heading, types, tags, hash"
-_STATUS_COLUMNS = "state, expires, confirmed, corroborated, fact_id, tail"
-#: The insert of a chunk row (:data:`ChunkValues` after its id and file id) by its length:
-#: without and with the status columns. Binding the six status values for every chunk cost
-#: as much as the rest of the row (benchmarks/write_cost.py): they keep their defaults.
-CHUNK_INSERTS = {
-    8: f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES ({', '.join('?' * 8)})",
-    14: f"INSERT INTO chunks ({_CHUNK_COLUMNS}, {_STATUS_COLUMNS}) VALUES ({', '.join('?' * 14)})",
-}
-#: The insert of a full-text row (:data:`TextValues` after its id). Grams are bound as ''
-#: and stored as NULL: a NULL bound costs more than a string (the driver looks for an
-#: adapter of None for each).
-TEXT_INSERT = "INSERT INTO chunks_fts (rowid, text, heading, grams) VALUES (?, ?, ?, nullif(?, ''))"
-#: ``a + b`` of two tuples, mapped over a batch's rows without a Python call per row.
-_join = tuple.__add__
-
-
-class FileWrite(NamedTuple):
-    """One file for :meth:`Store.write_files`: its stat and hash, what the index says of it,
-    its chunks and facts; ``file_id`` when it replaces a file the index holds."""
-
-    path: str
-    mtime_ns: int
-    size: int
-    sha256: str
-    date: str | None
-    source: str
-    evergreen: bool
-    chunks: list[ChunkValues]
-    texts: list[TextValues]  # one a chunk, in the same order
-    facts: list[tuple[str, int]]
-    file_id: int | None = None
-    links: list[tuple[int, str | None, str]] | None = None  # (line, since, name)
-
-
-class RecentChunk(NamedTuple):
-    """A chunk as :meth:`Store.recent_chunks` gives it."""
-
-    path: str
-    start_line: int
-    text: str  # the chunk's lines (start_line is its first)
-    date: str | None
 
 
 class Store:
@@ -381,90 +326,8 @@ class Store:
 
     def write_files(self, writes: Sequence[FileWrite]) -> list[int]:
         """Insert or replace many files with all their chunks and facts (inside the caller's
-        write transaction); their file ids, in order.
-
-        Each table takes one ``executemany`` for the whole batch: per file, three statements
-        and three batched inserts cost more than the rows themselves (a 10k-file index made
-        60k calls). Ids are given, not read back: a new file gets the id SQLite would give
-        (one above the largest), chunks the next ids above :data:`CHUNK_IDS`, in order, so the
-        rows are those a file-by-file write makes."""
-        if not writes:
-            return []
-        conn = self.conn
-        now = time.time()
-        file_ids: list[int] = []
-        updated = [w for w in writes if w.file_id is not None]
-        for w in updated:
-            assert w.file_id is not None
-            self._delete_file_rows(w.file_id)
-        if updated:
-            conn.executemany(
-                "UPDATE files SET mtime_ns=?, size=?, sha256=?, date=?, source=?, evergreen=?,"
-                " indexed_at=? WHERE id=?",
-                [(*_file_values(w), now, w.file_id) for w in updated],
-            )
-        added: list[tuple[Any, ...]] = []
-        next_id = 0
-        for w in writes:
-            if w.file_id is not None:
-                file_ids.append(w.file_id)
-                continue
-            if not next_id:
-                next_id = int(
-                    conn.execute("SELECT coalesce(max(id), 0) + 1 FROM files").fetchone()[0]
-                )
-            file_ids.append(next_id)
-            added.append((next_id, w.path, *_file_values(w), now))
-            next_id += 1
-        if added:
-            conn.executemany(
-                "INSERT INTO files (id, path, mtime_ns, size, sha256, date, source, evergreen,"
-                " indexed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                added,
-            )
-        self._insert_chunks(file_ids, writes)
-        conn.executemany(
-            "INSERT INTO facts (hash, line, file_id) VALUES (?, ?, ?)",
-            chain.from_iterable(
-                map(_join, w.facts, repeat((file_id,)))
-                for file_id, w in zip(file_ids, writes, strict=True)
-            ),
-        )
-        conn.executemany(
-            "INSERT INTO links (line, since, name, file_id) VALUES (?, ?, ?, ?)",
-            chain.from_iterable(
-                map(_join, w.links or (), repeat((file_id,)))
-                for file_id, w in zip(file_ids, writes, strict=True)
-            ),
-        )
-        return file_ids
-
-    def _insert_chunks(self, file_ids: list[int], writes: Sequence[FileWrite]) -> None:
-        """Insert the chunks of files written (:meth:`write_files`), with their full-text rows:
-        the ids above :data:`CHUNK_IDS`, in order, each row its values after its ids."""
-        conn = self.conn
-        count = sum(len(w.chunks) for w in writes)
-        if not count:
-            return
-        first = conn.execute(
-            "SELECT max(coalesce(max(id), 0),"
-            " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?), 0)) + 1"
-            " FROM chunks",
-            (CHUNK_IDS,),
-        ).fetchone()[0]
-        conn.execute(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (CHUNK_IDS, str(first + count - 1))
-        )
-        rows: list[tuple[Any, ...]] = []
-        texts: list[tuple[Any, ...]] = []
-        for file_id, w in zip(file_ids, writes, strict=True):
-            ids = range(first, first + len(w.chunks))
-            rows += map(_join, zip(ids, repeat(file_id)), w.chunks)
-            texts += map(_join, zip(ids), w.texts)
-            first = ids.stop
-        for width, run in groupby(rows, len):  # runs of each width keep the ids in order
-            conn.executemany(CHUNK_INSERTS[width], run)
-        conn.executemany(TEXT_INSERT, texts)
+        write transaction); their file ids, in order (:mod:`memcli.index.filewrites`)."""
+        return write_files(self.conn, writes, self._delete_file_rows)
 
     def drop_bulk_indexes(self) -> None:
         """Drop the secondary indexes before a bulk load (inside the caller's transaction).
@@ -538,146 +401,6 @@ class Store:
         chunks = self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
         return int(files), int(chunks)
 
-    def find_fact(self, fact_hash: str) -> tuple[str, int] | None:
-        row = self.conn.execute(
-            "SELECT f.path, x.line FROM facts x JOIN files f ON f.id = x.file_id"
-            " WHERE x.hash = ? LIMIT 1",
-            (fact_hash,),
-        ).fetchone()
-        return (row[0], int(row[1])) if row else None
-
-    def facts_by_prefix(self, prefix: str) -> list[tuple[str, str, int]]:
-        """(key, path, line) of every fact whose key starts with ``prefix`` (a fact id)."""
-        rows = self.conn.execute(
-            "SELECT x.hash, f.path, x.line FROM facts x JOIN files f ON f.id = x.file_id"
-            " WHERE x.hash >= ? AND x.hash < ? ORDER BY f.path, x.line LIMIT 50",
-            (prefix, prefix + "g"),  # a range: the hash index answers it
-        )
-        return [(r[0], r[1], int(r[2])) for r in rows]
-
-    def chunks_needing_review(
-        self, day: str
-    ) -> list[tuple[str, int, str, str, str | None, str | None]]:
-        """(path, line, text, state, expires, fact id) of facts under review or expired
-        before ``day`` (chunks of one entry with status lines)."""
-        rows = self.conn.execute(
-            f"SELECT f.path, c.start_line, {CHUNK_TEXT} || c.tail, c.state, c.expires,"
-            f" c.fact_id FROM chunks c JOIN files f ON f.id = c.file_id {TEXT_JOIN}"
-            " WHERE c.state = 'review' OR (c.state = '' AND c.expires < ?)"
-            " ORDER BY f.path, c.start_line",
-            (day,),
-        )
-        return [(r[0], int(r[1]), r[2], r[3], r[4], r[5]) for r in rows]
-
-    def recent_chunks(
-        self, limit: int, types: tuple[str, ...] = (), today: str = ""
-    ) -> list[RecentChunk]:
-        """The newest chunks, evergreen files first, then by file date and line, newest
-        first; with ``types``, only chunks holding an entry of one of them; without, only
-        chunks of dated files (the latest entries). Superseded and retracted facts, and
-        those expired before ``today``, are left out."""
-        where = "f.date IS NOT NULL"
-        args: list[Any] = []
-        if types:
-            where = "(" + " OR ".join("(' ' || c.types || ' ') LIKE ?" for _ in types) + ")"
-            args = [f"% {t.lower()} %" for t in types]
-        where += " AND c.state NOT IN ('superseded', 'retracted') AND coalesce(c.expires, '9') >= ?"
-        args.append(today)
-        rows = self.conn.execute(
-            f"SELECT f.path, c.start_line, {CHUNK_TEXT}, f.date FROM chunks c"
-            f" JOIN files f ON f.id = c.file_id {TEXT_JOIN}"
-            f" WHERE {where}"
-            " ORDER BY f.evergreen DESC, f.date DESC, f.path DESC, c.start_line DESC LIMIT ?",
-            (*args, limit),
-        )
-        return [RecentChunk(r[0], int(r[1]), r[2], r[3]) for r in rows]
-
-    def link_names(self) -> tuple[list[str], str | None]:
-        """The names facts link to (:mod:`memcli.index.links`) and the earliest ``since``."""
-        names = [r[0] for r in self.conn.execute("SELECT DISTINCT name FROM links ORDER BY 1")]
-        first = self.conn.execute("SELECT min(since) FROM links").fetchone()[0]
-        return names, first
-
-    def set_link_paths(self, rows: list[tuple[str, str, str | None, str | None]]) -> None:
-        """Replace what each name resolves to: (name, path, last changed, commit) rows."""
-        self.conn.execute("DELETE FROM link_paths")
-        self.conn.executemany("INSERT OR REPLACE INTO link_paths VALUES (?, ?, ?, ?)", rows)
-
-    def undated_link_files(self) -> list[str]:
-        """The memory files holding a linked fact with no ``since`` (undated)."""
-        rows = self.conn.execute(
-            "SELECT DISTINCT f.path FROM links l JOIN files f ON f.id = l.file_id"
-            " WHERE l.since IS NULL ORDER BY 1"
-        )
-        return [r[0] for r in rows]
-
-    def date_undated_links(self, dates: dict[str, str]) -> None:
-        """Set the ``since`` of the undated links of each memory file to its date."""
-        self.conn.executemany(
-            "UPDATE links SET since = ? WHERE since IS NULL"
-            " AND file_id = (SELECT id FROM files WHERE path = ?)",
-            [(day, rel) for rel, day in dates.items()],
-        )
-
-    def unresolved_link_names(self, files: list[str]) -> list[str]:
-        """The names that facts of the memory ``files`` (or folders; ``""``: all) link to and
-        no ``link_paths`` row holds."""
-        under = " OR ".join(
-            "? = '' OR f.path = ? OR substr(f.path, 1, length(?) + 1) = ? || '/'" for _ in files
-        )
-        rows = self.conn.execute(
-            "SELECT DISTINCT l.name FROM links l JOIN files f ON f.id = l.file_id"
-            f" WHERE ({under or '0'}) AND NOT EXISTS"
-            " (SELECT 1 FROM link_paths p WHERE p.name = l.name) ORDER BY 1",
-            [f for f in files for _ in range(4)],
-        )
-        return [r[0] for r in rows]
-
-    def add_link_paths(self, resolved: dict[str, list[str]]) -> None:
-        """Record what more names resolve to, each path with the last change already known
-        for it (a new fact is newer than any change :func:`memcli.git.changes.refresh_links`
-        recorded; the next ``index`` looks again)."""
-        for name, paths in resolved.items():
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO link_paths VALUES (?1, ?2,"
-                " (SELECT max(changed) FROM link_paths WHERE path = ?2),"
-                " (SELECT commit_id FROM link_paths WHERE path = ?2"
-                " ORDER BY changed DESC LIMIT 1))",
-                [(name, path) for path in paths],
-            )
-
-    def linked_facts(self, paths: list[str], limit: int) -> list[tuple[str, int]]:
-        """(memory file, line) of the active facts linked to any of ``paths`` (a repository
-        file and the folders holding it), those naming the longest path first, then the
-        newest files; at most ``limit``."""
-        if not self.has_table("link_paths"):  # an index before them, read as it is
-            return []
-        marks = ",".join("?" * len(paths))
-        rows = self.conn.execute(
-            "SELECT f.path, l.line FROM links l JOIN files f ON f.id = l.file_id"
-            " JOIN link_paths p ON p.name = l.name"
-            f" WHERE p.path IN ({marks}) AND NOT EXISTS (SELECT 1 FROM chunks c"
-            " WHERE c.file_id = l.file_id AND c.start_line = l.line"
-            " AND c.state IN ('superseded', 'retracted'))"
-            " GROUP BY f.path, l.line"
-            " ORDER BY max(length(p.path)) DESC, f.evergreen DESC, f.date DESC, l.line DESC"
-            " LIMIT ?",
-            (*paths, limit),
-        )
-        return [(r[0], int(r[1])) for r in rows]
-
-    def stale_links(self) -> list[tuple[str, int, str, str, str]]:
-        """(memory file, line, path, changed, commit) of each fact with a linked path that
-        changed after it was last known true, the latest change of each."""
-        if not self.has_table("link_paths"):  # an index before them, read as it is
-            return []
-        rows = self.conn.execute(
-            "SELECT f.path, l.line, p.path, max(p.changed), p.commit_id FROM links l"
-            " JOIN files f ON f.id = l.file_id JOIN link_paths p ON p.name = l.name"
-            " WHERE p.changed > l.since GROUP BY f.path, l.line ORDER BY f.path, l.line"
-        )
-        return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
-
     def list_files(self) -> list[dict[str, Any]]:
         rows = self.conn.execute(
             "SELECT f.path, f.source, f.date, f.evergreen, f.size, f.indexed_at,"
@@ -737,8 +460,3 @@ def remove_index_files(path: Path) -> None:
 #: The tables :meth:`Store.clear` drops and makes again, parents before children (``chunks_fts``
 #: too, after them).
 CLEARED = ("files", "skipped", "chunks", "facts", "links", "link_paths")
-
-
-def _file_values(w: FileWrite) -> tuple[Any, ...]:
-    """A file write's values for the columns mtime_ns, size, sha256, date, source, evergreen."""
-    return (w.mtime_ns, w.size, w.sha256, w.date, w.source, int(w.evergreen))

@@ -2,8 +2,10 @@
 headless with its own login (a subscription or a key), for flush and every other chat call.
 
 ``llm.model`` names it: ``claude-code`` (Claude Code's ``claude -p``, Haiku unless another
-model follows: ``claude-code/sonnet``) or ``codex`` (``codex exec``, the model of the user's
-Codex config unless one follows: ``codex/gpt-5-mini``).
+model follows: ``claude-code/sonnet``), ``codex`` (``codex exec``, the model of the user's
+Codex config unless one follows: ``codex/gpt-5-mini``) or ``gemini`` (Gemini CLI's
+``gemini -p``, its ``flash`` model (no routing request first) unless another follows:
+``gemini/pro``, ``gemini/gemini-2.5-flash-lite``).
 
 The child is a bare question and answer: it runs in an empty folder of its own, with no
 tools, no MCP server, no hook (nor plugin, skill or slash command where the CLI allows), and
@@ -49,6 +51,7 @@ class Backend(NamedTuple):
 BACKENDS = {
     "claude-code": Backend("claude-code", "claude", "haiku"),
     "codex": Backend("codex", "codex", ""),
+    "gemini": Backend("gemini", "gemini", "flash"),
 }
 
 
@@ -120,7 +123,7 @@ def complete(messages: list[dict[str, Any]], cfg: ProviderConfig, json_mode: boo
     failure = ""
     for _attempt in range(cfg.max_retries + 1):
         with tempfile.TemporaryDirectory(prefix="memcli-llm-") as folder:
-            run = _claude if backend.name == "claude-code" else _codex
+            run = {"claude-code": _claude, "codex": _codex, "gemini": _gemini}[backend.name]
             try:
                 return run(program, model, system, user, Path(folder), cfg.timeout)
             except _Failed as exc:
@@ -143,7 +146,7 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def _run(args: list[str], stdin: str, folder: Path, timeout: float) -> str:
+def _run(args: list[str], stdin: str, folder: Path, timeout: float, **extra: str) -> str:
     """Run the CLI in ``folder`` (its own process group, killed whole on a timeout)."""
     started = time.monotonic()
     try:
@@ -154,7 +157,7 @@ def _run(args: list[str], stdin: str, folder: Path, timeout: float) -> str:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=child_env(),
+            env={**child_env(), **extra},
             start_new_session=True,
         )
     except OSError as exc:
@@ -273,3 +276,95 @@ def _codex(program: str, model: str, system: str, user: str, folder: Path, timeo
     if not text.strip():
         raise _Failed("Codex answered nothing")
     return text
+
+
+#: The files of Gemini CLI's folder that hold its login: the child's folder links to them.
+_GEMINI_LOGIN = ("oauth_creds.json", "google_accounts.json", "installation_id", "user_id")
+
+
+def _gemini(program: str, model: str, system: str, user: str, folder: Path, timeout: float) -> str:
+    """``gemini -p``: Gemini CLI's folder of its own (``GEMINI_CLI_HOME``) in ``folder``,
+    holding the user's login (links to its files, and the ``security.auth`` of their
+    settings) and nothing else: no hooks (``hooksConfig.enabled`` off, and none set), no MCP
+    server, extension, skill or memory file of the user's, no tools but what it offers
+    without asking, turned off too; the chat it records is in ``folder``, removed with it.
+    memcli's system text replaces Gemini CLI's own (``GEMINI_SYSTEM_MD``)."""
+    # Gemini CLI's folder (memcli.agents.gemini.home: the providers do not import the agents)
+    user_home = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()).expanduser() / ".gemini"
+    own = folder / "home" / ".gemini"
+    own.mkdir(parents=True)
+    for name in _GEMINI_LOGIN:
+        if (user_home / name).is_file():
+            (own / name).symlink_to(user_home / name)
+    settings: dict[str, Any] = {
+        "hooksConfig": {"enabled": False},
+        "tools": {"exclude": list(_GEMINI_TOOLS)},
+        "telemetry": {"enabled": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "general": {"disableAutoUpdate": True, "disableUpdateNag": True},
+    }
+    auth = _gemini_auth(user_home / "settings.json")
+    if auth:
+        settings["security"] = {"auth": auth}
+    (own / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+    work = folder / "work"
+    work.mkdir()
+    extra = {"GEMINI_CLI_HOME": str(folder / "home"), "GEMINI_CLI_NO_RELAUNCH": "true"}
+    if system:
+        (folder / "system.md").write_text(system, encoding="utf-8")
+        extra["GEMINI_SYSTEM_MD"] = str(folder / "system.md")
+    # --skip-trust: the folder is empty, made for this call
+    args = [program, "--output-format", "json", "--approval-mode", "default", "--skip-trust"]
+    if model:
+        args += ["--model", model]
+    args += ["-p", "Answer as the text above asks."]
+    out = _run(args, user, work, timeout, **extra)
+    try:
+        answer = json.loads(out[out.find("{") :])
+    except ValueError:
+        raise _Failed("the answer is not Gemini CLI's JSON") from None
+    if not isinstance(answer, dict) or answer.get("error") or "response" not in answer:
+        what = answer.get("error") if isinstance(answer, dict) else None
+        raise _Failed(f"Gemini CLI answered an error: {str(what)[:300]}")
+    text = str(answer["response"] or "")
+    if not text.strip():
+        raise _Failed("Gemini CLI answered nothing")
+    return text
+
+
+#: Gemini CLI's own tools, left out of the child (a headless run offers those that need no
+#: approval: the reading ones, web search and fetch)
+_GEMINI_TOOLS = (
+    "read_file",
+    "read_many_files",
+    "list_directory",
+    "glob",
+    "search_file_content",
+    "grep_search",
+    "google_web_search",
+    "web_fetch",
+    "save_memory",
+    "write_todos",
+    "run_shell_command",
+    "write_file",
+    "replace",
+    "activate_skill",
+    "codebase_investigator",
+    "cli_help",
+    "update_topic",
+    "enter_plan_mode",
+    "exit_plan_mode",
+    "invoke_agent",
+    "ask_user",
+)
+
+
+def _gemini_auth(path: Path) -> dict[str, Any] | None:
+    """``security.auth`` of the user's Gemini CLI settings (how they log in), or None."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    security = data.get("security") if isinstance(data, dict) else None
+    auth = security.get("auth") if isinstance(security, dict) else None
+    return auth if isinstance(auth, dict) else None

@@ -158,7 +158,7 @@ def common_words(
     behind a stem (``deploi``: deploy; ``cach``: cache). A stem none of these gives is left
     for a query to ask for (:meth:`TermBounds.want`). ``skip``: words queries never search
     (stop words)."""
-    from memcli.search.ranking import Analyzer
+    from memcli.search.analyzer import Analyzer
 
     analyzer = Analyzer(conn)  # first: it sets where temp tables live, which drops them
     conn.execute(

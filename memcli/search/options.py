@@ -136,7 +136,7 @@ class SearchRequest(NamedTuple):
     def checked(self) -> "SearchRequest":
         """This request with its dates written as YYYY-MM-DD, after checking them and the
         numbers against the settings registry's bounds (BadInput). The CLI checks before it
-        opens a workspace; :meth:`SearchService.search_options` checks again."""
+        opens a workspace; :func:`memcli.service.searching.search_options` checks again."""
         since, until = check_date(self.since, "since"), check_date(self.until, "until")
         for field in REQUEST_FIELDS:
             value = getattr(self, field.name)

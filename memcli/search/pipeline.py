@@ -20,6 +20,7 @@ from memcli.index.store import Store
 from memcli.notes import instructions
 from memcli.notes.lifecycle import without_status
 from memcli.search import ranking, timewords
+from memcli.search.analyzer import Analyzer
 from memcli.search.candidates import filter_sql, keyword_candidates, keyword_score, load_hits
 from memcli.search.options import Filters, SearchOptions, check_options
 from memcli.search.query import ParsedQuery, parse_query
@@ -209,7 +210,7 @@ def _passage_hits(
             raise
         parsed = None
     if parsed is not None and keys:
-        analyzer = ranking.Analyzer(store.conn)
+        analyzer = Analyzer(store.conn)
         q = ranking.query_terms(
             store.conn,
             analyzer,

@@ -53,7 +53,7 @@ def plan(store: Store, parsed: ParsedQuery, weights: tuple[float, ...], limit: i
     counts = totals(conn)
     if counts is None or counts.rows < known.common_from:  # no term can be common
         return None
-    from memcli.search.ranking import Analyzer, doc_freqs
+    from memcli.search.analyzer import Analyzer, doc_freqs
 
     stems = Analyzer(conn).tokens(list(parsed.terms))
     single = {w: toks[0] for w, toks in zip(parsed.terms, stems, strict=True) if len(toks) == 1}

@@ -31,9 +31,7 @@ from collections.abc import Callable, Sequence
 from datetime import date
 from typing import Any, NamedTuple, TypeVar
 
-from memcli.index.bigrams import grams, has_unsegmented
-from memcli.index.bookkeeping import totals
-from memcli.index.schema import FTS_TOKENIZER
+from memcli.search.analyzer import Analyzer, doc_freqs, prefix_terms
 
 K1 = 1.2
 B = 0.75
@@ -44,10 +42,6 @@ CHUNK_WEIGHT = 1.0
 #: Tokens apart (or fewer) at which two neighbouring query words count as close.
 PROXIMITY_WINDOW = 3
 
-_TOK = "memcli_analyze"
-_TOK_TERMS = "memcli_analyze_terms"
-_INDEX_TERMS = "memcli_index_terms"
-
 
 @functools.cache
 def _word() -> re.Pattern[str]:
@@ -56,136 +50,6 @@ def _word() -> re.Pattern[str]:
 
 
 T = TypeVar("T")
-PREFIX_TERMS = 32  # index terms a prefix query scores passages with
-
-
-# -- tokenising like the index ---------------------------------------------------------------
-_TOKENIZE = re.compile(r"tokenize\s*=\s*'([^']*)'", re.IGNORECASE)
-
-
-def _tokenize_arg(sql: str) -> str | None:
-    m = _TOKENIZE.search(sql or "")
-    return m.group(1) if m else None
-
-
-def index_tokenizer(conn: Any) -> str:
-    """The tokenizer the index's ``chunks_fts`` table was created with."""
-    row = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
-    return (_tokenize_arg(row[0]) if row else None) or FTS_TOKENIZER
-
-
-class Analyzer:
-    """Stems text with the index's own FTS5 tokenizer (through a contentless temp table)."""
-
-    def __init__(self, conn: Any, tokenizer: str | None = None) -> None:
-        self.conn = conn
-        tokenizer = tokenizer or index_tokenizer(conn)
-        row = conn.execute("SELECT sql FROM sqlite_temp_master WHERE name = ?", (_TOK,)).fetchone()
-        if row is None:
-            conn.execute("PRAGMA temp_store = MEMORY")  # before the first temp table
-        elif _tokenize_arg(row[0]) != tokenizer:
-            conn.execute(f"DROP TABLE IF EXISTS temp.{_TOK_TERMS}")
-            conn.execute(f"DROP TABLE temp.{_TOK}")
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOK}"
-            f" USING fts5(text, content='', tokenize='{tokenizer}')"
-        )
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_TOK_TERMS}"
-            f" USING fts5vocab(temp, {_TOK}, instance)"
-        )
-
-    def _load(self, texts: Sequence[str]) -> None:
-        """Put ``texts`` in the temp table as rows 0..n-1."""
-        conn = self.conn
-        # one savepoint: one temp-database transaction for all rows, inside a caller's
-        # transaction or not
-        conn.execute("SAVEPOINT memcli_analyze")
-        try:
-            conn.execute(f"INSERT INTO temp.{_TOK}({_TOK}) VALUES ('delete-all')")
-            conn.executemany(
-                f"INSERT INTO temp.{_TOK}(rowid, text) VALUES (?, ?)", list(enumerate(texts))
-            )
-        except BaseException:
-            conn.execute("ROLLBACK TO memcli_analyze")
-            conn.execute("RELEASE memcli_analyze")
-            raise
-        conn.execute("RELEASE memcli_analyze")
-
-    def tokens(self, texts: Sequence[str]) -> list[list[str]]:
-        """Every token of each text, in order."""
-        self._load(texts)
-        out: list[list[str]] = [[] for _ in texts]
-        rows = self.conn.execute(f"SELECT doc, term FROM temp.{_TOK_TERMS} ORDER BY doc, offset")
-        for doc, term in rows:
-            out[doc].append(term)
-        return out
-
-    def positions(
-        self, texts: Sequence[str], terms: Sequence[str]
-    ) -> tuple[list[dict[str, list[int]]], list[int]]:
-        """Per text: the token offsets of each of ``terms`` in it, and its number of tokens.
-        A text in a script written without spaces counts its grams too, as the index does."""
-        self._load([f"{t}\n{grams(t)}" if has_unsegmented(t) else t for t in texts])
-        found: list[dict[str, list[int]]] = [{} for _ in texts]
-        lengths = [0] * len(texts)
-        if terms:
-            marks = ",".join("?" * len(terms))
-            rows = self.conn.execute(
-                f"SELECT doc, term, offset FROM temp.{_TOK_TERMS} WHERE term IN ({marks})"
-                " ORDER BY doc, offset",
-                list(terms),
-            )
-            for doc, term, offset in rows:
-                found[doc].setdefault(term, []).append(int(offset))
-        for doc, n in self.conn.execute(
-            f"SELECT doc, count(*) FROM temp.{_TOK_TERMS} GROUP BY doc"
-        ):
-            lengths[doc] = n
-        return found, lengths
-
-
-def _index_terms(conn: Any) -> None:
-    conn.execute(
-        f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{_INDEX_TERMS}"
-        " USING fts5vocab(main, chunks_fts, row)"
-    )
-
-
-def prefix_terms(conn: Any, prefix: str) -> list[str]:
-    """The index's terms that start with ``prefix``, the most common first (at most
-    :data:`PREFIX_TERMS`): what ``prefix*`` matches, for scoring passages."""
-    _index_terms(conn)
-    rows = conn.execute(
-        f"SELECT term FROM temp.{_INDEX_TERMS} WHERE term >= ? AND term < ?"
-        " ORDER BY doc DESC, term LIMIT ?",
-        (prefix, prefix + "\U0010ffff", PREFIX_TERMS),
-    )
-    return [str(r[0]) for r in rows]
-
-
-def doc_freqs(conn: Any, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-    """(number of chunks, chunks holding each term) from the index's FTS5 vocabulary."""
-    _index_terms(conn)
-    n = chunk_count(conn)
-    df = dict.fromkeys(terms, 0)
-    if terms:
-        marks = ",".join("?" * len(terms))
-        for term, docs in conn.execute(
-            f"SELECT term, doc FROM temp.{_INDEX_TERMS} WHERE term IN ({marks})", list(terms)
-        ):
-            df[term] = int(docs)
-    return n, df
-
-
-def chunk_count(conn: Any) -> int:
-    """The number of chunks, from the row count FTS5 keeps in its averages record (a read of
-    one row; ``count(*)`` walks the table: 7 ms at a million chunks); ``count(*)`` when that
-    record is missing or not as expected."""
-    counts = totals(conn)
-    if counts is not None:
-        return counts.rows
-    return int(conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
 
 
 def idf(n: int, df: int) -> float:
@@ -235,8 +99,9 @@ def query_terms(
     freqs: dict[str, int] | None = None,
 ) -> QueryTerms:
     """The stems of ``words`` and the index's terms that start with each of ``prefixes`` (the
-    most common :data:`PREFIX_TERMS` of them), with their idf; the idf of a stem of one of
-    ``names`` (proper names in the query) is multiplied by ``name_weight``. Each of
+    most common :data:`memcli.search.analyzer.PREFIX_TERMS` of them), with their idf; the idf
+    of a stem of one of ``names`` (proper names in the query) is multiplied by
+    ``name_weight``. Each of
     ``phrases`` (its words) is one unit whose document frequency is the number of chunks
     holding it as a phrase. ``freqs``: document frequencies known from earlier searches of
     the index as it is (:meth:`memcli.index.store.Store.term_freqs`), taken and added to."""

@@ -1,15 +1,16 @@
 """The service's core: a workspace, its settings, its index (opened lazily) and its embedder.
 
-Every operation a caller can ask for is a method of :class:`memcli.memory.Memory`, built from
-the mixins in this package; this one holds what they share: opening and repairing the index,
-the writer lock's timeout and the warnings gathered on the way.
+Every operation a caller can ask for is a function of a module of this package over a
+:class:`MemoryCore`, bound as a method of :class:`memcli.memory.Memory`; the core holds what
+they share: opening and repairing the index, the writer lock's timeout and the warnings
+gathered on the way.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from memcli.config import Settings, load_settings
 from memcli.errors import ConfigError
@@ -19,6 +20,9 @@ from memcli.index.indexfile import RepairedIndex
 from memcli.index.store import Store
 from memcli.locks import ProcessLock
 from memcli.notes.workspace import Workspace, find_workspace
+
+if TYPE_CHECKING:
+    from memcli.search.bounds import TermBounds
 
 T = TypeVar("T")
 
@@ -61,12 +65,16 @@ class MemoryCore:
         embedder_factory: EmbedderFactory | None = None,
         *,
         lenient: bool = False,
+        settings: Settings | None = None,
     ) -> Self:
         """The workspace at (or above) ``workspace``; ``embedder_factory`` makes the embedder
         (default: :func:`configured_embedder`, from the settings). A bad setting is an error,
         or with ``lenient`` (operations that do not depend on it) a warning, the value below
-        it staying in effect."""
+        it staying in effect. ``settings``: the workspace's, loaded already by the caller
+        (``overrides`` and ``lenient`` then do not apply): not read a second time."""
         ws = find_workspace(workspace)
+        if settings is not None:
+            return cls(ws, settings, embedder_factory)
         problems: list[ConfigError] | None = [] if lenient else None
         mem = cls(ws, load_settings(ws.root, overrides, problems=problems), embedder_factory)
         mem.warnings.extend(f"{p.message} (ignored)" for p in problems or ())
@@ -77,7 +85,7 @@ class MemoryCore:
         # a damaged index is rebuilt empty, and refilled unless this object is the writer
         return self._index.open(refill=not self._writing)
 
-    def use_bounds(self, bounds: Any) -> None:
+    def use_bounds(self, bounds: TermBounds | None) -> None:
         """Prune keyword searches with ``bounds`` (memcli.search.bounds.TermBounds, learnt
         by the engine in the background); None: score every matching chunk."""
         self._index.bounds = bounds

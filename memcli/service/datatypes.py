@@ -1,6 +1,6 @@
 """Options and results of the operations that are not on the plain search path (add, get,
-git history and sync, flush, watch, init). They live apart from the service mixins so that a
-search, which imports ``Memory`` and with it every mixin, does not pay for creating these
+git history and sync, flush, watch, init). They live apart from the service modules so that a
+search, which imports ``Memory`` and with it every service module, does not pay for creating these
 classes. The context block's and a batch's results are in :mod:`memcli.service.search_answers`:
 the prompt hook makes one."""
 

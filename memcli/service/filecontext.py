@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import memcli.index.factrows as factrows
+import memcli.service.indexing as indexing
 from memcli.notes.workspace import find_git_root
-from memcli.service.searching import SearchService
+from memcli.service.core import MemoryCore
 
-__all__ = ["FileContextService"]
+if TYPE_CHECKING:
+    from memcli.search.context import ContextBlock
+
+__all__ = ["file_context", "repo_path"]
 
 
 def repo_path(top: Path, path: str | Path, cwd: Path | None = None) -> str | None:
@@ -29,76 +34,77 @@ def _held_by(rel: str) -> list[str]:
     return ["/".join(parts[:i]) for i in range(len(parts), 0, -1)]
 
 
-class FileContextService(SearchService):
-    def file_context(
-        self,
-        path: str | Path,
-        *,
-        session: str | None = None,
-        cwd: Path | None = None,
-        max_tokens: int | None = None,
-    ) -> Any:
-        """The facts linked to the repository file ``path`` (or a folder holding it) as a
-        context block framed like recall (:func:`memcli.search.context.render`), at most
-        ``agent.recall_limit`` entries; None when none is linked or all were given in
-        ``session`` already (:mod:`memcli.flush.given`). Reads the index only: no git."""
-        top = find_git_root(self.ws.root)
-        rel = repo_path(top, path, cwd) if top is not None else None
-        budget = int(self.settings.get("agent.recall_tokens") if max_tokens is None else max_tokens)
-        if rel is None or budget <= 0:
-            return None
-        self.sync_before_search()
-        limit = int(self.settings.get("agent.recall_limit"))
-        quotes = self._linked_quotes(self.store.linked_facts(_held_by(rel), 4 * limit))
-        if not quotes:
-            return None
-        from memcli.notes.controls import strip_controls  # with the block only
-        from memcli.search.context import render
-        from memcli.search.stale import shown_path
+def file_context(
+    core: MemoryCore,
+    path: str | Path,
+    *,
+    session: str | None = None,
+    cwd: Path | None = None,
+    max_tokens: int | None = None,
+) -> ContextBlock | None:
+    """The facts linked to the repository file ``path`` (or a folder holding it) as a
+    context block framed like recall (:func:`memcli.search.context.render`), at most
+    ``agent.recall_limit`` entries; None when none is linked or all were given in
+    ``session`` already (:mod:`memcli.flush.given`). Reads the index only: no git."""
+    top = find_git_root(core.ws.root)
+    rel = repo_path(top, path, cwd) if top is not None else None
+    budget = int(core.settings.get("agent.recall_tokens") if max_tokens is None else max_tokens)
+    if rel is None or budget <= 0:
+        return None
+    indexing.sync_before_search(core)
+    limit = int(core.settings.get("agent.recall_limit"))
+    quotes = _linked_quotes(core, factrows.linked_facts(core.store.conn, _held_by(rel), 4 * limit))
+    if not quotes:
+        return None
+    from memcli.notes.controls import strip_controls  # with the block only
+    from memcli.search.context import render
+    from memcli.search.stale import shown_path
 
-        given = None
-        if session:
-            from memcli.flush.given import Given, given_folder  # a session's record only
+    given = None
+    if session:
+        from memcli.flush.given import Given, given_folder  # a session's record only
 
-            given = Given(given_folder(self.ws.root), session)
-        skip = given.has if given is not None else None
-        fresh = [q for q in quotes if skip is None or not skip(strip_controls(q.snippet))]
-        fresh = fresh[:limit]
-        title = f"Memory about `{shown_path(rel)}`"
-        block = render(rel, fresh, budget, title=title, matches_only=True)
-        if given is not None and block.included:
-            given.add(block.quoted)
-        return block if block.included else None
+        given = Given(given_folder(core.ws.root), session)
+    skip = given.has if given is not None else None
+    fresh = [q for q in quotes if skip is None or not skip(strip_controls(q.snippet))]
+    fresh = fresh[:limit]
+    title = f"Memory about `{shown_path(rel)}`"
+    block = render(rel, fresh, budget, title=title, matches_only=True)
+    if given is not None and block.included:
+        given.add(block.quoted)
+    return block if block.included else None
 
-    def touched_context(
-        self, paths: list[str], *, session: str | None = None, cwd: Path | None = None
-    ) -> str:
-        """The context blocks (:meth:`file_context`) of the files one tool call read or
-        edited, one after another; "" when none has a fact to give."""
-        blocks = [self.file_context(p, session=session, cwd=cwd) for p in paths]
-        return "\n".join(b.text for b in blocks if b is not None)
 
-    def _linked_quotes(self, found: list[tuple[str, int]]) -> list[Any]:
-        """Each (memory file, line) as the entry it starts, redacted, with its stale mark."""
-        from memcli.notes.entryparse import entry_fields
-        from memcli.notes.lines import split_lines
-        from memcli.notes.redact import redact_lines
-        from memcli.search.context import Quote
-        from memcli.search.stale import stale_mark
+def touched_context(
+    core: MemoryCore, paths: list[str], *, session: str | None = None, cwd: Path | None = None
+) -> str:
+    """The context blocks (:func:`file_context`) of the files one tool call read or edited,
+    one after another; "" when none has a fact to give."""
+    blocks = [file_context(core, p, session=session, cwd=cwd) for p in paths]
+    return "\n".join(b.text for b in blocks if b is not None)
 
-        quotes = []
-        texts: dict[str, str] = {}
-        for rel, line in found:
-            if rel not in texts:
-                try:
-                    texts[rel] = (self.ws.root / rel).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    texts[rel] = ""
-            lines = split_lines(texts[rel])
-            end = next((f[5] for f in entry_fields(texts[rel]) if f[4] == line), None)
-            if end is None:  # the file changed since it was indexed
-                continue
-            snippet = redact_lines("\n".join(lines[line - 1 : end])).text
-            mark = stale_mark(self.store.conn, rel, line, line)
-            quotes.append(Quote(rel, line, end, snippet, mark))
-        return quotes
+
+def _linked_quotes(core: MemoryCore, found: list[tuple[str, int]]) -> list[Any]:
+    """Each (memory file, line) as the entry it starts, redacted, with its stale mark."""
+    from memcli.notes.entryparse import entry_fields
+    from memcli.notes.lines import split_lines
+    from memcli.notes.redact import redact_lines
+    from memcli.search.context import Quote
+    from memcli.search.stale import stale_mark
+
+    quotes = []
+    texts: dict[str, str] = {}
+    for rel, line in found:
+        if rel not in texts:
+            try:
+                texts[rel] = (core.ws.root / rel).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                texts[rel] = ""
+        lines = split_lines(texts[rel])
+        end = next((f[5] for f in entry_fields(texts[rel]) if f[4] == line), None)
+        if end is None:  # the file changed since it was indexed
+            continue
+        snippet = redact_lines("\n".join(lines[line - 1 : end])).text
+        mark = stale_mark(core.store.conn, rel, line, line)
+        quotes.append(Quote(rel, line, end, snippet, mark))
+    return quotes

@@ -6,12 +6,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import memcli.index.factrows as factrows
+import memcli.service.git as gitops
+import memcli.service.indexing as indexing
 from memcli.errors import BadInput, GitError, MemcliError, PathOutsideWorkspace
 from memcli.notes.lines import split_lines
 from memcli.notes.scan import Matcher, read_text
 from memcli.notes.workspace import MEMORY_DIR, date_from_name
-from memcli.service.core import SEARCH_EMBED_LIMIT
-from memcli.service.git import GitService
+from memcli.service.core import SEARCH_EMBED_LIMIT, MemoryCore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -19,225 +21,231 @@ if TYPE_CHECKING:
     from memcli.service.datatypes import AddResult, GetResult
 
 
-class NotesService(GitService):
-    def add(
-        self,
-        text: str,
-        *,
-        to: str | None = None,
-        evergreen: bool = False,
-        namespace: str | None = None,
-        type: str | None = None,
-        tags: list[str] | tuple[str, ...] = (),
-        redact: bool = True,
-        now: datetime | None = None,
-        index: bool = True,
-        commit: bool = False,
-        expires: str | None = None,
-        status: tuple[str, ...] = (),
-    ) -> AddResult:
-        """Append one fact (redacted, de-duplicated) and index the file; with ``commit``,
-        commit that file alone with a message naming the fact (refused before anything is
-        written when the workspace is not in a git repository). ``expires`` (``30d`` or a
-        date) and ``status`` (status lines, :mod:`memcli.notes.lifecycle`) go under it."""
-        checked: list[str] = []
-        if commit:
-            self.require_repo()
-            from memcli.git.commit import check_committable  # git code on --commit only
+def add(
+    core: MemoryCore,
+    text: str,
+    *,
+    to: str | None = None,
+    evergreen: bool = False,
+    namespace: str | None = None,
+    type: str | None = None,
+    tags: list[str] | tuple[str, ...] = (),
+    redact: bool = True,
+    now: datetime | None = None,
+    index: bool = True,
+    commit: bool = False,
+    expires: str | None = None,
+    status: tuple[str, ...] = (),
+) -> AddResult:
+    """Append one fact (redacted, de-duplicated) and index the file; with ``commit``,
+    commit that file alone with a message naming the fact (refused before anything is
+    written when the workspace is not in a git repository). ``expires`` (``30d`` or a
+    date) and ``status`` (status lines, :mod:`memcli.notes.lifecycle`) go under it."""
+    checked: list[str] = []
+    if commit:
+        gitops.require_repo(core)
+        from memcli.git.commit import check_committable  # git code on --commit only
 
-            checked = check_committable(self.ws.root)  # mid-merge: refused before writing
-        if expires is not None:
-            from memcli.notes.lifecycle import expiry_date, status_line
+        checked = check_committable(core.ws.root)  # mid-merge: refused before writing
+    if expires is not None:
+        from memcli.notes.lifecycle import expiry_date, status_line
 
-            day = (now or datetime.now()).date()
-            status = (*status, status_line("expires", day=expiry_date(expires, day)))
-        result = self._add(
-            text,
-            to=to,
-            evergreen=evergreen,
-            namespace=namespace,
-            type=type,
-            tags=tags,
-            redact=redact,
-            now=now,
-            index=index,
-            status=status,
-        )
-        if commit:
-            result.committed = True
-            try:
-                result.commit = self._commit_added(result)
-            except GitError as exc:
-                where = (
-                    f"saved in {result.path}:{result.line}"
-                    if result.added
-                    else f"already in {result.duplicate_of}"
-                )
-                raise GitError(
-                    f"the fact is {where} but not committed ({exc.message}); nothing is staged",
-                    hint=exc.hint
-                    or "fix what git reports, then run the same add with {commit}: it commits"
-                    " the fact",
-                    fields=("commit",),
-                ) from None
-            if result.commit:
-                result.warnings.extend(checked)
-        return result
-
-    def _commit_added(self, result: AddResult) -> str | None:
-        """Commit the file holding the fact :meth:`add` wrote or found, naming the fact as
-        written (redacted). A fact found already there is committed when HEAD lacks it (an
-        earlier commit failed): the same add is the way to retry."""
-        from memcli.git.commit import facts_message, head_text  # git code on git operations
-        from memcli.notes.entries import fact_key, parse_entries  # loaded by add already
-
-        fact = parse_entries(result.entry)[0].text
-        rel = result.path
-        if not result.added:
-            rel = (result.duplicate_of or rel).rsplit(":", 1)[0]
-            committed = head_text(self.ws.root, self.ws.root / rel) or ""
-            key = fact_key(fact)
-            if any(fact_key(e.text) == key for e in parse_entries(committed)):
-                return None  # committed before: nothing to do
-        return self.commit([self.ws.root / rel], facts_message([fact]))
-
-    def _add(
-        self,
-        text: str,
-        *,
-        to: str | None,
-        evergreen: bool,
-        namespace: str | None,
-        type: str | None,
-        tags: list[str] | tuple[str, ...],
-        redact: bool,
-        now: datetime | None,
-        index: bool,
-        status: tuple[str, ...] = (),
-    ) -> AddResult:
-        now = now or datetime.now()
-        target = self.target_path(to=to, evergreen=evergreen, namespace=namespace, day=now)
-        redactions: list[str] = []
-        if redact:
-            from memcli.notes.redact import redact as redact_text  # add's own: not on search
-
-            red = redact_text(text)
-            text, redactions = red.text, list(red.kinds)
-        from memcli.notes import entries  # not on the search path, only add's
-        from memcli.service.datatypes import AddResult  # (with the add)
-
-        block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
-        block += "".join(status)
-        _check_size(block, int(self.settings.get("add.max_kb")))
-        if redact:  # again on the whole entry: a --tag or --type may hold a secret too
-            from memcli.notes.redact import redact as redact_text  # (loaded above)
-
-            red = redact_text(block)
-            block, redactions = red.text, [*redactions, *red.kinds]
-        key = entries.fact_key(entries.parse_entries(block)[0].text)
-        rel = self.ws.rel(target)
-        with entries.appending(target, self.ws.writers_lock, within=self.ws.memory_bounds) as file:
-            for e in entries.parse_entries(file.text):
-                if entries.fact_key(e.text) == key:
-                    return AddResult(rel, e.line, block, False, f"{rel}:{e.line}", redactions)
-            dup = self._indexed_duplicate(key, rel)
-            if dup:
-                return AddResult(rel, 0, block, False, dup, redactions)
-            if not file.text:
-                header = entries.day_title(now.date()) if _is_daily(target) else ""
-            else:  # never under a flush's provenance heading: it names a conversation
-                header = entries.add_heading(file.text, now.strftime("%H:%M"))
-            line = file.next_line + header.count("\n")
-            file.write(header + block)
-        result = AddResult(rel, line, block, True, None, redactions)
-        if index:
-            try:
-                # a quick write: embed the new fact, not a back-fill of thousands of chunks
-                report = self.index([str(target)], embed_limit=SEARCH_EMBED_LIMIT)
-            except MemcliError as exc:  # the fact is saved; the index catches up on its next sync
-                result.warnings.append(f"{rel} not indexed yet: {exc.message}")
-            else:
-                result.warnings.extend(report.warnings)
-        return result
-
-    def _indexed_duplicate(self, key: str, rel: str) -> str | None:
+        day = (now or datetime.now()).date()
+        status = (*status, status_line("expires", day=expiry_date(expires, day)))
+    result = _add(
+        core,
+        text,
+        to=to,
+        evergreen=evergreen,
+        namespace=namespace,
+        type=type,
+        tags=tags,
+        redact=redact,
+        now=now,
+        index=index,
+        status=status,
+    )
+    if commit:
+        result.committed = True
         try:
-            found = self.store.find_fact(key)
-        except Exception:  # a broken index must never block writing a memory
-            return None
-        if found and found[0] != rel:
-            return f"{found[0]}:{found[1]}"
-        return None
-
-    def target_path(
-        self,
-        *,
-        to: str | None = None,
-        evergreen: bool = False,
-        namespace: str | None = None,
-        day: datetime | None = None,
-    ) -> Path:
-        """Where an entry goes: ``--to``, MEMORY.md, or the (namespaced) daily file."""
-        if sum(bool(x) for x in (to, evergreen)) > 1:
-            raise BadInput("{to} and {evergreen} cannot be combined", fields=("to", "evergreen"))
-        if to:
-            base = self.ws.memory_dir if not Path(to).is_absolute() else None
-            target = _named("to", lambda: self.ws.resolve_user_path(_to_path(to), base=base))
-            if target.suffix != ".md":
-                raise BadInput(f"{{to}} {to!r}: memory files end in .md", fields=("to",))
-            memory_root = self.ws.memory_dir.resolve()
-            if memory_root not in target.parents:
-                raise BadInput(f"{{to}} {to!r} is not under {MEMORY_DIR}/", fields=("to",))
-            if target.exists() and not target.is_file():
-                raise BadInput(f"{{to}} {to!r} is not a file", fields=("to",))
-            return target
-        if evergreen:  # a link there is checked by the write (memcli.safewrite)
-            return self.ws.evergreen_path
-        return self.ws.daily_path((day or datetime.now()).date(), namespace)
-
-    def get(self, spec: str, cwd: Path | None = None) -> GetResult:
-        """A citation -> those lines of a memory file (a file the index covers, as text),
-        secrets redacted as a search shows them: ``PATH`` (the whole file), ``PATH:LINE``
-        (that line), ``PATH:START-END`` or ``PATH:LINE:COUNT``. A path is taken from the
-        workspace, else from ``cwd`` (the caller's folder; default: this process's) when
-        inside it."""
-        path_text, start, count = parse_get_spec(spec)
-        cwd = (cwd or Path.cwd()).resolve()
-        target = self._get_target(path_text, cwd)
-        if not target.is_file():
-            bad = _bad_location(path_text, lambda p: self._get_target(p, cwd).is_file())
-            if bad is not None:
-                raise BadInput(f"invalid location {bad!r} in {spec!r}", hint=LOCATION_HINT)
-            raise BadInput(f"no such file: {path_text}")
-        include = self.settings.get("index.include")
-        if not Matcher(self.ws, include).matches(self.ws.rel(target)):
-            raise BadInput(
-                f"{path_text} is not a memory file",
-                hint=f"get reads the files the index covers (index.include: {', '.join(include)})",
+            result.commit = _commit_added(core, result)
+        except GitError as exc:
+            where = (
+                f"saved in {result.path}:{result.line}"
+                if result.added
+                else f"already in {result.duplicate_of}"
             )
-        _, text, _ = read_text(target)
-        if text is None:
-            raise BadInput(f"{path_text} is a binary file")
-        from memcli.notes.redact import redact_lines  # get's own: not on --help
+            raise GitError(
+                f"the fact is {where} but not committed ({exc.message}); nothing is staged",
+                hint=exc.hint
+                or "fix what git reports, then run the same add with {commit}: it commits the fact",
+                fields=("commit",),
+            ) from None
+        if result.commit:
+            result.warnings.extend(checked)
+    return result
 
-        # the whole file, so a key block that starts above the lines asked for is found too
-        lines = split_lines(redact_lines(text).text)
-        if start > max(len(lines), 1):
-            raise BadInput(f"{path_text} has {len(lines)} lines; line {start} is past the end")
-        end = len(lines) if count is None else min(len(lines), start + count - 1)
-        from memcli.service.datatypes import GetResult  # get's own result: not on search
 
-        return GetResult(self.ws.rel(target), start, end, lines[start - 1 : end])
+def _commit_added(core: MemoryCore, result: AddResult) -> str | None:
+    """Commit the file holding the fact :func:`add` wrote or found, naming the fact as
+    written (redacted). A fact found already there is committed when HEAD lacks it (an
+    earlier commit failed): the same add is the way to retry."""
+    from memcli.git.commit import facts_message, head_text  # git code on git operations
+    from memcli.notes.entries import fact_key, parse_entries  # loaded by add already
 
-    def _get_target(self, path_text: str, cwd: Path) -> Path:
-        """The file ``get`` reads: from the workspace, else from ``cwd`` when inside it."""
-        target = _named("get", lambda: self.ws.resolve_user_path(path_text))
-        if not target.is_file() and self.ws.root.resolve() in (cwd, *cwd.parents):
-            target = _named("get", lambda: self.ws.resolve_user_path(path_text, base=cwd))
+    fact = parse_entries(result.entry)[0].text
+    rel = result.path
+    if not result.added:
+        rel = (result.duplicate_of or rel).rsplit(":", 1)[0]
+        committed = head_text(core.ws.root, core.ws.root / rel) or ""
+        key = fact_key(fact)
+        if any(fact_key(e.text) == key for e in parse_entries(committed)):
+            return None  # committed before: nothing to do
+    return gitops.commit(core, [core.ws.root / rel], facts_message([fact]))
+
+
+def _add(
+    core: MemoryCore,
+    text: str,
+    *,
+    to: str | None,
+    evergreen: bool,
+    namespace: str | None,
+    type: str | None,
+    tags: list[str] | tuple[str, ...],
+    redact: bool,
+    now: datetime | None,
+    index: bool,
+    status: tuple[str, ...] = (),
+) -> AddResult:
+    now = now or datetime.now()
+    target = target_path(core, to=to, evergreen=evergreen, namespace=namespace, day=now)
+    redactions: list[str] = []
+    if redact:
+        from memcli.notes.redact import redact as redact_text  # add's own: not on search
+
+        red = redact_text(text)
+        text, redactions = red.text, list(red.kinds)
+    from memcli.notes import entries  # not on the search path, only add's
+    from memcli.service.datatypes import AddResult  # (with the add)
+
+    block = entries.format_entry(text, type, tuple(tags), now.strftime("%H:%M"))
+    block += "".join(status)
+    _check_size(block, int(core.settings.get("add.max_kb")))
+    if redact:  # again on the whole entry: a --tag or --type may hold a secret too
+        from memcli.notes.redact import redact as redact_text  # (loaded above)
+
+        red = redact_text(block)
+        block, redactions = red.text, [*redactions, *red.kinds]
+    key = entries.fact_key(entries.parse_entries(block)[0].text)
+    rel = core.ws.rel(target)
+    with entries.appending(target, core.ws.writers_lock, within=core.ws.memory_bounds) as file:
+        for e in entries.parse_entries(file.text):
+            if entries.fact_key(e.text) == key:
+                return AddResult(rel, e.line, block, False, f"{rel}:{e.line}", redactions)
+        dup = _indexed_duplicate(core, key, rel)
+        if dup:
+            return AddResult(rel, 0, block, False, dup, redactions)
+        if not file.text:
+            header = entries.day_title(now.date()) if _is_daily(target) else ""
+        else:  # never under a flush's provenance heading: it names a conversation
+            header = entries.add_heading(file.text, now.strftime("%H:%M"))
+        line = file.next_line + header.count("\n")
+        file.write(header + block)
+    result = AddResult(rel, line, block, True, None, redactions)
+    if index:
+        try:
+            # a quick write: embed the new fact, not a back-fill of thousands of chunks
+            report = indexing.index(core, [str(target)], embed_limit=SEARCH_EMBED_LIMIT)
+        except MemcliError as exc:  # the fact is saved; the index catches up on its next sync
+            result.warnings.append(f"{rel} not indexed yet: {exc.message}")
+        else:
+            result.warnings.extend(report.warnings)
+    return result
+
+
+def _indexed_duplicate(core: MemoryCore, key: str, rel: str) -> str | None:
+    try:
+        found = factrows.find_fact(core.store.conn, key)
+    except Exception:  # a broken index must never block writing a memory
+        return None
+    if found and found[0] != rel:
+        return f"{found[0]}:{found[1]}"
+    return None
+
+
+def target_path(
+    core: MemoryCore,
+    *,
+    to: str | None = None,
+    evergreen: bool = False,
+    namespace: str | None = None,
+    day: datetime | None = None,
+) -> Path:
+    """Where an entry goes: ``--to``, MEMORY.md, or the (namespaced) daily file."""
+    if sum(bool(x) for x in (to, evergreen)) > 1:
+        raise BadInput("{to} and {evergreen} cannot be combined", fields=("to", "evergreen"))
+    if to:
+        base = core.ws.memory_dir if not Path(to).is_absolute() else None
+        target = _named("to", lambda: core.ws.resolve_user_path(_to_path(to), base=base))
+        if target.suffix != ".md":
+            raise BadInput(f"{{to}} {to!r}: memory files end in .md", fields=("to",))
+        memory_root = core.ws.memory_dir.resolve()
+        if memory_root not in target.parents:
+            raise BadInput(f"{{to}} {to!r} is not under {MEMORY_DIR}/", fields=("to",))
+        if target.exists() and not target.is_file():
+            raise BadInput(f"{{to}} {to!r} is not a file", fields=("to",))
         return target
+    if evergreen:  # a link there is checked by the write (memcli.safewrite)
+        return core.ws.evergreen_path
+    return core.ws.daily_path((day or datetime.now()).date(), namespace)
 
-    def files(self) -> list[dict[str, Any]]:
-        return self._with_repair(lambda: self.store.list_files())
+
+def get(core: MemoryCore, spec: str, cwd: Path | None = None) -> GetResult:
+    """A citation -> those lines of a memory file (a file the index covers, as text),
+    secrets redacted as a search shows them: ``PATH`` (the whole file), ``PATH:LINE``
+    (that line), ``PATH:START-END`` or ``PATH:LINE:COUNT``. A path is taken from the
+    workspace, else from ``cwd`` (the caller's folder; default: this process's) when
+    inside it."""
+    path_text, start, count = parse_get_spec(spec)
+    cwd = (cwd or Path.cwd()).resolve()
+    target = _get_target(core, path_text, cwd)
+    if not target.is_file():
+        bad = _bad_location(path_text, lambda p: _get_target(core, p, cwd).is_file())
+        if bad is not None:
+            raise BadInput(f"invalid location {bad!r} in {spec!r}", hint=LOCATION_HINT)
+        raise BadInput(f"no such file: {path_text}")
+    include = core.settings.get("index.include")
+    if not Matcher(core.ws, include).matches(core.ws.rel(target)):
+        raise BadInput(
+            f"{path_text} is not a memory file",
+            hint=f"get reads the files the index covers (index.include: {', '.join(include)})",
+        )
+    _, text, _ = read_text(target)
+    if text is None:
+        raise BadInput(f"{path_text} is a binary file")
+    from memcli.notes.redact import redact_lines  # get's own: not on --help
+
+    # the whole file, so a key block that starts above the lines asked for is found too
+    lines = split_lines(redact_lines(text).text)
+    if start > max(len(lines), 1):
+        raise BadInput(f"{path_text} has {len(lines)} lines; line {start} is past the end")
+    end = len(lines) if count is None else min(len(lines), start + count - 1)
+    from memcli.service.datatypes import GetResult  # get's own result: not on search
+
+    return GetResult(core.ws.rel(target), start, end, lines[start - 1 : end])
+
+
+def _get_target(core: MemoryCore, path_text: str, cwd: Path) -> Path:
+    """The file ``get`` reads: from the workspace, else from ``cwd`` when inside it."""
+    target = _named("get", lambda: core.ws.resolve_user_path(path_text))
+    if not target.is_file() and core.ws.root.resolve() in (cwd, *cwd.parents):
+        target = _named("get", lambda: core.ws.resolve_user_path(path_text, base=cwd))
+    return target
+
+
+def files(core: MemoryCore) -> list[dict[str, Any]]:
+    return core._with_repair(lambda: core.store.list_files())
 
 
 def _named(argument: str, resolve: Callable[[], Path]) -> Path:

@@ -6,98 +6,109 @@ from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+import memcli.service.indexing as indexing
 from memcli.errors import BadInput
 from memcli.search.options import Filters, SearchOptions, SearchRequest
 from memcli.search.pipeline import run_search
 from memcli.search.plan import plan_search
 from memcli.search.request_fields import REQUEST_FIELDS
 from memcli.search.results import SearchResult
-from memcli.service.indexing import IndexService
+from memcli.service.core import MemoryCore
 
 if TYPE_CHECKING:
     from memcli.service.search_answers import BatchAnswer, Context
 
 
-class SearchService(IndexService):
-    def search(self, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
-        return self._with_repair(
-            lambda: self._search(query, opts, sync=sync),
-            retry=lambda: self._search(query, opts, sync=True),
-        )
+def search(core: MemoryCore, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
+    return core._with_repair(
+        lambda: _search(core, query, opts, sync=sync),
+        retry=lambda: _search(core, query, opts, sync=True),
+    )
 
-    def _search(self, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
-        stale, warnings = self.sync_before_search() if sync else (False, [])
-        plan = plan_search(self.store, self.embedder, opts.strategy, query)
-        warnings = [*warnings, *plan.warnings]
-        embed = None
-        if plan.vector is not None and self.embedder is not None:
-            embed = partial(self.embedder.embed, quick=True)
-        result = run_search(
-            self.store, query, opts, mode=plan.mode, query_vector=plan.vector, embed=embed
-        )
-        result.stale = stale
-        result.warnings[:0] = [*self.warnings, *warnings]
-        self.warnings.clear()
-        return result
 
-    def search_options(self, request: SearchRequest | None = None) -> SearchOptions:
-        """The options of a search: the settings, with what ``request`` sets on top."""
-        req = (request or SearchRequest()).checked()
-        options: dict[str, Any] = {}
-        filters: dict[str, Any] = {}
-        for field in REQUEST_FIELDS:  # each to its option or its filter, as declared
-            value = getattr(req, field.name)
-            if field.filter is not None:
-                filters[field.filter] = tuple(value) if field.kind == "list" else value
-            elif value is not None:
-                options[field.name] = value
-        if req.mmr_lambda is not None:
-            options["mmr"] = req.mmr is not False  # a trade-off given means MMR, unless turned off
-        return SearchOptions.from_settings(self.settings, filters=Filters(**filters), **options)
+def _search(
+    core: MemoryCore, query: str, opts: SearchOptions, *, sync: bool = True
+) -> SearchResult:
+    stale, warnings = indexing.sync_before_search(core) if sync else (False, [])
+    plan = plan_search(core.store, core.embedder, opts.strategy, query)
+    warnings = [*warnings, *plan.warnings]
+    embed = None
+    if plan.vector is not None and core.embedder is not None:
+        embed = partial(core.embedder.embed, quick=True)
+    result = run_search(
+        core.store, query, opts, mode=plan.mode, query_vector=plan.vector, embed=embed
+    )
+    result.stale = stale
+    result.warnings[:0] = [*core.warnings, *warnings]
+    core.warnings.clear()
+    return result
 
-    def context(self, query: str, opts: SearchOptions, max_tokens: int | None = None) -> Context:
-        """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
-        (default ``search.max_tokens``), with ``path:start-end`` citations."""
-        from memcli.search.context import render  # only --format context builds a block
-        from memcli.service.search_answers import Context  # (with the block)
 
-        budget = self.settings.get("search.max_tokens") if max_tokens is None else max_tokens
-        if budget < 1:
-            raise BadInput("{max_tokens} must be at least 1", fields=("max_tokens",))
-        result = self.search(query, opts)
-        return Context(result, render(result.query, result.hits, budget), budget)
+def search_options(core: MemoryCore, request: SearchRequest | None = None) -> SearchOptions:
+    """The options of a search: the settings, with what ``request`` sets on top."""
+    req = (request or SearchRequest()).checked()
+    options: dict[str, Any] = {}
+    filters: dict[str, Any] = {}
+    for field in REQUEST_FIELDS:  # each to its option or its filter, as declared
+        value = getattr(req, field.name)
+        if field.filter is not None:
+            filters[field.filter] = tuple(value) if field.kind == "list" else value
+        elif value is not None:
+            options[field.name] = value
+    if req.mmr_lambda is not None:
+        options["mmr"] = req.mmr is not False  # a trade-off given means MMR, unless turned off
+    return SearchOptions.from_settings(core.settings, filters=Filters(**filters), **options)
 
-    def search_batch(self, queries: Iterable[str], opts: SearchOptions) -> Iterator[BatchAnswer]:
-        """One answer per line, in order, from one open index: the changed-files check runs
-        once, before the first. A blank line or a query that cannot run answers with its
-        error, so answer N is always line N's."""
-        from memcli.service.search_answers import BatchAnswer  # batches only
 
-        stale, warnings = self.sync_before_search()
-        lines = list(queries)
-        self._embed_queries([q.strip() for q in lines if q.strip()], opts)
-        for raw in lines:
-            query = raw.rstrip("\n")
-            if not query.strip():
-                yield BatchAnswer(query, None, "empty query")
-                continue
-            try:
-                result = self.search(query, opts, sync=False)
-            except BadInput as exc:
-                yield BatchAnswer(query, None, exc.message)
-                continue
-            result.stale = stale
-            result.warnings[:0] = warnings
-            yield BatchAnswer(query, result, None)
+def context(
+    core: MemoryCore, query: str, opts: SearchOptions, max_tokens: int | None = None
+) -> Context:
+    """The results of ``query`` as one Markdown block for a prompt, within ``max_tokens``
+    (default ``search.max_tokens``), with ``path:start-end`` citations."""
+    from memcli.search.context import render  # only --format context builds a block
+    from memcli.service.search_answers import Context  # (with the block)
 
-    def _embed_queries(self, queries: list[str], opts: SearchOptions) -> None:
-        """Embed a batch's queries in one call (each search then finds its vector in the
-        cache), when the searches would embed them; a failure is left to each search."""
-        if not queries or opts.strategy == "keyword" or self.embedder is None:
-            return
-        from memcli.errors import ProviderError
+    budget = core.settings.get("search.max_tokens") if max_tokens is None else max_tokens
+    if budget < 1:
+        raise BadInput("{max_tokens} must be at least 1", fields=("max_tokens",))
+    result = search(core, query, opts)
+    return Context(result, render(result.query, result.hits, budget), budget)
 
+
+def search_batch(
+    core: MemoryCore, queries: Iterable[str], opts: SearchOptions
+) -> Iterator[BatchAnswer]:
+    """One answer per line, in order, from one open index: the changed-files check runs
+    once, before the first. A blank line or a query that cannot run answers with its
+    error, so answer N is always line N's."""
+    from memcli.service.search_answers import BatchAnswer  # batches only
+
+    stale, warnings = indexing.sync_before_search(core)
+    lines = list(queries)
+    _embed_queries(core, [q.strip() for q in lines if q.strip()], opts)
+    for raw in lines:
+        query = raw.rstrip("\n")
+        if not query.strip():
+            yield BatchAnswer(query, None, "empty query")
+            continue
         try:
-            self.embedder.embed(list(dict.fromkeys(queries)), quick=True)
-        except ProviderError:
-            pass  # each search falls back to keyword and says why
+            result = search(core, query, opts, sync=False)
+        except BadInput as exc:
+            yield BatchAnswer(query, None, exc.message)
+            continue
+        result.stale = stale
+        result.warnings[:0] = warnings
+        yield BatchAnswer(query, result, None)
+
+
+def _embed_queries(core: MemoryCore, queries: list[str], opts: SearchOptions) -> None:
+    """Embed a batch's queries in one call (each search then finds its vector in the
+    cache), when the searches would embed them; a failure is left to each search."""
+    if not queries or opts.strategy == "keyword" or core.embedder is None:
+        return
+    from memcli.errors import ProviderError
+
+    try:
+        core.embedder.embed(list(dict.fromkeys(queries)), quick=True)
+    except ProviderError:
+        pass  # each search falls back to keyword and says why

@@ -90,7 +90,8 @@ def test_a_file_the_agent_reads_brings_the_facts_that_name_it(
     tmp_path: Path, model: ModelAPI
 ) -> None:
     """Claude Code reads jobs/export.py: memcli's PostToolUse hook adds the fact that names
-    it, once, framed as memory about that file, to what the model reads next."""
+    it, once, framed as memory about that file, to what the model reads next; the file
+    changed in a commit after the fact, so the fact comes marked "may be stale"."""
     fact = "jobs/export.py writes the CSV with a BOM so that Excel opens it."
     root = project(tmp_path, "app", FACT)
     (root / "jobs").mkdir()
@@ -98,6 +99,10 @@ def test_a_file_the_agent_reads_brings_the_facts_that_name_it(
     subprocess.run(["git", "add", "jobs"], cwd=root, check=True)
     subprocess.run(["git", "commit", "-qm", "export"], cwd=root, check=True, env=quiet_env())
     assert memcli(root, "add", fact).returncode == 0
+    (root / "jobs" / "export.py").write_text("def export(rows, bom=False): ...\n")
+    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() + 2 * 86400))
+    dated = quiet_env(GIT_AUTHOR_DATE=later, GIT_COMMITTER_DATE=later)
+    subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=root, check=True, env=dated)
     assert memcli(root, "index").returncode == 0
     assert memcli(root, "agent", "install", "claude-code").returncode == 0
     trust(root)
@@ -108,7 +113,9 @@ def test_a_file_the_agent_reads_brings_the_facts_that_name_it(
     assert "Memory about" not in dumps(first["messages"])
     after = dumps(rest[-1]["messages"])  # after the Read: the file, then memcli's context
     assert after.count("Memory about `jobs/export.py`") == 1, after[-3000:]
-    assert "writes the CSV with a BOM" in after.split("Memory about `jobs/export.py`")[1]
+    memory = after.split("Memory about `jobs/export.py`")[1]
+    assert "writes the CSV with a BOM" in memory
+    assert f"may be stale: `jobs/export.py` changed on {later[:10]}" in memory
 
 
 def wait_for(check: Any, timeout: float = 60) -> Any:

@@ -9,7 +9,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.conftest import TIMEOUT, agent, memcli, memory_text, project, quiet_env
+from tests.e2e.conftest import (
+    TIMEOUT,
+    agent,
+    counting_hooks,
+    hook_runs,
+    memcli,
+    memory_text,
+    project,
+    quiet_env,
+)
 from tests.e2e.model_api import ModelAPI
 from tests.stub_openai import StubOpenAI
 
@@ -171,3 +180,47 @@ def test_user_scope_serves_each_project_its_own_memory(tmp_path: Path, model: Mo
     assert "BEGIN MEMORY" not in json.dumps(bodies(model)[0]["contents"])
     assert memcli(app, "agent", "uninstall", "gemini", "--scope", "user").returncode == 0
     assert "memcli" not in (gemini_home() / "settings.json").read_text()
+
+
+def test_a_session_is_saved_by_gemini_cli_itself_with_no_key_for_memcli(
+    tmp_path: Path, model: ModelAPI
+) -> None:
+    """memcli has no llm.model and no key: the session is saved by ``gemini -p`` with Gemini
+    CLI's own login (here its API key, the API the loopback one). That child asks one question
+    with no tool, runs no hook (a user hook counts every run) and keeps no chat file."""
+    root = project(tmp_path, "app", FACT)
+    path = f"{Path(agent('gemini')).parent}{os.pathsep}{os.environ['PATH']}"
+    configure(root)
+    runs = tmp_path / "hook-runs.jsonl"
+    events = ("SessionStart", "BeforeAgent", "SessionEnd")
+    settings = json.loads((gemini_home() / "settings.json").read_text())
+    settings.update(counting_hooks(runs, events))
+    (gemini_home() / "settings.json").write_text(json.dumps(settings, indent=2))
+    run = memcli(root, "agent", "install", "gemini", env=quiet_env(PATH=path))
+    assert run.returncode == 0, run.stderr
+    assert "by the agent's own model and login: gemini (gemini)" in run.stderr
+    fact = "The staging database is db-stage-7."
+    model.facts_reply = json.dumps({"facts": [{"text": fact, "type": "fact"}]})
+    ask(root, model, "Remember: the staging database is db-stage-7.", PATH=path)
+
+    log = root / ".memcli" / "agent.log"
+    assert wait_for(lambda: fact in memory_text(root)), (
+        log.read_text() if log.exists() else "",
+        [json.dumps(r)[-1500:] for r in model.requests[-2:]],
+    )
+    (question,) = model.memcli_questions()
+    assert not tool_names(question), tool_names(question)
+    # memcli's system text in place of Gemini CLI's own (GEMINI_SYSTEM_MD)
+    system = json.dumps(question.get("systemInstruction"))
+    assert "facts" in system and "Gemini CLI" not in system, system[:2000]
+    assert "db-stage-7" in json.dumps(question["contents"])
+    said = "1 fact(s) written (gemini: 1 request(s) in"
+    assert wait_for(lambda: said in log.read_text()), log.read_text()
+    time.sleep(2)  # a hook of the child, or a second flush, would have come by now
+    payloads = hook_runs(runs)
+    assert {p["hook_event_name"] for p in payloads} == set(events)
+    assert {p["cwd"] for p in payloads} == {str(root)}  # none in the child's own folder
+    assert len({p["session_id"] for p in payloads}) == 1
+    chats = list((gemini_home() / "tmp").rglob("session-*.json*"))
+    assert len(chats) == 1, chats  # the agent's own chat only
+    assert len(model.memcli_questions()) == 1
