@@ -72,6 +72,7 @@ def test_a_config_with_comments_is_refused_untouched(cli: Cli, workspace: Path) 
     assert not (workspace / ".opencode").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("node") is None, reason="the plugin runs in Node")
 def test_the_plugin_puts_the_briefing_and_the_recall_in_the_system_prompt(
     cli: Cli, workspace: Path, tmp_path: Path

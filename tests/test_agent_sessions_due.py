@@ -19,8 +19,6 @@ from tests.agent_helpers import MEMCLI, run_hook, wait_for_log
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
-pytestmark = pytest.mark.slow
-
 FIXTURES = Path(__file__).parent / "fixtures" / "agents"
 
 
@@ -67,6 +65,7 @@ def wait_for(check: object, timeout: float = 60.0) -> None:
     raise AssertionError("timed out")
 
 
+@pytest.mark.slow
 def test_a_failed_flush_is_retried_by_the_next_session_start(
     ws: Path, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -87,6 +86,7 @@ def test_a_failed_flush_is_retried_by_the_next_session_start(
     assert record(ws, "s-next") == {}  # the session that asked is not flushed at its start
 
 
+@pytest.mark.slow
 def test_a_session_that_ended_without_its_hook_is_caught_up(
     ws: Path, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -104,6 +104,7 @@ def test_a_session_that_ended_without_its_hook_is_caught_up(
     assert openai_stub.count("/chat/completions") == sent
 
 
+@pytest.mark.slow
 def test_no_flush_starts_without_an_llm(ws: Path) -> None:
     transcript = project_transcript(ws, "s-nollm")
     end = {"session_id": "s-nollm", "transcript_path": str(transcript), "cwd": str(ws)}
@@ -115,6 +116,7 @@ def test_no_flush_starts_without_an_llm(ws: Path) -> None:
     assert record(ws, "s-nollm") == {}
 
 
+@pytest.mark.slow
 def test_no_lock_file_is_left_per_session(
     ws: Path, openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -15,8 +15,6 @@ from memcli.notes.entryparse import entry_id
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
-pytestmark = pytest.mark.slow
-
 #: The real local model (the Makefile names it; read before the fixtures clear MEMCLI_*).
 MODEL_DIR = os.environ.get("MEMCLI_TEST_MODEL_DIR", "")
 
@@ -32,6 +30,7 @@ EVASIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", EVASIONS)
 def test_disguised_instructions_are_flagged(tmp_path: Path, text: str) -> None:
     clone = hostile_clone(tmp_path, {"memory/notes.md": f"# Deploy\n\n- {text}\n"})
@@ -59,6 +58,7 @@ def test_an_added_fact_cannot_forge_a_status_line(tmp_path: Path) -> None:
     assert "confirmed 2026-11-20 by alice" in fact.text and "superseded by 0000aaaa" in fact.text
 
 
+@pytest.mark.slow
 def test_a_purged_fact_leaves_no_bytes_in_the_index_or_the_cache(
     tmp_path: Path, openai_stub: StubOpenAI
 ) -> None:
@@ -97,6 +97,7 @@ def test_a_purged_fact_leaves_no_bytes_in_the_index_or_the_cache(
 ODD_BREAKS = ["\x0c", "\x0b", "\x1c", "\x1e", "\x85", "\u2028", "\u2029", "\r"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("brk", ODD_BREAKS, ids=[f"U+{ord(c):04X}" for c in ODD_BREAKS])
 def test_odd_line_breaks_do_not_shift_a_files_facts(tmp_path: Path, brk: str) -> None:
     """A file whose lines hold a form feed or a Unicode line separator is indexed, searched

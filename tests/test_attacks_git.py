@@ -35,8 +35,6 @@ import pytest
 
 from tests.test_attacks import git, memcli
 
-pytestmark = pytest.mark.slow
-
 MEMORY = "# Memory\n\n- The session cache is Valkey.\n"
 HOOK_NAMES = (
     "pre-commit",
@@ -186,6 +184,7 @@ def snapshot(folder: Path | None, ws: Path) -> dict[str, bytes]:
 LAYOUTS = ["workspace", "parent", "gitfile", "owner"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["workspace", "parent", "gitfile"])
 def test_git_itself_takes_the_chosen_folder(tmp_path: Path, kind: str) -> None:
     """The layouts are live: plain git run in the workspace runs the config's command (in
@@ -229,6 +228,7 @@ COMMANDS: list[tuple[str, list[str]]] = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", LAYOUTS)
 @pytest.mark.parametrize(("name", "args"), COMMANDS, ids=[c[0] for c in COMMANDS])
 def test_no_command_runs_what_a_chosen_git_config_names(
@@ -253,6 +253,7 @@ def test_no_command_runs_what_a_chosen_git_config_names(
         assert "memcli-hook" in (layout.real / ".git" / "hooks" / "post-commit").read_text()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["workspace", "gitfile"])  # parent: as workspace; owner: as status
 def test_the_mcp_status_tool_runs_nothing(tmp_path: Path, kind: str) -> None:
     pytest.importorskip("mcp")

@@ -13,11 +13,10 @@ import pytest
 from tests.agent_helpers import MEMCLI, context_of, run_hook
 from tests.test_attacks import hostile_clone, memcli
 
-pytestmark = pytest.mark.slow
-
 ENV_SECRET = "DATABASE_PASSWORD=envsecretmarker\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "include",
     [
@@ -45,6 +44,7 @@ def test_env_files_and_git_folders_are_never_indexed(tmp_path: Path, include: st
         assert got.code == 2 and "envsecretmarker" not in got.out + got.err, path
 
 
+@pytest.mark.slow
 def test_a_link_out_of_memory_is_never_followed(tmp_path: Path) -> None:
     """``memory/e.md -> ../.env`` (and a link to a file outside memory/) shows in no way of
     reading: search, the context block, the prompt hook, get."""

@@ -16,8 +16,6 @@ from memcli.config import REGISTRY
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
-pytestmark = pytest.mark.slow
-
 
 def llm_env(server: StubOpenAI) -> dict[str, str]:
     """The user's own LLM settings (environment): always honoured."""
@@ -37,6 +35,7 @@ def conversation(chars: int) -> str:
     return json.dumps(turns)
 
 
+@pytest.mark.slow
 def test_untrusted_llm_limits_cannot_multiply_requests(
     tmp_path: Path, openai_stub: StubOpenAI
 ) -> None:
@@ -75,6 +74,7 @@ def test_untrusted_shared_state_and_processes_are_gated_or_clamped(
     assert got.json()["value"] == safe
 
 
+@pytest.mark.slow
 def test_an_untrusted_engine_setting_starts_no_process(tmp_path: Path) -> None:
     clone = hostile_clone(
         tmp_path, {"memcli.toml": "[engine]\nautostart = true\nidle_timeout = 0\n"}
@@ -111,6 +111,7 @@ def test_every_costly_setting_is_gated_or_clamped() -> None:
         assert REGISTRY[key].needs_trust
 
 
+@pytest.mark.slow
 def test_trust_covers_the_prompt_file_it_names(tmp_path: Path, openai_stub: StubOpenAI) -> None:
     """A pull that changes only the prompt file takes the trust away, as a change of
     memcli.toml does; ``trust --show`` names both files."""

@@ -20,8 +20,6 @@ from tests.agent_helpers import MEMCLI, run_hook
 from tests.stub_openai import StubOpenAI
 from tests.test_attacks import hostile_clone, memcli
 
-pytestmark = pytest.mark.slow
-
 VICTIM_TEXT = "user's own file: " + "x" * 4000 + "\n"
 
 
@@ -44,6 +42,7 @@ def dead_engine_socket(root: Path) -> None:
         s.bind(str(sock_path))  # bound, never listening: connecting is refused
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "name",
     ["lock", "agent.log", "engine.failed", "index.db", "index.db-wal", "index.db-shm"],
@@ -65,6 +64,7 @@ def test_a_link_planted_in_the_state_folder_is_replaced_not_followed(
         assert f".memcli/{name} was a link: removed it" in run.json()["warnings"][0]
 
 
+@pytest.mark.slow
 def test_a_state_folder_that_is_a_link_is_made_a_real_folder(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -83,6 +83,7 @@ def test_a_state_folder_that_is_a_link_is_made_a_real_folder(tmp_path: Path) -> 
     assert (clone / ".memcli" / "index.db").is_file()
 
 
+@pytest.mark.slow
 def test_a_link_in_place_of_a_state_subfolder_is_not_followed(
     tmp_path: Path, openai_stub: StubOpenAI
 ) -> None:
@@ -111,6 +112,7 @@ def test_a_link_in_place_of_a_state_subfolder_is_not_followed(
     assert not (clone / ".memcli" / "agent").is_symlink()
 
 
+@pytest.mark.slow
 def test_agent_status_and_doctor_never_show_a_linked_file(tmp_path: Path) -> None:
     secret = tmp_path / "secret.txt"
     secret.write_text("error: sekritmarker42\n")
@@ -125,6 +127,7 @@ def test_agent_status_and_doctor_never_show_a_linked_file(tmp_path: Path) -> Non
     assert secret.read_text() == "error: sekritmarker42\n"
 
 
+@pytest.mark.slow
 def test_log_lines_quote_what_a_payload_carries(tmp_path: Path) -> None:
     """A session id carrying shell syntax is refused and logged quoted, on one line: the log
     sourced by a shell runs nothing."""
@@ -145,6 +148,7 @@ def test_log_lines_quote_what_a_payload_carries(tmp_path: Path) -> None:
     assert not (clone / "pwned").exists()
 
 
+@pytest.mark.slow
 def test_the_git_hook_never_logs_through_a_link(tmp_path: Path, victim: Path) -> None:
     """The hook's memcli fails on the damaged settings and says so in the log: not in the
     file a committed link names."""
@@ -159,6 +163,7 @@ def test_the_git_hook_never_logs_through_a_link(tmp_path: Path, victim: Path) ->
     assert victim.read_text() == VICTIM_TEXT
 
 
+@pytest.mark.slow
 def test_committed_state_files_are_taken_away_once(tmp_path: Path) -> None:
     """A repository that committed ``.memcli/`` (a crafted index, a lock, session records)
     gets the folder emptied and rebuilt, with one warning that says how to untrack it."""

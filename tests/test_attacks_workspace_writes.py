@@ -20,8 +20,6 @@ from tests.test_attacks import git, hostile_clone, memcli
 from tests.test_reliability import memcli as memcli_in
 from tests.test_write_failures import run_limited
 
-pytestmark = pytest.mark.slow
-
 GITCONFIG = "[user]\n\tname = Someone\n\temail = someone@example.com\n"
 
 
@@ -87,6 +85,7 @@ def test_add_evergreen_never_writes_into_git_config(tmp_path: Path) -> None:
     assert git(clone, "status", "--porcelain") == "?? .memcli/\n"  # its derived data only
 
 
+@pytest.mark.slow
 def test_a_link_that_stays_inside_memory_is_written_through(workspace: Path) -> None:
     """``MEMORY.md -> team.md`` inside ``memory/``: the file it leads to gets the fact."""
     memory = workspace / "memory"
@@ -112,6 +111,7 @@ def daily(workspace: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_full_disk_during_forget_loses_nothing(workspace: Path, daily: Path) -> None:
     """A long reason shifts the whole tail; the disk has room for a few bytes more only."""
     before = daily.read_bytes()
@@ -150,6 +150,7 @@ runpy.run_module("memcli", run_name="__main__")
 """
 
 
+@pytest.mark.slow
 def test_a_kill_as_an_edit_is_made_final_leaves_the_old_file(workspace: Path, daily: Path) -> None:
     """memcli killed at the step that makes an edit final (the rename of the new file, or
     the cut of a shortened file in place): the file is as it was, never a mix."""
@@ -165,6 +166,7 @@ def test_a_kill_as_an_edit_is_made_final_leaves_the_old_file(workspace: Path, da
     assert daily.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_an_edit_changes_only_the_edited_lines(workspace: Path) -> None:
     """Bytes that are not UTF-8 in other facts, the file's mode: all kept."""
     path = workspace / "memory" / "2026-11-21.md"

@@ -13,8 +13,6 @@ import pytest
 
 from tests.test_attacks import git, hostile_clone, memcli
 
-pytestmark = pytest.mark.slow
-
 DOC = "# Project\n\n- Run the tests before pushing.\n- Deploys go out on Tuesdays.\n"
 
 
@@ -87,6 +85,7 @@ def test_a_committed_link_does_not_make_claude_md_a_memory_file(
     assert (clone / "CLAUDE.md").read_bytes() == DOC.encode()
 
 
+@pytest.mark.slow
 def test_the_mcp_lifecycle_tools_change_only_memory_files(tmp_path: Path) -> None:
     pytest.importorskip("mcp")
     from tests.test_mcp import session, text_of

@@ -9,8 +9,6 @@ from hypothesis import strategies as st
 from memcli.index.chunking import chunk_markdown, front_matter_date
 from memcli.notes.lines import split_lines
 
-pytestmark = pytest.mark.slow
-
 LINE = st.one_of(
     st.just(""),
     st.just("# Title"),
@@ -31,6 +29,7 @@ LINE = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.lists(LINE, max_size=60), st.integers(min_value=1, max_value=600))
 def test_every_nonblank_line_is_in_exactly_one_chunk(lines: list[str], target: int) -> None:

@@ -10,8 +10,6 @@ import pytest
 
 from tests.conftest import Cli
 
-pytestmark = pytest.mark.slow
-
 FACTS = [
     "Use Valkey instead of Redis for the session cache.",
     "Postgres major upgrades need a maintenance window on Sunday.",
@@ -92,6 +90,7 @@ def test_a_bad_location_has_its_own_error(cited: Path, cli: Cli, location: str) 
     assert "invalid location" in got.stderr and "no such file" not in got.stderr, got.stderr
 
 
+@pytest.mark.slow
 def test_every_mcp_citation_reads_back_with_get(cited: Path, cli: Cli) -> None:
     pytest.importorskip("mcp")
     from tests.test_mcp import session, text_of

@@ -22,8 +22,6 @@ from memcli import __version__
 from memcli.errors import ExitCode
 from tests.devtools import load_gendocs
 
-pytestmark = pytest.mark.slow
-
 gendocs = load_gendocs()
 
 TIMEOUT = 120
@@ -135,6 +133,7 @@ def test_every_command_that_prints_data_has_json() -> None:
         assert "--json" in opts, f"{c.name} has no --json"
 
 
+@pytest.mark.slow
 def test_help_lists_exit_codes_and_every_command() -> None:
     r = memcli(None, "--help")
     assert r.returncode == 0
@@ -146,6 +145,7 @@ def test_help_lists_exit_codes_and_every_command() -> None:
     assert not ESC.search(r.stdout)
 
 
+@pytest.mark.slow
 def test_version_from_python_dash_m() -> None:
     r = memcli(None, "--version")
     assert r.returncode == 0
@@ -154,6 +154,7 @@ def test_version_from_python_dash_m() -> None:
 
 
 # -- stdout is data, plain when piped -----------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("args", PIPED, ids=lambda a: " ".join(a))
 def test_piped_output_has_no_escape_codes(repo: Path, args: tuple[str, ...]) -> None:
     r = memcli(repo, *args, env={"TERM": "xterm-256color", "COLUMNS": "80"})
@@ -164,6 +165,7 @@ def test_piped_output_has_no_escape_codes(repo: Path, args: tuple[str, ...]) -> 
     assert not re.search("[\u2500-\u257f]", r.stdout.decode()), "box drawing in piped output"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", PIPED, ids=lambda a: " ".join(a))
 def test_json_output_is_one_document_on_stdout(repo: Path, args: tuple[str, ...]) -> None:
     (repo / "memory" / "bad.md").write_bytes(b"caf\xe9 \xff valkey\n")  # a warning on stderr
@@ -173,6 +175,7 @@ def test_json_output_is_one_document_on_stdout(repo: Path, args: tuple[str, ...]
     assert not ESC.search(r.stderr)
 
 
+@pytest.mark.slow
 def test_warnings_go_to_stderr_and_quiet_hides_them(repo: Path) -> None:
     (repo / "memory" / "bad.md").write_bytes(b"caf\xe9 \xff valkey\n")
     r = memcli(repo, "index", "--json")
@@ -185,6 +188,7 @@ def test_warnings_go_to_stderr_and_quiet_hides_them(repo: Path) -> None:
     json.loads(q.stdout)
 
 
+@pytest.mark.slow
 def test_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
     r = memcli(tmp_path / "nowhere", "status")
     assert r.returncode == ExitCode.WORKSPACE
@@ -199,6 +203,7 @@ def test_errors_are_one_line_without_traceback(tmp_path: Path) -> None:
 
 
 # -- colour on a terminal, never with NO_COLOR / --no-color -------------------------------------
+@pytest.mark.slow
 def test_terminal_gets_colour_by_default(repo: Path) -> None:
     """The control case: on a terminal, tables and errors are styled (so the tests below can
     fail)."""
@@ -208,6 +213,7 @@ def test_terminal_gets_colour_by_default(repo: Path) -> None:
     assert code == ExitCode.WORKSPACE and SGR.search(err) and b"Error:" in err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["NO_COLOR", "--no-color"])
 def test_no_color_means_no_escape_codes_on_stdout_and_stderr(repo: Path, how: str) -> None:
     env = {"NO_COLOR": "1"} if how == "NO_COLOR" else {}
@@ -225,12 +231,14 @@ def test_no_color_means_no_escape_codes_on_stdout_and_stderr(repo: Path, how: st
     assert code == 0 and b"Warning:" in err and not SGR.search(err)
 
 
+@pytest.mark.slow
 def test_empty_no_color_does_not_turn_colour_off(repo: Path) -> None:
     """no-color.org: only a non-empty NO_COLOR counts."""
     code, out, _ = on_terminal(repo, "files", env={"NO_COLOR": ""})
     assert code == 0 and SGR.search(out)
 
 
+@pytest.mark.slow
 def test_no_progress_bar_when_stderr_is_piped(repo: Path) -> None:
     r = memcli(repo, "index", "--force")
     assert r.returncode == 0
@@ -271,6 +279,7 @@ def _imported(
     return names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -301,6 +310,7 @@ def test_fast_commands_import_nothing_heavy(repo: Path, args: tuple[str, ...]) -
 # dataclasses imports inspect (and with it ast, dis, tokenize): about a tenth of a keyword
 # search's start-up. Classes on the search path are NamedTuples or plain classes (searches
 # skip Typer, which loads inspect for every other command).
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("search", "--json", "valkey"), ("search", "valkey")])
 def test_search_path_does_not_load_dataclasses(repo: Path, args: tuple[str, ...]) -> None:
     names = _imported(repo, *args)
@@ -311,6 +321,7 @@ def test_search_path_does_not_load_dataclasses(repo: Path, args: tuple[str, ...]
 
 # The prompt hook runs on every prompt an agent submits: besides the search's rule, no
 # process start-up (subprocess) and no socket without an engine.
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [("agent", "hook", "prompt"), ("search", "--json", "valkey")])
 def test_prompt_hook_and_search_load_only_what_they_use(repo: Path, args: tuple[str, ...]) -> None:
     payload = json.dumps({"session_id": "s", "cwd": str(repo), "prompt": "which cache, valkey?"})
@@ -320,17 +331,20 @@ def test_prompt_hook_and_search_load_only_what_they_use(repo: Path, args: tuple[
     assert not names & unwanted, sorted(names & unwanted)
 
 
+@pytest.mark.slow
 def test_importtime_parse_sees_dataclasses(repo: Path) -> None:
     """The control case: an add creates its result class (a dataclass)."""
     assert "dataclasses" in _imported(repo, "add", "--json", "a fact for the control case")
 
 
+@pytest.mark.slow
 def test_importtime_parse_sees_heavy_imports(repo: Path) -> None:
     """The control case: the MCP server's tools import mcp and pydantic."""
     names = _imported(None, run=("-c", "import memcli.agent.mcp_server"))
     assert {"mcp", "pydantic"} <= names
 
 
+@pytest.mark.slow
 def test_vectors_load_without_numpy(repo: Path) -> None:
     """doctor loads sqlite-vec (its extension, not its package, which imports numpy)."""
     names = _imported(repo, "doctor", "--json")

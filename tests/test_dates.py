@@ -13,8 +13,6 @@ from memcli.notes.dates import GRAMMAR, parse_day
 from tests.conftest import Cli
 from tests.devtools import ROOT
 
-pytestmark = pytest.mark.slow
-
 TODAY = date(2026, 12, 1)
 FORMS = ["2026-11-20", "today", "yesterday", "7d", "2w", "1m", "2 days ago", "a week ago",
          "last week", "in 3 weeks", "tomorrow", "1y"]  # fmt: skip

@@ -13,8 +13,6 @@ import pytest
 
 from tests.devtools import ROOT, load_gendocs
 
-pytestmark = pytest.mark.slow
-
 HOME = ROOT / "docs" / "index.md"
 
 
@@ -31,6 +29,7 @@ def test_the_home_page_says_how_to_install() -> None:
     assert "pipx install" in install
 
 
+@pytest.mark.slow
 def test_the_quick_start_is_five_lines_that_run_as_written(tmp_path: Path) -> None:
     [block] = re.findall(r"^```sh\n(.*?)^```", _section("Quick start"), re.M | re.S)
     lines = [ln for ln in block.splitlines() if ln.strip()]

@@ -18,8 +18,6 @@ import pytest
 from memcli.enginelink import engine_files
 from tests.conftest import Cli
 
-pytestmark = pytest.mark.slow
-
 MEMCLI = [sys.executable, "-m", "memcli"]
 SEARCHES = [
     ("search", "session cache", "--json"),
@@ -78,6 +76,7 @@ def engine_pid(root: Path) -> int | None:
     return int(info["pid"]) if info else None
 
 
+@pytest.mark.slow
 def test_answers_are_byte_identical_with_and_without_the_engine(engine: Path) -> None:
     through = [run(engine, *args) for args in SEARCHES]
     requests = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]["requests"]
@@ -90,6 +89,7 @@ def test_answers_are_byte_identical_with_and_without_the_engine(engine: Path) ->
     assert through[-1].returncode == 2 and "embedding" in through[-1].stderr
 
 
+@pytest.mark.slow
 def test_a_search_the_engine_answers_loads_no_service_layer(engine: Path) -> None:
     """Start-up is most of a search the engine answers: the client imports neither the
     service layer nor the index, and loads the renderer only when it prints text."""
@@ -115,6 +115,7 @@ def test_a_search_the_engine_answers_loads_no_service_layer(engine: Path) -> Non
     assert status["requests"] == 2  # both were answered by the engine
 
 
+@pytest.mark.slow
 def test_an_agents_hooks_are_answered_by_the_engine_with_the_same_text(engine: Path) -> None:
     """The prompt and session-start hooks ask the engine (its model loaded), without loading
     the service layer, and print what they print in process."""
@@ -156,6 +157,7 @@ def test_an_agents_hooks_are_answered_by_the_engine_with_the_same_text(engine: P
         assert (a.returncode, a.stdout) == (b.returncode, b.stdout) == (0, b.stdout)
 
 
+@pytest.mark.slow
 def test_one_engine_per_workspace(engine: Path) -> None:
     r = run(engine, "serve", "--detach")
     assert r.returncode == 3
@@ -164,6 +166,7 @@ def test_one_engine_per_workspace(engine: Path) -> None:
     assert r.returncode == 3 and "already serves" in r.stderr
 
 
+@pytest.mark.slow
 def test_the_engine_sees_edits_made_by_other_processes(engine: Path) -> None:
     assert "Kafka" not in run(engine, "search", "kafka topics", "--json").stdout
     assert run(engine, "add", "Kafka topics are created by terraform.").returncode == 0
@@ -173,6 +176,7 @@ def test_the_engine_sees_edits_made_by_other_processes(engine: Path) -> None:
     assert "Zookeeper" in run(engine, "search", "zookeeper", "--json").stdout
 
 
+@pytest.mark.slow
 def test_a_killed_engine_costs_nothing_and_is_replaced(engine: Path) -> None:
     pid = engine_pid(engine)
     assert pid is not None
@@ -190,6 +194,7 @@ def test_a_killed_engine_costs_nothing_and_is_replaced(engine: Path) -> None:
     assert engine_pid(engine) not in (None, pid)
 
 
+@pytest.mark.slow
 def test_a_wedged_engine_costs_at_most_the_timeout(engine: Path) -> None:
     pid = engine_pid(engine)
     assert pid is not None
@@ -226,6 +231,7 @@ def test_a_wedged_engine_costs_at_most_the_timeout(engine: Path) -> None:
     assert info["requests"] == 1
 
 
+@pytest.mark.slow
 def test_other_settings_in_the_environment_answer_in_process(engine: Path) -> None:
     r = run(engine, "search", "the", "--json", env={"MEMCLI_SEARCH_LIMIT": "1"})
     assert r.returncode == 0 and len(json.loads(r.stdout)["results"]) == 1
@@ -240,6 +246,7 @@ def test_other_settings_in_the_environment_answer_in_process(engine: Path) -> No
     assert info["requests"] == 1
 
 
+@pytest.mark.slow
 def test_hooks_with_a_setting_the_engine_would_refuse_answer_as_in_process(engine: Path) -> None:
     """A hook is lenient with a bad setting in process: the engine answers it the same way."""
     from tests.agent_helpers import run_hook
@@ -260,6 +267,7 @@ def test_hooks_with_a_setting_the_engine_would_refuse_answer_as_in_process(engin
     assert [(a.returncode, a.stdout) for a in through] == [(b.returncode, b.stdout) for b in alone]
 
 
+@pytest.mark.slow
 def test_a_setting_changed_while_the_engine_runs_is_honoured_by_its_next_answer(
     engine: Path,
 ) -> None:
@@ -322,6 +330,7 @@ def test_the_engine_makes_its_embedder_anew_when_the_embedding_settings_change(w
         engine.close()
 
 
+@pytest.mark.slow
 def test_idle_timeout_stops_the_engine(ws: Path) -> None:
     proc = subprocess.Popen(
         [*MEMCLI, "-w", str(ws), "serve", "--idle-timeout", "0.02"],  # 1.2 s
@@ -339,6 +348,7 @@ def test_idle_timeout_stops_the_engine(ws: Path) -> None:
     assert not sock.exists()
 
 
+@pytest.mark.slow
 def test_sigterm_stops_a_foreground_engine(ws: Path) -> None:
     proc = subprocess.Popen(
         [*MEMCLI, "-w", str(ws), "serve", "--json"],
@@ -359,6 +369,7 @@ def test_sigterm_stops_a_foreground_engine(ws: Path) -> None:
         proc.kill()
 
 
+@pytest.mark.slow
 def test_many_clients_at_once(engine: Path) -> None:
     errors: list[str] = []
 
@@ -385,6 +396,7 @@ def test_many_clients_at_once(engine: Path) -> None:
     assert info["requests"] >= 32
 
 
+@pytest.mark.slow
 def test_serve_watch_keeps_the_index_in_step(ws: Path) -> None:
     r = run(ws, "serve", "--detach", "--watch", "--json")
     assert r.returncode == 0, r.stderr
@@ -404,6 +416,7 @@ def test_serve_watch_keeps_the_index_in_step(ws: Path) -> None:
         run(ws, "serve", "--stop")
 
 
+@pytest.mark.slow
 def test_the_terminal_table_is_the_same_through_the_engine(engine: Path) -> None:
     from tests.test_conventions import on_terminal
 
@@ -416,6 +429,7 @@ def test_the_terminal_table_is_the_same_through_the_engine(engine: Path) -> None
         assert run(engine, "serve", "--detach").returncode == 0
 
 
+@pytest.mark.slow
 def test_add_through_the_engine_prints_and_writes_the_same(engine: Path, tmp_path: Path) -> None:
     import shutil
 
@@ -446,6 +460,7 @@ def test_add_through_the_engine_prints_and_writes_the_same(engine: Path, tmp_pat
 IN_PROCESS = {"MEMCLI_ENGINE": "off"}  # answer in process although an engine runs
 
 
+@pytest.mark.slow
 def test_get_files_and_status_are_the_same_through_the_engine(engine: Path) -> None:
     day = next(p for p in (engine / "memory").glob("*.md"))
     rel = f"memory/{day.name}"
@@ -470,6 +485,7 @@ def test_get_files_and_status_are_the_same_through_the_engine(engine: Path) -> N
     assert through[2].returncode == 2 and "no such file" in through[2].stderr
 
 
+@pytest.mark.slow
 def test_get_takes_paths_from_the_callers_folder(engine: Path) -> None:
     day = next(p for p in (engine / "memory").glob("*.md"))
     args = [*MEMCLI, "-w", str(engine), "get", f"{day.name}:1:1", "--json"]
@@ -487,6 +503,7 @@ def test_get_takes_paths_from_the_callers_folder(engine: Path) -> None:
     assert json.loads(through.stdout)["path"] == f"memory/{day.name}"
 
 
+@pytest.mark.slow
 def test_an_older_file_rewritten_in_place_is_found_once_the_watcher_syncs(engine: Path) -> None:
     old = engine / "memory" / "old.md"
     old.write_text("- The build runs on Jenkins.\n")
@@ -503,6 +520,7 @@ def test_an_older_file_rewritten_in_place_is_found_once_the_watcher_syncs(engine
     assert alone.stdout == run(engine, "search", "buildkite", "--json").stdout
 
 
+@pytest.mark.slow
 def test_watch_serve_is_watcher_and_engine_in_one_process(ws: Path) -> None:
     proc = subprocess.Popen(
         [*MEMCLI, "-w", str(ws), "watch", "--serve", "--json"],
@@ -529,6 +547,7 @@ def test_watch_serve_is_watcher_and_engine_in_one_process(ws: Path) -> None:
     assert not engine_files(ws)[0].exists()
 
 
+@pytest.mark.slow
 def test_without_a_watcher_of_its_own_the_engine_checks_every_file(ws: Path) -> None:
     for i in range(70):  # more than the 64 files the quick check looks at
         (ws / "memory" / f"filler-{i}.md").write_text(f"- Filler note {i}.\n")
@@ -561,6 +580,7 @@ def test_without_a_watcher_of_its_own_the_engine_checks_every_file(ws: Path) -> 
         run(ws, "serve", "--stop")
 
 
+@pytest.mark.slow
 def test_serve_no_watch(ws: Path) -> None:
     r = run(ws, "serve", "--detach", "--no-watch", "--json")
     assert r.returncode == 0, r.stderr
@@ -581,6 +601,7 @@ def test_serve_no_watch(ws: Path) -> None:
         run(ws, "serve", "--stop")
 
 
+@pytest.mark.slow
 def test_the_engine_learns_score_bounds_and_answers_as_in_process(workspace: Path) -> None:
     """An engine learns the bounds of its index's common terms in the background, prunes
     keyword searches with them, and prints what a search in process prints."""

@@ -11,8 +11,6 @@ from hypothesis import strategies as st
 from memcli.errors import BadInput
 from memcli.notes.entries import append_text, fact_key, format_entry, locked_append, parse_entries
 
-pytestmark = pytest.mark.slow
-
 WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFXYZ0123456789", min_size=1, max_size=8)
 TEXT_LINE = st.lists(
     st.one_of(WORD, st.sampled_from([",", ".", "(x)", "CX-7742-B", "a:b", "é", "50%"])),

@@ -13,8 +13,6 @@ from memcli.cli.app import main
 from memcli.cli.runtime import State, exit_code_for
 from memcli.errors import BadInput, ExitCode, GitError, ProviderError
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.mark.parametrize(
     ("exc", "code"),
@@ -47,6 +45,7 @@ def test_the_flags_come_from_the_state_not_from_argv(
     assert "memcli.errors.GitError: no repo" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_debug_shows_the_traceback_and_keeps_the_exit_code(
     workspace: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

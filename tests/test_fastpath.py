@@ -12,8 +12,6 @@ import pytest
 
 from memcli.cli.fastpath import parse
 
-pytestmark = pytest.mark.slow
-
 FULL_CLI = "import sys; from memcli.cli.app import main; main()"
 
 
@@ -172,6 +170,7 @@ def _both(
     return tuple(runs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -208,6 +207,7 @@ def test_fast_and_full_cli_agree(notes: Path, args: list[str]) -> None:
     assert fast[0] in (0, 1, 2)
 
 
+@pytest.mark.slow
 def test_batches_agree(notes: Path) -> None:
     queries = '{"query": "valkey", "limit": 2}\n{"query": "pager rotation"}\nnot json\n'
     fast, full = _both(notes, ["-w", str(notes), "search", "--batch"], stdin=queries)
@@ -215,6 +215,7 @@ def test_batches_agree(notes: Path) -> None:
     assert fast[1].count("\n") >= 2
 
 
+@pytest.mark.slow
 def test_errors_agree_outside_a_workspace(tmp_path: Path) -> None:
     fast, full = _both(tmp_path, ["-w", str(tmp_path / "nowhere"), "search", "--json", "x"])
     assert fast == full and fast[0] == 3 and fast[2].startswith("Error: ")
@@ -223,6 +224,7 @@ def test_errors_agree_outside_a_workspace(tmp_path: Path) -> None:
     assert fast == full and fast[0] == 3
 
 
+@pytest.mark.slow
 def test_a_plain_search_does_not_import_typer(notes: Path) -> None:
     code = (
         "import sys; sys.argv = ['memcli', '-w', sys.argv[1], 'search', '--json', 'valkey']\n"

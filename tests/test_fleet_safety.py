@@ -21,8 +21,6 @@ from memcli.notes.entryparse import entry_id
 from tests.test_git import make_repo, write
 from tests.test_git_sync import DAY, clones  # noqa: F401 (a fixture)
 
-pytestmark = pytest.mark.slow
-
 MEMCLI = [sys.executable, "-m", "memcli"]
 
 
@@ -39,6 +37,7 @@ def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*MEMCLI, "-w", str(root), *args], capture_output=True, text=True)
 
 
+@pytest.mark.slow
 def test_adds_waiting_while_sync_rewrites_their_file_are_kept(
     clones: tuple[Path, Path, Path],  # noqa: F811
 ) -> None:
@@ -81,6 +80,7 @@ def _workspace(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_a_supersede_killed_between_its_writes_is_finished_by_the_next_command(
     tmp_path: Path,
 ) -> None:
@@ -112,6 +112,7 @@ def test_a_supersede_killed_between_its_writes_is_finished_by_the_next_command(
     assert not any("Redis" in t and "superseded" not in t for t in texts)
 
 
+@pytest.mark.slow
 def test_two_supersedes_of_one_fact_give_one_winner(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
     evergreen = root / "memory" / "MEMORY.md"
@@ -132,6 +133,7 @@ def test_two_supersedes_of_one_fact_give_one_winner(tmp_path: Path) -> None:
     assert sum("superseded" in s for s in fact.status) == 1
 
 
+@pytest.mark.slow
 def test_a_retracted_fact_cannot_be_superseded(tmp_path: Path) -> None:
     root = _workspace(tmp_path)
     old = entry_id("The session cache is Redis.")
@@ -141,6 +143,7 @@ def test_a_retracted_fact_cannot_be_superseded(tmp_path: Path) -> None:
     assert "Valkey" not in "".join(p.read_text() for p in (root / "memory").glob("*.md"))
 
 
+@pytest.mark.slow
 def test_an_engine_sees_its_workspace_made_anew(tmp_path: Path) -> None:
     """Deleted and made again at the same path while its engine runs: an add is an add, not
     a duplicate of a fact in the index of the workspace that is gone."""
@@ -163,6 +166,7 @@ def test_an_engine_sees_its_workspace_made_anew(tmp_path: Path) -> None:
         run(root, "serve", "--stop")
 
 
+@pytest.mark.slow
 def test_a_supersede_mark_a_merge_moved_goes_back_under_its_fact(
     clones: tuple[Path, Path, Path],  # noqa: F811
 ) -> None:

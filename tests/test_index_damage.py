@@ -17,8 +17,6 @@ from tests.conftest import Cli, Run
 from tests.stub_openai import StubOpenAI
 from tests.test_reliability import tree_digest
 
-pytestmark = pytest.mark.slow
-
 
 def _index(root: Path) -> Path:
     return root / ".memcli" / "index.db"
@@ -153,6 +151,7 @@ def embed_stub(openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch) -> Stub
     return openai_stub
 
 
+@pytest.mark.slow
 def test_damaged_embedding_cache_is_replaced_once_and_doctor_says_so(
     cli: Cli, workspace: Path, embed_stub: StubOpenAI, isolated_env: Path
 ) -> None:
@@ -182,6 +181,7 @@ def test_damaged_embedding_cache_is_replaced_once_and_doctor_says_so(
     assert found["cache"]["details"]["entries"] >= 150
 
 
+@pytest.mark.slow
 def test_random_byte_damage_is_always_rebuilt(cli: Cli, workspace: Path) -> None:
     """Random bytes over a sound index (1, 4 or 16 of them, 300 seeded cases): whatever they
     hit (a page, a record's types, the schema's text), search, index and add answer and the

@@ -17,8 +17,6 @@ from memcli.search.context import render
 from memcli.search.results import Hit
 from tests.conftest import Cli
 
-pytestmark = pytest.mark.slow
-
 ROOT = Path(__file__).resolve().parent.parent
 LOCOMO = Path("/work/shared/data/locomo-dev.json")
 
@@ -99,6 +97,7 @@ def _strings(obj: Any) -> list[str]:
     return []
 
 
+@pytest.mark.slow
 def test_no_false_positive_on_locomo_and_the_docs() -> None:
     """The false-positive rate on ordinary text: every string of the LoCoMo conversations
     (turns, summaries, observations, questions) and every paragraph of the project's docs

@@ -43,6 +43,7 @@ def check_error(code: int, stdout: str, stderr: str) -> dict[str, Any]:
     return dict(error)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", sorted(json_commands()), ids=" ".join)
 def test_a_usage_error_is_json_on_stdout(cli: Cli, command: tuple[str, ...]) -> None:
     args = ["-w", str(cli.root), *command, "--json", "--no-such-option"]

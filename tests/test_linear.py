@@ -32,8 +32,6 @@ from memcli.search.query import parse_query
 from memcli.search.timewords import find_window
 from tests.test_redact import NOT_PROMISED, PROMISED
 
-pytestmark = pytest.mark.slow
-
 SIZE = 8_000  # characters of each generated line
 BOUND = 0.1  # seconds: a linear pattern takes about 1 ms here, the quadratic ones 0.15 to 2 s
 TAILS = ("", "\0")
@@ -175,6 +173,7 @@ def _timed(parse: Callable[[str], object], line: str) -> float:
     return time.perf_counter() - start
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PARSERS)
 def test_every_pattern_is_linear(name: str) -> None:
     parse, seeds, length = PARSERS[name]

@@ -253,6 +253,7 @@ def test_added_fact_links_at_once(repo: Path, cli: Cli) -> None:
     assert rows == [("jobs", "jobs", None)]  # the folder; its changes: the next index
 
 
+@pytest.mark.slow
 def test_each_agents_file_tools_bring_the_facts(repo: Path, cli: Cli) -> None:
     """Gemini CLI's AfterTool of read_file, Codex's PostToolUse of apply_patch and of a
     command that prints the file: each answers in its agent's form; other tools, nothing."""
@@ -297,6 +298,7 @@ def test_read_paths_of_a_shell_command() -> None:
     assert patch_paths("*** Add File: new.py\n*** Delete File: old.py\n") == ["new.py"]
 
 
+@pytest.mark.slow
 def test_file_hook_answered_by_the_engine_as_in_process(repo: Path, cli: Cli) -> None:
     """With an engine serving the workspace, the file hook asks it (no service layer loaded
     in the hook) and prints what it prints in process."""

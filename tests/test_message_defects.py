@@ -6,11 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import Cli
-
-pytestmark = pytest.mark.slow
 
 
 def test_diff_before_the_first_commit_says_so(cli: Cli, workspace: Path) -> None:

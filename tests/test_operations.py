@@ -28,8 +28,6 @@ from memcli.engine.engine import Engine
 from memcli.enginelink import ask
 from tests.conftest import Cli
 
-pytestmark = pytest.mark.slow
-
 MEMCLI = [sys.executable, "-m", "memcli"]
 
 
@@ -117,6 +115,7 @@ def test_every_request_handler_of_the_engine_is_a_declared_operation() -> None:
     assert handlers == declared
 
 
+@pytest.mark.slow
 def test_the_mcp_tools_are_the_operations_declared_for_mcp(ws: Path) -> None:
     """The tools a client lists (search: the context operation with a search request's
     parameters) and which of them only read, as the table declares them; each answered in
@@ -135,6 +134,7 @@ def test_the_mcp_tools_are_the_operations_declared_for_mcp(ws: Path) -> None:
     assert set(IN_PROCESS) == {n for n in mcp if operations.ENGINE in mcp[n].adapters}
 
 
+@pytest.mark.slow
 def test_the_engine_answers_each_declared_operation_and_no_other(engine: Path) -> None:
     asked = {
         "search": operations.SearchAsk("valkey", {}),
@@ -158,6 +158,7 @@ def test_the_engine_answers_each_declared_operation_and_no_other(engine: Path) -
     assert ask(engine, "get", {"location": "memory", "sideways": 1}, timeout=30) is None
 
 
+@pytest.mark.slow
 def test_the_mcp_server_answers_through_the_workspaces_engine(engine: Path) -> None:
     """One warm process per workspace: with an engine serving it, each tool the table
     declares for the engine is answered there; what it answers reads as in process."""
@@ -186,6 +187,7 @@ def test_the_mcp_server_answers_through_the_workspaces_engine(engine: Path) -> N
     assert _requests(engine) - before == 4
 
 
+@pytest.mark.slow
 def test_the_context_answer_carries_each_facts_state_from_the_search(
     engine: Path, cli: Cli
 ) -> None:

@@ -15,8 +15,6 @@ from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.test_reliability import everything_under, tree_digest
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def layout(tmp_path: Path, workspace: Path) -> dict[str, Path]:
@@ -135,6 +133,7 @@ def path_strings(draw: st.DrawFn) -> str:
     return prefix + text + suffix
 
 
+@pytest.mark.slow
 @settings(
     max_examples=250,
     deadline=None,

@@ -16,8 +16,6 @@ import pytest
 
 from tests.devtools import ROOT, load_gendocs, load_gentour
 
-pytestmark = pytest.mark.slow
-
 README = ROOT / "README.md"
 MAX_LINES = 250
 gendocs = load_gendocs()
@@ -79,6 +77,7 @@ def test_the_readme_links_resolve() -> None:
     assert pages - linked == set(), "pages the README does not link to"
 
 
+@pytest.mark.slow
 def test_the_quick_start_is_what_it_prints(tmp_path: Path) -> None:
     """The Quick start's commands, run as written in a new folder, print exactly what the
     README shows (but the date and the clock): `make tour` writes it from .ci/quickstart."""

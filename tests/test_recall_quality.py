@@ -145,6 +145,7 @@ NEAR_CASES = [  # in other words: no fused score reaches agent.recall_min_score
 ]
 
 
+@pytest.mark.slow
 @needs_model
 @pytest.mark.parametrize(("prompt", "fact"), NEAR_CASES)
 def test_with_the_local_model_a_prompt_recalls_the_entry_it_means(
@@ -157,6 +158,7 @@ def test_with_the_local_model_a_prompt_recalls_the_entry_it_means(
     assert len(quoted(text)) == len(sections), text
 
 
+@pytest.mark.slow
 @needs_model
 @pytest.mark.parametrize(
     "prompt",
@@ -171,6 +173,7 @@ def test_with_the_local_model_an_unrelated_prompt_gets_nothing(hybrid: Path, pro
     assert recall(hybrid, prompt) == ""
 
 
+@pytest.mark.slow
 @needs_model
 def test_with_the_local_model_a_recalled_entry_shows_no_secret(hybrid: Path) -> None:
     """The entry recall quotes is redacted as a search's snippet is, even in a file written

@@ -17,8 +17,6 @@ from memcli.index.schema import SCHEMA_VERSION
 from tests.conftest import Cli, Run
 from tests.test_reliability import tree_digest
 
-pytestmark = pytest.mark.slow
-
 FILES = 120
 
 
@@ -160,6 +158,7 @@ def _check_search(r: Run) -> None:
     assert hits and hits[0]["path"] == "memory/2026-11-20.md"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", DAMAGE, ids=lambda f: f.__name__.strip("_"))
 @pytest.mark.parametrize("command", ["search", "status", "files", "index", "index-force", "add"])
 def test_corrupt_index_is_rebuilt(
@@ -213,6 +212,7 @@ LATE = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("tables", "command"), LATE, ids=lambda v: "-".join(v) if isinstance(v, tuple) else v
 )

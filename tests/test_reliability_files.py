@@ -17,8 +17,6 @@ import pytest
 from tests.conftest import Cli
 from tests.test_reliability import everything_under, index_bytes, memcli
 
-pytestmark = pytest.mark.slow
-
 
 def _paths(cli: Cli) -> list[str]:
     r = cli("files", "--json")
@@ -26,6 +24,7 @@ def _paths(cli: Cli) -> list[str]:
     return [f["path"] for f in r.json()["files"]]
 
 
+@pytest.mark.slow
 def test_bad_files_are_skipped_or_decoded_with_warnings(cli: Cli, workspace: Path) -> None:
     mem = workspace / "memory"
     (mem / "good.md").write_text("- the deploy window is tuesday\n")
@@ -99,6 +98,7 @@ def deep_chain(workspace: Path) -> Iterator[int]:
     _rmdirs_iteratively(workspace / "memory" / "d")
 
 
+@pytest.mark.slow
 def test_deeply_nested_folders(workspace: Path, deep_chain: int) -> None:
     depth = deep_chain
     deep = _mkdirs_iteratively(workspace / "memory", depth)
@@ -113,6 +113,7 @@ def test_deeply_nested_folders(workspace: Path, deep_chain: int) -> None:
     assert r.returncode == 0 and r.stdout == "- the deepest wombat\n"
 
 
+@pytest.mark.slow
 def test_symlink_loops_do_not_hang(cli: Cli, workspace: Path) -> None:
     mem = workspace / "memory"
     (mem / "a.md").symlink_to("b.md")
@@ -164,6 +165,7 @@ AUDITED = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_symlinks_leaving_workspace_are_never_read(tmp_path: Path, workspace: Path) -> None:
     outside = tmp_path / "outside"
     (outside / "notes").mkdir(parents=True)
@@ -272,6 +274,7 @@ def _as_unprivileged(cmd: list[str]) -> list[str]:
     return [setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
 
 
+@pytest.mark.slow
 def test_file_vanishing_or_unreadable(shared_workspace: Path) -> None:
     from memcli.notes.workspace import init_workspace
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.conftest import Cli
-
-pytestmark = pytest.mark.slow
 
 
 def _daily(root: Path) -> Path:

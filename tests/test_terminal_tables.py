@@ -18,8 +18,6 @@ from memcli.cli.output import Output
 from memcli.memory import Memory
 from tests.test_conventions import SGR, _imported, memcli, on_terminal
 
-pytestmark = pytest.mark.slow
-
 LONG = (
     "Use Valkey instead of Redis for the session cache; sessions expire after thirty minutes"
     " and the cache is shared by every API node in the cluster behind the load balancer."
@@ -52,6 +50,7 @@ def search(root: Path, query: str) -> Any:
         return mem.search(query, mem.search_options())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [80, 160])
 def test_search_on_a_terminal_is_a_table_fitting_the_width(ws: Path, width: int) -> None:
     result = search(ws, "session cache")
@@ -105,6 +104,7 @@ def _expected_plain(payload: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
+@pytest.mark.slow
 def test_piped_search_keeps_the_plain_form_byte_for_byte(ws: Path) -> None:
     payload = json.loads(memcli(ws, "search", "--json", "session cache").stdout)
     piped = memcli(ws, "search", "session cache", env={"TERM": "xterm-256color"})
@@ -114,6 +114,7 @@ def test_piped_search_keeps_the_plain_form_byte_for_byte(ws: Path) -> None:
     assert as_text.stdout == piped.stdout
 
 
+@pytest.mark.slow
 def test_terminal_with_format_text_keeps_the_plain_form(ws: Path) -> None:
     piped = memcli(ws, "search", "session cache").stdout
     code, out, _ = on_terminal(ws, "search", "--format", "text", "session cache")
@@ -123,6 +124,7 @@ def test_terminal_with_format_text_keeps_the_plain_form(ws: Path) -> None:
     assert "┏".encode() not in shown
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["NO_COLOR", "--no-color"])
 def test_no_color_takes_the_colour_away_not_the_table(ws: Path, how: str) -> None:
     """no-color.org: NO_COLOR means no colour; the layout stays what the terminal gets."""
@@ -137,6 +139,7 @@ def test_no_color_takes_the_colour_away_not_the_table(ws: Path, how: str) -> Non
         )
 
 
+@pytest.mark.slow
 def test_search_on_a_real_terminal_draws_the_table(ws: Path) -> None:
     code, out, _ = on_terminal(ws, "search", "session cache")
     assert code == 0 and SGR.search(out)
@@ -146,11 +149,13 @@ def test_search_on_a_real_terminal_draws_the_table(ws: Path) -> None:
     assert all(len(ln) <= 120 for ln in lines)  # on_terminal's COLUMNS
 
 
+@pytest.mark.slow
 def test_piped_and_json_search_do_not_load_rich(ws: Path) -> None:
     assert "rich" not in _imported(ws, "search", "session cache")
     assert "rich" not in _imported(ws, "search", "--json", "session cache")
 
 
+@pytest.mark.slow
 def test_status_on_a_terminal_is_a_two_column_table_without_a_header_row(ws: Path) -> None:
     with Memory.open(ws) as mem:
         info = mem.status()
@@ -166,6 +171,7 @@ def test_status_on_a_terminal_is_a_two_column_table_without_a_header_row(ws: Pat
     assert "off (keyword search only)" in body and "None" not in body and "{" not in body
 
 
+@pytest.mark.slow
 def test_status_piped_is_plain_and_a_table_on_a_terminal(ws: Path) -> None:
     piped = memcli(ws, "status")
     assert piped.returncode == 0 and piped.stdout.startswith(b"workspace: ")
@@ -173,6 +179,7 @@ def test_status_piped_is_plain_and_a_table_on_a_terminal(ws: Path) -> None:
     assert code == 0 and "┌".encode() in out and b"workspace: " not in out
 
 
+@pytest.mark.slow
 def test_at_80_columns_the_snippet_gets_the_room(ws: Path) -> None:
     """A fact wraps every few words in a 27-column snippet: at 80 columns the citation goes
     above the snippet, which takes all the width the rank and score leave."""

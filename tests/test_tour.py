@@ -12,8 +12,6 @@ import pytest
 
 from tests.devtools import ROOT, load_gentour
 
-pytestmark = pytest.mark.slow
-
 gentour = load_gentour()
 
 
@@ -31,6 +29,7 @@ def test_the_tour_shows_every_command_the_demo_runs() -> None:
     assert tour_commands() == demo
 
 
+@pytest.mark.slow
 def test_the_tour_is_what_the_demo_prints(tmp_path: Path) -> None:
     bin_dir = str(Path(sys.executable).parent)  # the memcli of this environment
     fresh = gentour.fresh_block(
@@ -49,6 +48,7 @@ def test_masking_leaves_the_rest_alone() -> None:
     assert gentour.masked(a) != gentour.masked(a.replace("1\t", "2\t"))
 
 
+@pytest.mark.slow
 def test_the_demo_prints_each_command_as_typed(tmp_path: Path) -> None:
     """make demo's `$` lines are the script's commands, quoted as the shell needs them (a
     line pasted from a terminal runs as shown: no glob from an unquoted '?'); a here-document

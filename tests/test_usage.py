@@ -13,8 +13,6 @@ import pytest
 from memcli.cli.argv import hoist_globals
 from memcli.errors import ExitCode
 
-pytestmark = pytest.mark.slow
-
 
 def run(cwd: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
     """``memcli ARGS`` as a real process, as the console script runs it."""
@@ -35,6 +33,7 @@ def facts(workspace: Path) -> Path:
     return workspace
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -56,12 +55,14 @@ def test_a_usage_error_is_one_line_and_a_hint(facts: Path, args: list[str]) -> N
     assert r.stdout == ""
 
 
+@pytest.mark.slow
 def test_help_and_the_bare_command_are_unchanged(facts: Path) -> None:
     assert run(facts, "search", "-h").stdout.startswith("Usage: memcli search")
     bare = run(facts)
     assert bare.returncode == ExitCode.USAGE and "Commands:" in bare.stderr
 
 
+@pytest.mark.slow
 def test_global_options_after_the_command(facts: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -86,6 +87,7 @@ def test_a_command_keeps_the_options_it_declares_itself() -> None:
     assert hoist_globals(["--help"]) == ["--help"]
 
 
+@pytest.mark.slow
 def test_an_unquoted_query_is_joined(facts: Path) -> None:
     quoted = run(facts, "search", "--json", "which session cache do we use")
     unquoted = run(facts, "search", "--json", "which", "session", "cache", "do", "we", "use")
@@ -94,6 +96,7 @@ def test_an_unquoted_query_is_joined(facts: Path) -> None:
     assert json.loads(unquoted.stdout)["query"] == "which session cache do we use"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "args",
     [
@@ -112,6 +115,7 @@ def test_contradictory_output_options_are_refused(facts: Path, args: list[str]) 
     assert r.stderr.startswith("Error: ") and "cannot be combined" in r.stderr
 
 
+@pytest.mark.slow
 def test_batch_answers_every_line_in_order(facts: Path) -> None:
     r = run(facts, "search", "--batch", stdin="valkey\n\n   \nsession cache\n")
     assert r.returncode == 0, r.stderr

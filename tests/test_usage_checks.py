@@ -8,8 +8,6 @@ import pytest
 
 from tests.conftest import Cli
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.mark.parametrize("n", ["0", "-5"])
 def test_log_needs_at_least_one_commit(cli: Cli, n: str) -> None:

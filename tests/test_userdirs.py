@@ -18,10 +18,7 @@ import pytest
 from memcli.config.layers import cache_dir, user_config_path
 from memcli.enginelink import runtime_dir
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rules"),
-]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the XDG rules")
 
 
 @pytest.fixture
@@ -69,6 +66,7 @@ def test_the_runtime_folder_is_platformdirs_own(
     assert (runtime_dir() == run / "memcli") is (mode == 0o700)
 
 
+@pytest.mark.slow
 def test_the_prompt_hook_does_not_import_platformdirs(home: Path, workspace: Path) -> None:
     # a short runtime folder, as /run/user/UID is: a socket path over 100 bytes goes to the
     # temporary folder instead (and imports tempfile)

@@ -32,10 +32,7 @@ from memcli.notes.workspace import Workspace
 from tests.conftest import Cli
 from tests.stub_openai import StubOpenAI
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc"),
-]
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
 
 TIMEOUT = 60.0  # seconds; generous on a busy machine, never a timing assertion
 #: A second signal ends a watcher whose provider request hangs within this many seconds (the
@@ -195,6 +192,7 @@ def write(path: Path, text: str) -> None:
 # -- create, modify, delete, rename ------------------------------------------
 
 
+@pytest.mark.slow
 def test_create_modify_delete_rename(workspace: Path, cli: Cli, watchers: Any) -> None:
     write(workspace / "memory/before.md", "Written while no watcher ran: quokka.\n")
     w = watchers(workspace)
@@ -253,6 +251,7 @@ def test_create_modify_delete_rename(workspace: Path, cli: Cli, watchers: Any) -
     assert not [e for e in w.seen if e["event"] == "error"]
 
 
+@pytest.mark.slow
 def test_burst_of_writes_is_coalesced(workspace: Path, cli: Cli, watchers: Any) -> None:
     w = watchers(workspace)
     w.ready()
@@ -276,6 +275,7 @@ def test_burst_of_writes_is_coalesced(workspace: Path, cli: Cli, watchers: Any) 
     assert w.wait() == 0
 
 
+@pytest.mark.slow
 def test_change_with_same_size_and_mtime_is_seen(workspace: Path, cli: Cli, watchers: Any) -> None:
     # Two same-size writes within one clock tick look unchanged by (mtime, size);
     # os.utime makes that happen every time (as cp -p or touch -r do).
@@ -295,6 +295,7 @@ def test_change_with_same_size_and_mtime_is_seen(workspace: Path, cli: Cli, watc
     assert w.wait() == 0
 
 
+@pytest.mark.slow
 def test_extra_include_folder_is_watched(workspace: Path, cli: Cli, watchers: Any) -> None:
     (workspace / "docs").mkdir()
     write(
@@ -315,6 +316,7 @@ def test_extra_include_folder_is_watched(workspace: Path, cli: Cli, watchers: An
 # -- one watcher per workspace ------------------------------------------------
 
 
+@pytest.mark.slow
 def test_second_watcher_is_refused(workspace: Path, cli: Cli, watchers: Any) -> None:
     first = watchers(workspace)
     first.ready()
@@ -344,6 +346,7 @@ def test_second_watcher_is_refused(workspace: Path, cli: Cli, watchers: Any) -> 
 # -- concurrency ----------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_search_and_add_while_syncing(workspace: Path, cli: Cli, watchers: Any) -> None:
     w = watchers(workspace)
     w.ready()
@@ -395,6 +398,7 @@ def test_search_and_add_while_syncing(workspace: Path, cli: Cli, watchers: Any) 
 # -- stopping -------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
 def test_signal_stops_cleanly(workspace: Path, watchers: Any, sig: int) -> None:
     w = watchers(workspace)
@@ -410,6 +414,7 @@ def test_signal_stops_cleanly(workspace: Path, watchers: Any, sig: int) -> None:
     lock.release()
 
 
+@pytest.mark.slow
 def test_second_signal_forces_exit_130(workspace: Path, watchers: Any) -> None:
     w = watchers(workspace)
     w.ready()
@@ -427,6 +432,7 @@ def test_second_signal_forces_exit_130(workspace: Path, watchers: Any) -> None:
     lock.release()
 
 
+@pytest.mark.slow
 def test_stop_while_waiting_for_the_writer_lock(workspace: Path, cli: Cli, watchers: Any) -> None:
     ws = Workspace(workspace)
     w = watchers(workspace)
@@ -452,6 +458,7 @@ def test_stop_while_waiting_for_the_writer_lock(workspace: Path, cli: Cli, watch
     assert w2.wait() == 0
 
 
+@pytest.mark.slow
 def test_failed_batch_is_reported_and_retried(workspace: Path, cli: Cli, watchers: Any) -> None:
     w = watchers(workspace)
     w.ready()
@@ -476,6 +483,7 @@ def test_failed_batch_is_reported_and_retried(workspace: Path, cli: Cli, watcher
 # -- options and human output -------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_debounce_setting_and_flag(workspace: Path, watchers: Any, monkeypatch: Any) -> None:
     monkeypatch.setenv("MEMCLI_WATCH_DEBOUNCE_MS", "120")
     w = watchers(workspace)
@@ -498,6 +506,7 @@ def test_debounce_setting_and_flag(workspace: Path, watchers: Any, monkeypatch: 
     assert "Error:" in bad.stderr
 
 
+@pytest.mark.slow
 def test_human_output_on_stderr(workspace: Path, watchers: Any) -> None:
     w = watchers(workspace, json_events=False)
     w.next_stderr(lambda line: "watching memory/" in line)
@@ -510,6 +519,7 @@ def test_human_output_on_stderr(workspace: Path, watchers: Any) -> None:
     assert w.stdout_lines == []
 
 
+@pytest.mark.slow
 def test_quiet_prints_nothing(workspace: Path, cli: Cli, watchers: Any) -> None:
     w = watchers(workspace, "--quiet", json_events=False)
     time.sleep(0.5)
@@ -573,6 +583,7 @@ def embedding_env(openai_stub: StubOpenAI, monkeypatch: pytest.MonkeyPatch) -> S
     return openai_stub
 
 
+@pytest.mark.slow
 def test_new_chunks_are_embedded_and_provider_failure_degrades(
     workspace: Path, cli: Cli, watchers: Any, embedding_env: StubOpenAI
 ) -> None:
@@ -602,6 +613,7 @@ def test_new_chunks_are_embedded_and_provider_failure_degrades(
     assert not [e for e in w.seen if e["event"] == "error"]
 
 
+@pytest.mark.slow
 def test_first_signal_finishes_the_batch(
     workspace: Path, cli: Cli, watchers: Any, embedding_env: StubOpenAI
 ) -> None:
@@ -623,6 +635,7 @@ def test_first_signal_finishes_the_batch(
     assert done and done[0]["embedded"] >= 1 and done[0]["missing_vectors"] == 0
 
 
+@pytest.mark.slow
 def test_second_signal_abandons_a_busy_batch(
     workspace: Path, cli: Cli, watchers: Any, embedding_env: StubOpenAI
 ) -> None:
@@ -652,6 +665,7 @@ def test_second_signal_abandons_a_busy_batch(
     lock.release()
 
 
+@pytest.mark.slow
 def test_nothing_to_watch_is_an_error(tmp_path: Path) -> None:
     root = tmp_path / "bare"
     root.mkdir()
@@ -667,6 +681,7 @@ def test_nothing_to_watch_is_an_error(tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_removing_the_memory_folder(workspace: Path, cli: Cli, watchers: Any) -> None:
     import shutil
 
@@ -683,6 +698,7 @@ def test_removing_the_memory_folder(workspace: Path, cli: Cli, watchers: Any) ->
     assert w.wait() == 0
 
 
+@pytest.mark.slow
 def test_damage_met_by_a_sync_is_repaired(workspace: Path, cli: Cli, watchers: Any) -> None:
     """An index that still opens but fails the watcher's sync is rebuilt from the Markdown
     in that same sync, as any command would, instead of failing on every retry."""
@@ -776,6 +792,7 @@ def test_service_watch_embeds_through_the_memory_s_embedder_factory(
         running.result(timeout=TIMEOUT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pause", [True, False], ids=["gone-then-back", "swapped-at-once"])
 def test_memory_folder_moved_away_and_made_again(
     workspace: Path, cli: Cli, watchers: Any, pause: bool
