@@ -209,3 +209,23 @@ def test_without_a_key_each_search_answers_from_a_rebuilt_index(tmp_path: Path) 
         assert run.code == 0, run.err
         assert "curl" not in run.out and "Valkey" in run.out
         assert any("cannot be checked" in w for w in run.json()["warnings"]), run.out
+
+
+def test_a_read_only_connection_opens_a_path_with_uri_characters(tmp_path: Path) -> None:
+    """A workspace in a folder whose name holds ``#``, ``?`` or ``%`` (or another program's
+    database there) is opened read-only as that file, not as what a URI would make of it."""
+    from memcli.index import db
+
+    folder = tmp_path / "notes #1 ?draft 100%"
+    folder.mkdir()
+    path = folder / "x.db"
+    conn = db.connect(path)
+    conn.execute("CREATE TABLE t (v TEXT)")
+    conn.execute("INSERT INTO t VALUES ('kept')")
+    conn.close()
+    for immutable in (False, True):
+        ro = db.connect(path, readonly=True, immutable=immutable)
+        try:
+            assert ro.execute("SELECT v FROM t").fetchall() == [("kept",)]
+        finally:
+            ro.close()

@@ -160,15 +160,14 @@ def _db_sessions(agent: str, top: str, horizon: float) -> Iterator[PastSession]:
     ``horizon``, each written to :func:`sessions_dir` (read again only when it changed since
     it was written); a sub-agent's session, with a parent, is part of its parent's work: left
     out."""
-    import sqlite3
-    from urllib.parse import quote
+    import memcli.index.db as sqlite  # hardened: no trusted schema, defensive mode
 
-    db = data_dir() / "opencode.db"
-    if not db.is_file():
+    found = data_dir() / "opencode.db"
+    if not found.is_file():
         return
     try:
-        con = sqlite3.connect(f"file:{quote(str(db))}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error:
+        con = sqlite.connect(found, readonly=True)
+    except sqlite.database_errors():
         return
     try:
         rows = con.execute(
@@ -194,7 +193,7 @@ def _db_sessions(agent: str, top: str, horizon: float) -> Iterator[PastSession]:
             except OSError:
                 continue
             yield PastSession(agent, session_id, path, changed, str(cwd))
-    except sqlite3.Error:
+    except sqlite.database_errors():
         return
     finally:
         con.close()

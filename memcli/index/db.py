@@ -65,8 +65,10 @@ def connect(
         finally:
             first.close()
     if readonly:
+        from urllib.parse import quote  # a "?", "#" or "%" in a folder's name is not the URI's
+
         conn = mod.connect(
-            f"file:{Path(path).as_posix()}?mode=ro{'&immutable=1' if immutable else ''}",
+            f"file:{quote(Path(path).as_posix())}?mode=ro{'&immutable=1' if immutable else ''}",
             uri=True,
             timeout=BUSY_TIMEOUT_MS / 1000,
         )
