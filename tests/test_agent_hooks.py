@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import socket
+import time
 from pathlib import Path
 
 import pytest
@@ -207,3 +208,35 @@ def test_recall_never_gives_a_session_the_same_entry_twice(facts: Path) -> None:
     start = {"cwd": str(facts), "session_id": "s-1", "source": "compact"}
     assert hook("session-start", start, facts)  # the briefing
     assert "Use Valkey, not Redis" in recall("s-1")  # the compaction dropped it
+
+
+def test_gemini_cli_s_precompress_of_every_turn_starts_no_flush(
+    facts: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemini CLI fires PreCompress ("auto") before each turn's check of its compression
+    threshold, compressing or not: no flush (an LLM request) for it; a /compress the user
+    asks for ("manual") flushes first."""
+    monkeypatch.setenv("MEMCLI_LLM_MODEL", "openai/stub-chat")
+    monkeypatch.setenv("MEMCLI_LLM_API_BASE", f"http://127.0.0.1:{_closed_port()}/v1")
+    monkeypatch.setenv("MEMCLI_LLM_MAX_RETRIES", "0")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    transcript = claude_transcript("session.jsonl")
+    shutil.copy(FIXTURES / "claude_session.jsonl", transcript)
+
+    def precompress(session: str, trigger: str) -> None:
+        payload = {
+            "session_id": session,
+            "transcript_path": str(transcript),
+            "cwd": str(facts),
+            "hook_event_name": "PreCompress",
+            "trigger": trigger,
+        }
+        proc = run_hook([*MEMCLI, "agent", "hook", "pre-compact"], payload, facts)
+        assert proc.returncode == 0 and proc.stdout == ""
+
+    precompress("g-auto", "auto")
+    precompress("g-manual", "manual")
+    wait_for_log(facts, "error: flush of session g-manual")
+    time.sleep(1)  # a flush of the automatic one would have started with the other
+    assert "g-auto" not in (facts / ".memcli" / "agent.log").read_text()
+    assert not (facts / ".memcli" / "agent" / "sessions" / "g-auto.json").exists()

@@ -65,7 +65,10 @@ def run_hook(event: str, raw: str, workspace: str | None = None) -> str:
         if event == FILE_EVENT:
             return _file_touched(root, payload)
         if event in ("pre-compact", "session-end"):
-            _start_flush(root, event, payload)
+            from memcli.agents.registry import calling
+
+            if event == "session-end" or calling(event, payload).compacts(payload):
+                _start_flush(root, event, payload)
             return ""
         known = ", ".join(EVENTS)
         raise ValueError(f"unknown hook event {event!r} (one of {known})")

@@ -139,6 +139,11 @@ class Agent:
         no event)."""
         return False
 
+    def compacts(self, payload: dict[str, Any]) -> bool:
+        """Whether its pre-compact hook's ``payload`` says the context is being compacted
+        (what a flush before it is for)."""
+        return True
+
     def prompt(self, payload: dict[str, Any]) -> Any:
         """The user's prompt in a prompt hook's payload (what recall searches with)."""
         return payload.get("prompt")

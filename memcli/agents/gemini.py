@@ -127,6 +127,13 @@ class Gemini(Agent):
             return "Gemini CLI reads .gemini/settings.json in a trusted folder only"
         return None
 
+    def compacts(self, payload: dict[str, Any]) -> bool:
+        # Gemini CLI fires PreCompress ("auto") before every turn's check of its compression
+        # threshold, whether it compresses or not: a flush each turn, an LLM request each. Its
+        # chat file keeps every turn whatever it compresses, so the session's end saves them;
+        # a /compress the user asks for ("manual") flushes first.
+        return payload.get("trigger") != "auto"
+
     def prompt(self, payload: dict[str, Any]) -> Any:
         prompt = payload.get("prompt")
         return without_hook_context(prompt) if isinstance(prompt, str) else prompt
