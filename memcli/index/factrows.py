@@ -90,11 +90,15 @@ def set_link_paths(conn: Any, rows: list[tuple[str, str, str | None, str | None]
     conn.executemany("INSERT OR REPLACE INTO link_paths VALUES (?, ?, ?, ?)", rows)
 
 
-def _has_links(conn: Any) -> bool:
-    """Whether the index has the links tables (an index before them, schema 7, is read as
-    it is when it cannot be written)."""
-    row = conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'link_paths'").fetchone()
-    return row is not None
+def link_rows(conn: Any, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    """The rows of a query on the links tables; none from an index made before them
+    (schema 7, read as it is when it cannot be written)."""
+    try:
+        return list(conn.execute(sql, args))
+    except Exception as exc:
+        if "no such table" in str(exc):
+            return []
+        raise
 
 
 def undated_link_files(conn: Any) -> list[str]:
@@ -148,10 +152,9 @@ def linked_facts(conn: Any, paths: list[str], limit: int) -> list[tuple[str, int
     """(memory file, line) of the active facts linked to any of ``paths`` (a repository
     file and the folders holding it), those naming the longest path first, then the
     newest files; at most ``limit``."""
-    if not _has_links(conn):
-        return []
     marks = ",".join("?" * len(paths))
-    rows = conn.execute(
+    rows = link_rows(
+        conn,
         "SELECT f.path, l.line FROM links l JOIN files f ON f.id = l.file_id"
         " JOIN link_paths p ON p.name = l.name"
         f" WHERE p.path IN ({marks}) AND NOT EXISTS (SELECT 1 FROM chunks c"
@@ -168,11 +171,10 @@ def linked_facts(conn: Any, paths: list[str], limit: int) -> list[tuple[str, int
 def stale_links(conn: Any) -> list[tuple[str, int, str, str, str]]:
     """(memory file, line, path, changed, commit) of each fact with a linked path that
     changed after it was last known true, the latest change of each."""
-    if not _has_links(conn):
-        return []
-    rows = conn.execute(
+    rows = link_rows(
+        conn,
         "SELECT f.path, l.line, p.path, max(p.changed), p.commit_id FROM links l"
         " JOIN files f ON f.id = l.file_id JOIN link_paths p ON p.name = l.name"
-        " WHERE p.changed > l.since GROUP BY f.path, l.line ORDER BY f.path, l.line"
+        " WHERE p.changed > l.since GROUP BY f.path, l.line ORDER BY f.path, l.line",
     )
     return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]

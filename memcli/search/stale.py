@@ -16,17 +16,6 @@ _FIRST = (
 )
 
 
-def _rows(conn: Any, sql: str, args: tuple[Any, ...]) -> list[Any]:
-    """The rows of a query on the links tables; none from an index made before them
-    (schema 7, read as it is)."""
-    try:
-        return list(conn.execute(sql, args))
-    except Exception as exc:
-        if "no such table" in str(exc):
-            return []
-        raise
-
-
 def _mark(row: Any) -> dict[str, str]:
     return {"path": row[0], "date": row[1][:10], "commit": row[2]}
 
@@ -35,7 +24,9 @@ def stale_mark(conn: Any, path: str, start: int, end: int) -> dict[str, str] | N
     """``{"path", "date", "commit"}`` of the latest change to a path linked from an entry
     on lines ``start..end`` of the memory file ``path`` after that entry was last known
     true; None when there is none."""
-    rows = _rows(conn, _FIRST, (path, start, end))
+    from memcli.index.factrows import link_rows  # with the index: not for stale_note
+
+    rows = link_rows(conn, _FIRST, (path, start, end))
     return _mark(rows[0]) if rows else None
 
 
@@ -53,7 +44,9 @@ def stale_marks(conn: Any, spans: list[tuple[str, int, int]]) -> list[dict[str, 
     )
     args = tuple(x for i, span in enumerate(spans) for x in (i, *span))
     marks: list[dict[str, str] | None] = [None] * len(spans)
-    for row in _rows(conn, sql, args):
+    from memcli.index.factrows import link_rows  # with the index: not for stale_note
+
+    for row in link_rows(conn, sql, args):
         if marks[row[3]] is None:
             marks[row[3]] = _mark(row)
     return marks
