@@ -370,3 +370,19 @@ def test_an_index_before_links_read_as_it_is_has_none(repo: Path, cli: Cli) -> N
         assert factrows.stale_links(store.conn) == []
     finally:
         store.close()
+
+
+def test_change_on_the_facts_own_day_marks_it_stale(repo: Path, cli: Cli) -> None:
+    """A commit later on the day of the earliest fact counts: git reads a bare day given to
+    ``--since`` as that day at the current time, which left out the day's earlier commits
+    (the post-commit hook, run seconds after its commit, missed that very commit)."""
+    (repo / "memory" / "2026-11-10.md").write_text(
+        "- 00:01 [decision] jobs/export.py writes CSV with a BOM for Excel.\n"
+    )
+    git(repo, "commit", "-qam", "memory", when="2026-11-10T00:01:00")
+    (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
+    git(repo, "commit", "-qam", "export without BOM", when="2026-11-10T00:02:00")
+    commit = git(repo, "rev-parse", "--short", "HEAD")
+    assert cli("index").exit_code == 0
+    stale = search(cli, "CSV BOM Excel")[0]["stale"]
+    assert stale == {"path": "jobs/export.py", "date": "2026-11-10", "commit": commit}

@@ -35,7 +35,7 @@ def last_changes(top: Path, paths: set[str], since: str) -> dict[str, tuple[str,
         "-z",
         "--format=%x1e%h%x1f%cd",
         DATE_FORMAT,
-        f"--since={since}",
+        f"--since={since} 00:00:00",  # a bare day is that day at the current time to git
         "HEAD",
         "--",
         check=False,
