@@ -386,3 +386,20 @@ def test_change_on_the_facts_own_day_marks_it_stale(repo: Path, cli: Cli) -> Non
     assert cli("index").exit_code == 0
     stale = search(cli, "CSV BOM Excel")[0]["stale"]
     assert stale == {"path": "jobs/export.py", "date": "2026-11-10", "commit": commit}
+
+
+def test_fact_added_to_a_committed_file_is_not_as_old_as_its_commit(repo: Path, cli: Cli) -> None:
+    """A fact written into MEMORY.md since its last commit is newer than that commit: a
+    change of the code it names before it was written does not mark it; the committed facts
+    of the same file keep their date (and their mark)."""
+    (repo / "memory" / "MEMORY.md").write_text("- Exports in `jobs/export.py` stream rows.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory", when="2026-11-05T10:00:00")
+    (repo / "jobs" / "export.py").write_text("changed = True\n")
+    git(repo, "commit", "-qam", "code", when="2026-11-20T09:00:00")
+    with (repo / "memory" / "MEMORY.md").open("a") as f:
+        f.write("- Since Nov 20 `jobs/export.py` writes UTF-8 without a BOM.\n")
+    assert cli("index").exit_code == 0
+    review = cli("review", "--json").json()["facts"]
+    stale = [(f["path"], f["line"]) for f in review if f["state"] == "stale"]
+    assert stale == [("memory/2026-11-10.md", 1), ("memory/MEMORY.md", 1)]

@@ -83,19 +83,78 @@ def file_dates(top: Path, files: list[str]) -> dict[str, str]:
     return found
 
 
+def uncommitted_lines(top: Path, files: list[str]) -> dict[str, list[tuple[int, int]]]:
+    """The lines of each of ``files`` (paths of the repository at ``top``) added or changed
+    since its last commit, as (first, last) runs of the working copy: one ``git diff``."""
+    from memcli.git.repo import find_repo, run_git
+
+    repo = find_repo(top)
+    if repo is None or not files:
+        return {}
+    status, out, _ = run_git(
+        repo, "-c", "core.quotePath=false", "diff", "--no-ext-diff", "--no-textconv",
+        "--no-color", "--no-renames", "-U0", "--src-prefix=a/", "--dst-prefix=b/", "HEAD",
+        "--", *files, check=False,
+    )  # fmt: skip
+    found: dict[str, list[tuple[int, int]]] = {}
+    if status != 0:  # no commit yet
+        return found
+    runs: list[tuple[int, int]] = []
+    for line in out.splitlines():
+        if line.startswith("+++ "):
+            name = _unquoted(line[4:])
+            runs = found.setdefault(name[2:], []) if name.startswith("b/") else []
+        elif line.startswith("@@ ") and (m := _HUNK.match(line)):
+            first, count = int(m[1]), int(m[2] or 1)
+            if count:
+                runs.append((first, first + count - 1))
+    return found
+
+
+#: A hunk's header: the working copy's first line and count (``@@ -3,0 +4,2 @@``).
+_HUNK = re.compile(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def _unquoted(name: str) -> str:
+    """A path as git's diff header writes it, unquoted when git quoted it (C style)."""
+    if not (name.startswith('"') and name.endswith('"') and len(name) > 1):
+        return name
+    raw, out, i = name[1:-1], bytearray(), 0
+    while i < len(raw):
+        if raw[i] == "\\" and i + 1 < len(raw):
+            if raw[i + 1 : i + 4].isdigit():
+                out.append(int(raw[i + 1 : i + 4], 8) & 0xFF)
+                i += 4
+                continue
+            out.append(_ESCAPES.get(raw[i + 1], ord(raw[i + 1]) & 0xFF))
+            i += 2
+            continue
+        out += raw[i].encode("utf-8", "surrogateescape")
+        i += 1
+    return out.decode("utf-8", "surrogateescape")
+
+
 def date_undated(store: Store, top: Path, root: Path) -> None:
     """Give a fact without a date (an evergreen file's) the date of its memory file's last
     commit as the time it was last known true: the code it names changing after that makes
-    it stale. A file never committed keeps its facts undated (never stale)."""
-    undated = factrows.undated_link_files(store.conn)
+    it stale. A file never committed keeps its facts undated (never stale), and so does a
+    fact on a line written since the file's last commit (newer than that commit)."""
+    undated = factrows.undated_links(store.conn)
     if not undated:
         return
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix + "/"
     dates = file_dates(top, [prefix + rel for rel in undated])
-    factrows.date_undated_links(
-        store.conn, {rel: dates[prefix + rel] for rel in undated if prefix + rel in dates}
-    )
+    new = uncommitted_lines(top, [prefix + rel for rel in undated if prefix + rel in dates])
+    rows = [
+        (dates[prefix + rel], rel, line)
+        for rel, lines in undated.items()
+        if prefix + rel in dates
+        for line in lines
+        if not any(lo <= line <= hi for lo, hi in new.get(prefix + rel, ()))
+    ]
+    factrows.date_undated_links(store.conn, rows)
 
 
 def refresh_links(store: Store, top: Path, root: Path | None = None) -> int:

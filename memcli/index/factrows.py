@@ -101,21 +101,23 @@ def link_rows(conn: Any, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
         raise
 
 
-def undated_link_files(conn: Any) -> list[str]:
-    """The memory files holding a linked fact with no ``since`` (undated)."""
-    rows = conn.execute(
-        "SELECT DISTINCT f.path FROM links l JOIN files f ON f.id = l.file_id"
-        " WHERE l.since IS NULL ORDER BY 1"
-    )
-    return [r[0] for r in rows]
+def undated_links(conn: Any) -> dict[str, list[int]]:
+    """The lines of the linked facts with no ``since`` (undated), by memory file."""
+    found: dict[str, list[int]] = {}
+    for path, line in conn.execute(
+        "SELECT DISTINCT f.path, l.line FROM links l JOIN files f ON f.id = l.file_id"
+        " WHERE l.since IS NULL ORDER BY 1, 2"
+    ):
+        found.setdefault(path, []).append(int(line))
+    return found
 
 
-def date_undated_links(conn: Any, dates: dict[str, str]) -> None:
-    """Set the ``since`` of the undated links of each memory file to its date."""
+def date_undated_links(conn: Any, rows: list[tuple[str, str, int]]) -> None:
+    """Set the ``since`` of the undated links of each (day, memory file, line)."""
     conn.executemany(
         "UPDATE links SET since = ? WHERE since IS NULL"
-        " AND file_id = (SELECT id FROM files WHERE path = ?)",
-        [(day, rel) for rel, day in dates.items()],
+        " AND file_id = (SELECT id FROM files WHERE path = ?) AND line = ?",
+        rows,
     )
 
 
