@@ -403,3 +403,22 @@ def test_fact_added_to_a_committed_file_is_not_as_old_as_its_commit(repo: Path, 
     review = cli("review", "--json").json()["facts"]
     stale = [(f["path"], f["line"]) for f in review if f["state"] == "stale"]
     assert stale == [("memory/2026-11-10.md", 1), ("memory/MEMORY.md", 1)]
+
+
+def test_file_context_leaves_out_expired_facts(repo: Path, cli: Cli) -> None:
+    """A fact that expired is no longer given when the file it names is touched, as a search,
+    recall and the briefing leave it out; one not expired yet still is."""
+    from memcli.memory import Memory
+
+    (repo / "memory" / "2026-11-10.md").write_text(
+        "- 14:00 Do not touch jobs/export.py: frozen for the audit.\n"
+        "  - expires 2026-11-15\n"
+        "- 14:05 jobs/export.py writes CSV with a BOM for Excel.\n"
+        "  - expires 2999-01-01\n"
+    )
+    assert cli("index").exit_code == 0
+    assert all("frozen" not in h["snippet"] for h in search(cli, "frozen audit export"))
+    with Memory.open(repo) as mem:
+        block = mem.file_context(repo / "jobs" / "export.py", session="s1")
+    assert block is not None and "writes CSV with a BOM" in block.text
+    assert "frozen for the audit" not in block.text

@@ -150,10 +150,11 @@ def add_link_paths(conn: Any, resolved: dict[str, list[str]]) -> None:
         )
 
 
-def linked_facts(conn: Any, paths: list[str], limit: int) -> list[tuple[str, int]]:
+def linked_facts(conn: Any, paths: list[str], limit: int, today: str = "") -> list[tuple[str, int]]:
     """(memory file, line) of the active facts linked to any of ``paths`` (a repository
     file and the folders holding it), those naming the longest path first, then the
-    newest files; at most ``limit``."""
+    newest files; at most ``limit``. Superseded and retracted facts, and those expired
+    before ``today``, are left out."""
     marks = ",".join("?" * len(paths))
     rows = link_rows(
         conn,
@@ -161,11 +162,11 @@ def linked_facts(conn: Any, paths: list[str], limit: int) -> list[tuple[str, int
         " JOIN link_paths p ON p.name = l.name"
         f" WHERE p.path IN ({marks}) AND NOT EXISTS (SELECT 1 FROM chunks c"
         " WHERE c.file_id = l.file_id AND c.start_line = l.line"
-        " AND c.state IN ('superseded', 'retracted'))"
+        " AND (c.state IN ('superseded', 'retracted') OR coalesce(c.expires, '9') < ?))"
         " GROUP BY f.path, l.line"
         " ORDER BY max(length(p.path)) DESC, f.evergreen DESC, f.date DESC, l.line DESC"
         " LIMIT ?",
-        (*paths, limit),
+        (*paths, today, limit),
     )
     return [(r[0], int(r[1])) for r in rows]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,9 @@ def file_context(
         return None
     indexing.sync_before_search(core)
     limit = int(core.settings.get("agent.recall_limit"))
-    quotes = _linked_quotes(core, factrows.linked_facts(core.store.conn, _held_by(rel), 4 * limit))
+    today = date.today().isoformat()  # an expired fact is not given, as a search hides it
+    found = factrows.linked_facts(core.store.conn, _held_by(rel), 4 * limit, today)
+    quotes = _linked_quotes(core, found)
     if not quotes:
         return None
     from memcli.notes.controls import strip_controls  # with the block only
