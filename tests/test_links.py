@@ -422,3 +422,18 @@ def test_file_context_leaves_out_expired_facts(repo: Path, cli: Cli) -> None:
         block = mem.file_context(repo / "jobs" / "export.py", session="s1")
     assert block is not None and "writes CSV with a BOM" in block.text
     assert "frozen for the audit" not in block.text
+
+
+def test_review_lists_no_superseded_fact_as_stale(repo: Path, cli: Cli) -> None:
+    """A fact superseded or retracted needs no decision when a path it names changes: review
+    leaves it out, as it lists only the active facts whose paths changed."""
+    (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
+    git(repo, "commit", "-qam", "export without BOM", when="2026-11-20T09:00:00")
+    assert cli("index").exit_code == 0
+    review = cli("review", "--json").json()["facts"]
+    assert [(f["line"], f["state"]) for f in review] == [(1, "stale")]
+    new = "The export in jobs/export.py writes UTF-8 without a BOM."
+    assert cli("supersede", review[0]["id"], new).exit_code == 0
+    assert cli("index").exit_code == 0
+    run = cli("review", "--json")
+    assert run.exit_code == 1, run.stdout

@@ -173,11 +173,15 @@ def linked_facts(conn: Any, paths: list[str], limit: int, today: str = "") -> li
 
 def stale_links(conn: Any) -> list[tuple[str, int, str, str, str]]:
     """(memory file, line, path, changed, commit) of each fact with a linked path that
-    changed after it was last known true, the latest change of each."""
+    changed after it was last known true, the latest change of each; a superseded or
+    retracted fact needs no decision: left out."""
     rows = link_rows(
         conn,
         "SELECT f.path, l.line, p.path, max(p.changed), p.commit_id FROM links l"
         " JOIN files f ON f.id = l.file_id JOIN link_paths p ON p.name = l.name"
-        " WHERE p.changed > l.since GROUP BY f.path, l.line ORDER BY f.path, l.line",
+        " WHERE p.changed > l.since AND NOT EXISTS (SELECT 1 FROM chunks c"
+        " WHERE c.file_id = l.file_id AND c.start_line = l.line"
+        " AND c.state IN ('superseded', 'retracted'))"
+        " GROUP BY f.path, l.line ORDER BY f.path, l.line",
     )
     return [(r[0], int(r[1]), r[2], r[3], r[4]) for r in rows]
