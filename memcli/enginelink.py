@@ -276,7 +276,7 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
 
 
 #: Ops whose answer is a context block for an agent (``{"text": block}``).
-_FRAMED_OPS = ("recall", "briefing")
+_FRAMED_OPS = ("recall", "briefing", "file_context")
 
 
 def framed(text: Any) -> bool:
