@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from memcli.digest import sha256_hex
-from memcli.statedir import read_text, remove, state_path, write_text
+from memcli.statedir import open_state, read_text, remove, state_path, write_text
 
 __all__ = ["Given", "given_folder"]
 
@@ -62,11 +62,21 @@ class Given:
         return digest(text) in self._read()
 
     def add(self, texts: list[str]) -> None:
-        """Record ``texts`` as given (the record is written whole)."""
-        seen = self._read()
-        seen.extend(d for d in map(digest, texts) if d not in seen)
-        del seen[:-MAX_GIVEN]
-        write_text(self.path, json.dumps({"given": seen}))
+        """Record ``texts`` as given, with what other hooks of the session recorded since
+        this one read the record (an agent runs its hooks in parallel: the record is read
+        again and written whole under a lock)."""
+        from memcli.locks import lock_file  # a write only
+
+        fd = open_state(self.folder / ".lock", os.O_RDWR | os.O_CREAT)
+        try:
+            lock_file(fd)
+            self._seen = None
+            seen = self._read()
+            seen.extend(d for d in map(digest, texts) if d not in seen)
+            del seen[:-MAX_GIVEN]
+            write_text(self.path, json.dumps({"given": seen}))
+        finally:
+            os.close(fd)  # closing releases the lock
         self._prune()
 
     def clear(self) -> None:
@@ -80,7 +90,11 @@ class Given:
     def _prune(self) -> None:
         horizon = time.time() - KEEP_DAYS * 86400
         try:
-            old = [e for e in os.scandir(self.folder) if e.stat().st_mtime < horizon]
+            old = [
+                e
+                for e in os.scandir(self.folder)
+                if e.name.endswith(".json") and e.stat().st_mtime < horizon
+            ]
         except OSError:
             return
         for entry in old[:50]:
