@@ -20,10 +20,19 @@ __all__ = ["file_context", "repo_path"]
 
 def repo_path(top: Path, path: str | Path, cwd: Path | None = None) -> str | None:
     """``path`` (absolute, or relative to ``cwd``) as a path of the repository at ``top``,
-    POSIX; None when it lies outside (no link is followed: nothing is read)."""
+    POSIX; None when it lies outside. An agent may name the repository through a link to it
+    (``/tmp`` for ``/private/tmp``): a path outside ``top`` as written is taken with its
+    links resolved, and with those of ``top`` (no file is read)."""
     raw = Path(path)
     full = raw if raw.is_absolute() else (cwd or top) / raw
-    rel = os.path.relpath(os.path.normpath(full), os.path.normpath(top))
+    rel = _inside(os.path.normpath(full), os.path.normpath(top))
+    if rel is None:
+        rel = _inside(os.path.realpath(full), os.path.realpath(top))
+    return rel
+
+
+def _inside(full: str, top: str) -> str | None:
+    rel = os.path.relpath(full, top)
     if rel == "." or rel.startswith(".."):
         return None
     return Path(rel).as_posix()
