@@ -182,6 +182,26 @@ def test_file_context_gives_linked_facts_once_a_session(repo: Path, cli: Cli) ->
         assert mem.file_context("/etc/passwd") is None  # outside the repository
 
 
+def test_file_hook_knows_the_repository_by_a_link_to_it(repo: Path, cli: Cli) -> None:
+    """The agent names the files through a link to the workspace (a symlinked home, macOS's
+    /tmp for /private/tmp): they are the repository's files all the same."""
+    from memcli.memory import Memory
+
+    assert cli("index").exit_code == 0
+    alias = repo.parent / "alias"
+    alias.symlink_to(repo, target_is_directory=True)
+    with Memory.open(repo) as mem:
+        block = mem.file_context(alias / "jobs" / "export.py")
+        assert block is not None and "writes CSV with a BOM" in block.text
+    payload = {**touch(alias, "jobs/export.py", "Read"), "cwd": str(repo)}
+    out = json.loads(hook(repo, payload))
+    assert "writes CSV with a BOM" in out["hookSpecificOutput"]["additionalContext"]
+    outside = repo.parent / "other"
+    outside.mkdir()
+    (outside / "export.py").write_text("x\n")
+    assert hook(repo, {**payload, "tool_input": {"file_path": str(outside / "export.py")}}) == ""
+
+
 def test_file_hook_answers_with_context(repo: Path, cli: Cli) -> None:
     (repo / "jobs" / "export.py").write_text("def export(): return 'utf-8'\n")
     git(repo, "commit", "-qam", "export without BOM", when="2026-11-20T09:00:00")
@@ -328,6 +348,35 @@ def test_file_hook_answered_by_the_engine_as_in_process(repo: Path, cli: Cli) ->
     assert status["engine"]["requests"] == 1
     alone = hook(repo, touch(repo, "jobs/export.py", session="e2"))
     assert proc.stdout == alone and "writes CSV with a BOM" in alone
+
+
+def test_file_hook_drops_an_engine_answer_not_framed(
+    repo: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An engine in the user's own folder that answers unframed text (another build, a bug):
+    the file hook gives the block it gives in process."""
+    import shutil
+    import tempfile
+
+    from tests.test_attacks_agent import UNFRAMED, FakeEngine, socket_name
+
+    assert cli("index").exit_code == 0
+    run = Path(tempfile.mkdtemp(prefix="mcl-"))  # short: a socket path has a limit
+    try:
+        run.chmod(0o700)
+        monkeypatch.setenv("MEMCLI_RUNTIME_DIR", str(run))
+        alone = hook(repo, touch(repo, "jobs/export.py", session="f1"), MEMCLI_ENGINE="off")
+        assert "writes CSV with a BOM" in alone
+        fake = FakeEngine(run / socket_name(repo), mode=0o600)
+        try:
+            through = hook(repo, touch(repo, "jobs/export.py", session="f2"))
+        finally:
+            fake.close()
+        assert [g["op"] for g in fake.got] == ["file_context"]  # asked, answer dropped
+        assert UNFRAMED not in through
+        assert json.loads(through) == json.loads(alone)
+    finally:
+        shutil.rmtree(run, ignore_errors=True)
 
 
 def test_undated_fact_is_as_old_as_its_files_last_commit(repo: Path, cli: Cli) -> None:
