@@ -102,8 +102,9 @@ def facts_in(text: str, ids: dict[str, str]) -> set[str]:
 # -- rules -----------------------------------------------------------------------------------
 # A rule sees the candidates of a prompt, best first, and says which facts to recall. A
 # candidate: (score, fact ids of its matching passage, similarity of the entry of its chunk
-# nearest the prompt or None in keyword mode, fact ids of that entry).
-Cand = tuple[float, set[str], float | None, set[str]]
+# nearest the prompt or None in keyword mode, fact ids of that entry, the prompt's similarity
+# to the nearest everyday request of memcli.search.background or None in keyword mode).
+Cand = tuple[float, set[str], float | None, set[str], float | None]
 
 
 def fixed(t: float) -> Any:
@@ -135,6 +136,21 @@ def nearest(t: float) -> Any:
     return rule
 
 
+def nearer(t: float, margin: float) -> Any:
+    """Recall's rule: :func:`nearest`, and the entry nearer the prompt than the everyday
+    requests nearest it are, by ``margin``."""
+
+    def rule(cands: list[Cand]) -> list[set[str]]:
+        return [
+            c[3]
+            for c in cands
+            if c[2] is not None and c[4] is not None and c[2] >= max(t, c[4] + margin)
+        ]
+
+    rule.__name__ = f"entry similarity >= {t:.4g} and >= everyday requests' {margin:+.4g}"
+    return rule
+
+
 def evaluate(
     rule: Any, relevant: list[tuple[list[str], list[Cand]]], unrelated: list[list[Cand]]
 ) -> dict[str, float]:
@@ -160,23 +176,19 @@ def evaluate(
 TARGET_RELEVANT, TARGET_UNRELATED = 0.95, 0.05
 THRESHOLDS = (0.25, 0.30, 0.35, 0.40, 0.45, 0.50, 0.55)
 QUICK_THRESHOLDS = (0.35, 0.45)
-#: Entry similarities swept in a mode with vectors: around the model's own value.
-SIMILARITY_STEPS = (
-    -0.10,
-    -0.05,
-    -0.03,
-    -0.02,
-    -0.01,
-    -0.005,
-    -0.0025,
-    0.0,
-    0.0025,
-    0.005,
-    0.01,
-    0.02,
-    0.03,
-    0.05,
-)
+#: Recall's rule with vectors swept per model: floors of the entry's similarity, highest
+#: first (of two rules as good on the tuning halves, the stricter is chosen), and margins
+#: over the everyday requests. E5's similarities sit in a narrow band: finer steps.
+GRIDS: dict[str, tuple[list[float], list[float]]] = {
+    "all-MiniLM-L6-v2": (
+        [round(0.45 - i * 0.01, 3) for i in range(31)],
+        [-0.05, -0.02, 0.0, 0.02, 0.05],
+    ),
+    "multilingual-e5-small": (
+        [round(0.90 - i * 0.005, 4) for i in range(41)],
+        [-0.02, -0.01, -0.005, 0.0, 0.005, 0.01, 0.02],
+    ),
+}
 #: Prompts of each kind that also go through the whole process ``memcli agent hook prompt``.
 HOOK_SAMPLE = 6
 
@@ -211,6 +223,7 @@ def measure_mode(
     a sample through the hook process, compared with the blocks in process."""
     from functools import partial
 
+    import memcli.search.background as background
     from memcli.memory import Memory
     from memcli.search.context import _core
     from memcli.search.nearest import nearest_entries
@@ -238,16 +251,18 @@ def measure_mode(
                 if result.mode != mode:
                     raise SystemExit(f"searched in mode {result.mode}, not {mode}")
                 near: dict[int, tuple[float, set[str]]] = {}
+                usual = None
                 if mode != "keyword" and mem.embedder is not None:
                     vector = mem.embedder.embed_query(result.query)
                     embed = partial(mem.embedder.embed, quick=True)
                     for h, sim in nearest_entries(result.hits, vector, embed):
                         near[h.chunk_id] = (sim, facts_in(h.snippet, ids))
+                    usual = background.similarity(vector, embed, mem.embedder.fingerprint.key)
                 for h in result.hits:
                     core = _core(h)
                     entry_sim, entry = near.get(h.chunk_id, (None, set()))
                     quoted = facts_in(core[2] if core else h.snippet, ids)
-                    found.append((h.score, quoted, entry_sim, entry))
+                    found.append((h.score, quoted, entry_sim, entry, usual))
             cands[prompt] = found
             ctx = mem.recall(prompt)
             blocks[prompt] = ctx.block.text if ctx is not None else ""
@@ -277,12 +292,14 @@ def whole_memory(mem: Any, data: dict[str, Any], prompts: list[str], limit: int)
     """Without a search: every entry of the memory ranked by its own similarity to each prompt,
     the first ``limit`` as candidates (None in keyword mode): what a threshold on the model's
     own similarity does, whatever the search finds."""
+    import memcli.search.background as background
+    from memcli.notes.entryparse import plain_entry
     from memcli.search.nearest import cosine
     from memcli.service.agent import MIN_RECALL_CHARS, RECALL_QUERY_CHARS
 
     if mem.embedder is None:
         return None
-    entries = [(e["id"], entry_line(e)) for f in data["files"] for e in f["entries"]]
+    entries = [(e["id"], plain_entry(entry_line(e))) for f in data["files"] for e in f["entries"]]
     vectors = mem.embedder.embed([text for _, text in entries])
 
     out: dict[str, list[Cand]] = {}
@@ -296,7 +313,8 @@ def whole_memory(mem: Any, data: dict[str, Any], prompts: list[str], limit: int)
             ((cosine(query, v), fid) for (fid, _), v in zip(entries, vectors, strict=True)),
             reverse=True,
         )
-        out[prompt] = [(sim, {fid}, sim, {fid}) for sim, fid in sims[:limit]]
+        usual = background.similarity(query, mem.embedder.embed, mem.embedder.fingerprint.key)
+        out[prompt] = [(sim, {fid}, sim, {fid}, usual) for sim, fid in sims[:limit]]
     return out
 
 
@@ -349,25 +367,41 @@ def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
     rules = [fixed(t) for t in (QUICK_THRESHOLDS if quick else THRESHOLDS)]
     if not quick:
         rules += [relative(t, 0.8) for t in (0.35, 0.45)]
-    if m["similarity"] is not None:
-        rules += [nearest(round(m["similarity"] + d, 4)) for d in SIMILARITY_STEPS]
+    shown = list(rules)
     rt, ut, checks = split(projects)
+    if m["similarity"] is not None:
+        floors, margins = GRIDS[m["model"]]
+        alone = [nearest(t) for t in floors]
+        rules += alone
+        shown += [r for i, r in enumerate(alone) if i % 3 == 0]
+        best_alone = best_rule(alone, rt, ut, checks)
+        if best_alone is not None and best_alone[1] not in [r.__name__ for r in shown]:
+            shown.append(next(r for r in alone if r.__name__ == best_alone[1]))
+        for margin in margins:  # each margin's best floor on the tuning halves
+            swept = [nearer(t, margin) for t in floors]
+            rules += swept
+            best = best_rule(swept, rt, ut, checks)
+            if best is not None:
+                shown.append(next(r for r in swept if r.__name__ == best[1]))
 
     def row(name: str, rule: Any, key: str = "cands") -> str:
         r, u, cs = (rt, ut, checks) if key == "cands" else split(projects, key)
         line = f"| {m['mode']} | {name} |" + cells(evaluate(rule, r, u))
         return line + "".join(cells(evaluate(rule, cr, cu)) for _, cr, cu in cs)
 
-    rows = [row(rule.__name__, rule) for rule in rules]
+    rows = [row(rule.__name__, rule) for rule in shown]
     chosen: dict[str, Any] = {"best": best_rule(rules, rt, ut, checks)}
     if m.get("whole") is not None:
-        sweep = [nearest(round(m["similarity"] + d * 0.005, 3)) for d in range(-30, 21)]
+        sweep = [nearest(t) for t in GRIDS[m["model"]][0]]
         chosen["whole"] = best_rule(sweep, *split(projects, "whole"))
     name = f"score >= {m['default']:.2f}, results with their neighbours (search's block)"
     rows.append(row(name, as_given, "with_neighbours"))
     name = f"**recall** (score >= {m['default']:.2f}, matching entries only)"
     if m["similarity"] is not None:
-        name = f"**recall** (entry similarity >= {m['similarity']:.4g})"
+        name = (
+            f"**recall** (entry similarity >= {m['similarity']:.4g}"
+            f" and >= everyday requests' {m['margin']:+.4g})"
+        )
     rows.append(row(name, as_given, "given"))
     return "\n".join(rows), chosen
 
@@ -422,6 +456,8 @@ def project_run(
         t0 = time.perf_counter()
         m = measure_mode(root, env, data, ids, "keyword" if model is None else "hybrid")
         m["mode"] = label
+        m["model"] = model.short if model is not None else None
+        m["margin"] = model.recall_margin if model is not None else None
         log(f"{name}, {label}: {time.perf_counter() - t0:.1f} s")
         out.append((name, data, ids, m))
     return out
@@ -500,8 +536,7 @@ def run(args: argparse.Namespace) -> str:
                 f"  Similarity alone, every entry of the memory ranked by it (no search), the"
                 f" best threshold with unrelated <= {TARGET_UNRELATED:.0%} on the tuning half:"
                 f" {whole[1]}, relevant {whole[0]:.0%} (tuning); checking:"
-                f" {checking(whole[2], names)}; of thresholds swept from 0.15 below to 0.10"
-                " above the model's value in steps of 0.005."
+                f" {checking(whole[2], names)}; of the floors swept for the model."
             )
     return "\n".join([*out, "", *notes]) + "\n"
 

@@ -175,6 +175,36 @@ def test_with_the_local_model_an_unrelated_prompt_gets_nothing(hybrid: Path, pro
 
 @pytest.mark.slow
 @needs_model
+@pytest.mark.parametrize(
+    ("prompt", "fact"),
+    [  # each entry's similarity under the threshold of similarity alone (0.375)
+        ("what do I need to do to run the API on my computer", "local-setup"),
+        ("Which memory store backs the rate limiter?", "valkey"),
+    ],
+)
+def test_with_the_local_model_a_prompt_nearer_its_entry_than_everyday_requests_recalls_it(
+    hybrid: Path, prompt: str, fact: str
+) -> None:
+    assert FACTS[fact] in recall(hybrid, prompt)
+
+
+@pytest.mark.slow
+@needs_model
+@pytest.mark.parametrize(
+    "prompt",
+    [  # each nearer an entry than the threshold of similarity alone asks (0.375)
+        "show me the git log since Monday",  # the fact on how long logs are kept
+        "print the git log for this week",
+    ],
+)
+def test_with_the_local_model_a_prompt_nearer_everyday_requests_gets_nothing(
+    hybrid: Path, prompt: str
+) -> None:
+    assert recall(hybrid, prompt) == ""
+
+
+@pytest.mark.slow
+@needs_model
 def test_with_the_local_model_a_recalled_entry_shows_no_secret(hybrid: Path) -> None:
     """The entry recall quotes is redacted as a search's snippet is, even in a file written
     by hand (memcli add redacts on the way in)."""

@@ -24,7 +24,15 @@ def init_result(out: Output, payload: dict[str, Any]) -> None:
 def local_models(out: Output, rows: list[dict[str, Any]]) -> None:
     """The local models ``init --local --local-model NAME`` can set, with what each costs."""
     out.table(
-        ["model", "languages", "size", "load", "per text indexed", "per query", "recall at"],
+        [
+            "model",
+            "languages",
+            "size",
+            "load",
+            "per text indexed",
+            "per query",
+            "recall floor, margin",
+        ],
         [
             [
                 r["short"] + (" (default)" if r["default"] else ""),
@@ -33,11 +41,11 @@ def local_models(out: Output, rows: list[dict[str, Any]]) -> None:
                 f"{r['load_s']} s",
                 f"{r['passage_ms']:g} ms",
                 f"{r['query_ms']:g} ms",
-                f"{r['recall_similarity']:g}",
+                f"{r['recall_similarity']:g}, {r['recall_margin']:+g}",
             ]
             for r in rows
         ],
-        right=["size", "load", "per text indexed", "per query", "recall at"],
+        right=["size", "load", "per text indexed", "per query", "recall floor, margin"],
     )
     out.info("memcli init --local --local-model NAME --model-path FOLDER sets one up")
 

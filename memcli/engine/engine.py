@@ -214,8 +214,10 @@ class Engine:
             mem = self._memory()
             mem.store.counts()
             embedder = mem.embedder
-            if embedder is not None:
-                embedder.embed(["warm up"], quick=True)
+            if embedder is not None:  # and the everyday requests recall compares prompts with
+                import memcli.search.background as background
+
+                embedder.embed(list(background.requests()), quick=True)
 
         for step in (load, self.warm_memory.start_learner):
             try:

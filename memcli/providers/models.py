@@ -35,13 +35,19 @@ class LocalModel(NamedTuple):
     normalize: bool = True
     query_prefix: str = ""
     passage_prefix: str = ""
-    #: agent.recall_min_similarity for it (benchmarks/recall_bench.py: the best on the tuning
-    #: halves of both projects with at most 5% of their unrelated prompts recalled)
-    recall_similarity: float = 0.375
+    #: Recall's rule for it, chosen with benchmarks/recall_bench.py (the most relevant prompts
+    #: recalled on the tuning halves of both projects with at most 5% of their unrelated ones):
+    #: an entry's similarity to the prompt reaches agent.recall_min_similarity (0: this) and
+    #: the prompt's mean similarity to its 3 nearest everyday requests plus ``recall_margin``
+    #: (memcli.search.background).
+    recall_similarity: float = 0.23
+    recall_margin: float = 0.02
 
 
-#: agent.recall_min_similarity for an embedding model not listed here.
+#: agent.recall_min_similarity for an embedding model not listed here, and its margin over
+#: the everyday requests.
 RECALL_SIMILARITY = 0.35
+RECALL_MARGIN = 0.0
 
 #: The models memcli knows, the default first (figures: benchmarks/RESULTS.md, "Local models").
 MODELS: tuple[LocalModel, ...] = (
@@ -71,7 +77,8 @@ MODELS: tuple[LocalModel, ...] = (
         # Japanese and Korean, top-3 0.79 -> 0.90 ("passage: " before; RESULTS.md)
         query_prefix="query: ",
         passage_prefix="query: ",
-        recall_similarity=0.8575,  # E5's similarities all sit high: unrelated texts reach 0.8
+        recall_similarity=0.81,  # E5's similarities all sit high: unrelated texts reach 0.8
+        recall_margin=-0.01,
     ),
 )
 
@@ -160,5 +167,6 @@ def describe(model: LocalModel) -> dict[str, Any]:
         "passage_ms": model.passage_ms,
         "query_ms": model.query_ms,
         "recall_similarity": model.recall_similarity,
+        "recall_margin": model.recall_margin,
         "default": model is DEFAULT,
     }

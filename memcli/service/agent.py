@@ -165,23 +165,31 @@ def forget_given(core: MemoryCore, session: str) -> None:
 def _recalled(core: MemoryCore, result: Any) -> list[Any]:
     """The hits recall keeps. In a search with vectors: each hit narrowed to the entry of
     its chunk nearest the prompt, kept when that entry's own similarity reaches
-    :func:`recall_min_similarity` (a fused score says less: it ranks, it does not tell
-    a prompt about memory from one that is not). Otherwise: hits scoring at least
+    :func:`recall_min_similarity` and the prompt is nearer to it than to the everyday
+    requests nearest it, by :func:`recall_margin` (:mod:`memcli.search.background`): a
+    fused score says less, it ranks, it does not tell a prompt about memory from one that
+    is not. Otherwise: hits scoring at least
     ``agent.recall_min_score``, with their matching passage."""
     embedder = core.embedder
     if result.mode != "keyword" and embedder is not None and result.hits:
         from functools import partial
 
+        import memcli.search.background as background  # recall with vectors only
         from memcli.errors import ProviderError
-        from memcli.search.nearest import nearest_entries  # recall with vectors only
+        from memcli.search.nearest import nearest_entries
 
+        embed = partial(embedder.embed, quick=True)
+        threshold = recall_min_similarity(core)
         try:
             vector = embedder.embed_query(result.query)
-            found = nearest_entries(result.hits, vector, partial(embedder.embed, quick=True))
+            found = nearest_entries(result.hits, vector, embed)
+            if any(sim >= threshold for _, sim in found):
+                key = embedder.fingerprint.key
+                usual = background.similarity(vector, embed, key) + recall_margin(core)
+                threshold = max(threshold, usual)
         except ProviderError:  # the model failed since the search: scores alone
             found = None
         if found is not None:
-            threshold = recall_min_similarity(core)
             return [hit for hit, sim in found if sim >= threshold]
     min_score = float(core.settings.get("agent.recall_min_score"))
     return [hit for hit in result.hits if hit.score >= min_score]
@@ -198,6 +206,16 @@ def recall_min_similarity(core: MemoryCore) -> float:
 
     known = find(str(core.settings.get("embedding.model") or ""))
     return known.recall_similarity if known is not None else RECALL_SIMILARITY
+
+
+def recall_margin(core: MemoryCore) -> float:
+    """How much nearer the prompt an entry must be than the everyday requests nearest it
+    (:mod:`memcli.search.background`): the value measured for the embedding model, or
+    :data:`~memcli.providers.models.RECALL_MARGIN` for a model not measured."""
+    from memcli.providers.models import RECALL_MARGIN, find
+
+    known = find(str(core.settings.get("embedding.model") or ""))
+    return known.recall_margin if known is not None else RECALL_MARGIN
 
 
 def _briefing_title(kinds: tuple[str, ...]) -> str:
