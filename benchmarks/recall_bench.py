@@ -102,14 +102,20 @@ def facts_in(text: str, ids: dict[str, str]) -> set[str]:
 # -- rules -----------------------------------------------------------------------------------
 # A rule sees the candidates of a prompt, best first, and says which facts to recall. A
 # candidate: (score, fact ids of its matching passage, similarity of the entry of its chunk
-# nearest the prompt or None in keyword mode, fact ids of that entry, the prompt's similarity
-# to the nearest everyday request of memcli.search.background or None in keyword mode).
-Cand = tuple[float, set[str], float | None, set[str], float | None]
+# nearest the prompt or None in keyword mode, fact ids of that entry, the prompt's mean
+# similarity to its nearest everyday requests (memcli.search.background) or None in keyword
+# mode, and where it comes from: "search" (a result of recall's search) or "keyword" (with
+# vectors: an entry of the best keyword result's matching lines, its score that result's).
+Cand = tuple[float, set[str], float | None, set[str], float | None, str]
+
+
+def searched(cands: list[Cand]) -> list[Cand]:
+    return [c for c in cands if c[5] == "search"]
 
 
 def fixed(t: float) -> Any:
     def rule(cands: list[Cand]) -> list[set[str]]:
-        return [c[1] for c in cands if c[0] >= t]
+        return [c[1] for c in searched(cands) if c[0] >= t]
 
     rule.__name__ = f"score >= {t:.2f}"
     return rule
@@ -117,6 +123,7 @@ def fixed(t: float) -> Any:
 
 def relative(t: float, r: float) -> Any:
     def rule(cands: list[Cand]) -> list[set[str]]:
+        cands = searched(cands)
         if not cands or cands[0][0] < t:
             return []
         return [c[1] for c in cands if c[0] >= r * cands[0][0]]
@@ -130,7 +137,7 @@ def nearest(t: float) -> Any:
     when its similarity reaches ``t``."""
 
     def rule(cands: list[Cand]) -> list[set[str]]:
-        return [c[3] for c in cands if c[2] is not None and c[2] >= t]
+        return [c[3] for c in searched(cands) if c[2] is not None and c[2] >= t]
 
     rule.__name__ = f"entry similarity >= {t:.4g}"
     return rule
@@ -143,11 +150,35 @@ def nearer(t: float, margin: float) -> Any:
     def rule(cands: list[Cand]) -> list[set[str]]:
         return [
             c[3]
-            for c in cands
+            for c in searched(cands)
             if c[2] is not None and c[4] is not None and c[2] >= max(t, c[4] + margin)
         ]
 
     rule.__name__ = f"entry similarity >= {t:.4g} and >= everyday requests' {margin:+.4g}"
+    return rule
+
+
+def agreeing(t: float, margin: float, score: float, agreed: float) -> Any:
+    """Recall's rule (memcli.providers.models.RecallRule): :func:`nearer`, and the entries of
+    the best keyword result (when it scores at least ``score``) with the margin ``agreed``."""
+    vectors = nearer(t, margin)
+
+    def rule(cands: list[Cand]) -> list[set[str]]:
+        first: list[set[str]] = vectors(cands)
+        return first + [
+            c[3]
+            for c in cands
+            if c[5] == "keyword"
+            and c[0] >= score
+            and c[2] is not None
+            and c[4] is not None
+            and c[2] >= max(t, c[4] + agreed)
+        ]
+
+    rule.__name__ = (
+        f"{vectors.__name__}; the best keyword result's entries (score >= {score:.2f})"
+        f" >= everyday requests' {agreed:+.4g}"
+    )
     return rule
 
 
@@ -182,13 +213,17 @@ QUICK_THRESHOLDS = (0.35, 0.45)
 GRIDS: dict[str, tuple[list[float], list[float]]] = {
     "all-MiniLM-L6-v2": (
         [round(0.45 - i * 0.01, 3) for i in range(31)],
-        [-0.05, -0.02, 0.0, 0.02, 0.05],
+        [0.05, 0.02, 0.0, -0.02, -0.05],
     ),
     "multilingual-e5-small": (
         [round(0.90 - i * 0.005, 4) for i in range(41)],
-        [-0.02, -0.01, -0.005, 0.0, 0.005, 0.01, 0.02],
+        [0.02, 0.01, 0.005, 0.0, -0.005, -0.01, -0.02],
     ),
 }
+#: For the entries of the best keyword result: its scores from which they count, and their
+#: margins over the everyday requests (strictest first).
+AGREED_SCORES = (0.45, 0.40, 0.35, 0.30, 0.25)
+AGREED_MARGINS = (0.0, -0.01, -0.02, -0.03, -0.04, -0.05)
 #: Prompts of each kind that also go through the whole process ``memcli agent hook prompt``.
 HOOK_SAMPLE = 6
 
@@ -226,7 +261,7 @@ def measure_mode(
     import memcli.search.background as background
     from memcli.memory import Memory
     from memcli.search.context import _core
-    from memcli.search.nearest import nearest_entries
+    from memcli.search.nearest import matched_entries, nearest_entries
     from memcli.search.options import SearchRequest
     from memcli.service.agent import MIN_RECALL_CHARS, RECALL_QUERY_CHARS
 
@@ -239,6 +274,7 @@ def measure_mode(
     with Memory.open(root) as mem:
         limit = int(mem.settings.get("agent.recall_limit"))
         opts = mem.search_options(SearchRequest(limit=limit, min_score=0.0))
+        keyword = mem.search_options(SearchRequest(limit=1, min_score=0.0, strategy="keyword"))
         default = float(mem.settings.get("agent.recall_min_score"))
         similarity = mem.recall_min_similarity()
         shipped = mem.search_options(SearchRequest(limit=limit, min_score=default))
@@ -251,7 +287,7 @@ def measure_mode(
                 if result.mode != mode:
                     raise SystemExit(f"searched in mode {result.mode}, not {mode}")
                 near: dict[int, tuple[float, set[str]]] = {}
-                usual = None
+                usual = vector = None
                 if mode != "keyword" and mem.embedder is not None:
                     vector = mem.embedder.embed_query(result.query)
                     embed = partial(mem.embedder.embed, quick=True)
@@ -262,7 +298,14 @@ def measure_mode(
                     core = _core(h)
                     entry_sim, entry = near.get(h.chunk_id, (None, set()))
                     quoted = facts_in(core[2] if core else h.snippet, ids)
-                    found.append((h.score, quoted, entry_sim, entry, usual))
+                    found.append((h.score, quoted, entry_sim, entry, usual, "search"))
+                if vector is not None and mem.embedder is not None:  # the best keyword
+                    best = mem.search(result.query, keyword).hits[:1]  # result's entries
+                    for h in best:
+                        embed = partial(mem.embedder.embed, quick=True)
+                        for e, sim in matched_entries(h, vector, embed):
+                            one = facts_in(e.snippet, ids)
+                            found.append((h.score, one, sim, one, usual, "keyword"))
             cands[prompt] = found
             ctx = mem.recall(prompt)
             blocks[prompt] = ctx.block.text if ctx is not None else ""
@@ -314,7 +357,7 @@ def whole_memory(mem: Any, data: dict[str, Any], prompts: list[str], limit: int)
             reverse=True,
         )
         usual = background.similarity(query, mem.embedder.embed, mem.embedder.fingerprint.key)
-        out[prompt] = [(sim, {fid}, sim, {fid}, usual) for sim, fid in sims[:limit]]
+        out[prompt] = [(sim, {fid}, sim, {fid}, usual, "search") for sim, fid in sims[:limit]]
     return out
 
 
@@ -383,6 +426,17 @@ def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
             best = best_rule(swept, rt, ut, checks)
             if best is not None:
                 shown.append(next(r for r in swept if r.__name__ == best[1]))
+        for agreed in AGREED_MARGINS:  # each margin of agreed entries: its best rule
+            swept = [
+                agreeing(t, margin, score, agreed)
+                for margin in margins
+                for score in AGREED_SCORES
+                for t in floors
+            ]
+            rules += swept
+            best = best_rule(swept, rt, ut, checks)
+            if best is not None:
+                shown.append(next(r for r in swept if r.__name__ == best[1]))
 
     def row(name: str, rule: Any, key: str = "cands") -> str:
         r, u, cs = (rt, ut, checks) if key == "cands" else split(projects, key)
@@ -398,10 +452,8 @@ def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
     rows.append(row(name, as_given, "with_neighbours"))
     name = f"**recall** (score >= {m['default']:.2f}, matching entries only)"
     if m["similarity"] is not None:
-        name = (
-            f"**recall** (entry similarity >= {m['similarity']:.4g}"
-            f" and >= everyday requests' {m['margin']:+.4g})"
-        )
+        rule = m["rule"]
+        name = "**recall** (" + agreeing(*rule).__name__ + ")"
     rows.append(row(name, as_given, "given"))
     return "\n".join(rows), chosen
 
@@ -457,7 +509,7 @@ def project_run(
         m = measure_mode(root, env, data, ids, "keyword" if model is None else "hybrid")
         m["mode"] = label
         m["model"] = model.short if model is not None else None
-        m["margin"] = model.recall_margin if model is not None else None
+        m["rule"] = model.recall if model is not None else None
         log(f"{name}, {label}: {time.perf_counter() - t0:.1f} s")
         out.append((name, data, ids, m))
     return out

@@ -190,6 +190,16 @@ def test_with_the_local_model_a_prompt_nearer_its_entry_than_everyday_requests_r
 
 @pytest.mark.slow
 @needs_model
+def test_with_the_local_model_words_and_vectors_agreeing_recall_an_entry(hybrid: Path) -> None:
+    """The Valkey decision is not the entry nearest the prompt of any chunk the search finds
+    (the cache-key convention is), but the best keyword result quotes it, and it is near
+    enough the prompt: both come."""
+    text = recall(hybrid, "which cache do we run, and on what port?")
+    assert FACTS["valkey"] in text and FACTS["cache-keys"] in text, text
+
+
+@pytest.mark.slow
+@needs_model
 @pytest.mark.parametrize(
     "prompt",
     [  # each nearer an entry than the threshold of similarity alone asks (0.375)

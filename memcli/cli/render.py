@@ -41,7 +41,7 @@ def local_models(out: Output, rows: list[dict[str, Any]]) -> None:
                 f"{r['load_s']} s",
                 f"{r['passage_ms']:g} ms",
                 f"{r['query_ms']:g} ms",
-                f"{r['recall_similarity']:g}, {r['recall_margin']:+g}",
+                f"{r['recall_rule']['floor']:g}, {r['recall_rule']['margin']:+g}",
             ]
             for r in rows
         ],

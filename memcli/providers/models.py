@@ -19,6 +19,23 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 
+class RecallRule(NamedTuple):
+    """When recall gives an entry, for one embedding model: chosen with
+    ``benchmarks/recall_bench.py``, the most relevant prompts recalled on the tuning halves of
+    both its projects with at most 5% of their unrelated prompts given anything."""
+
+    #: The entry's similarity to the prompt reaches it (``agent.recall_min_similarity``, when
+    #: set, instead)...
+    floor: float
+    #: ...and the prompt's mean similarity to its nearest everyday requests
+    #: (:mod:`memcli.search.background`) plus this.
+    margin: float
+    #: The best keyword result, when it scores at least this, gives its matching entries...
+    agreed_score: float
+    #: ...with this margin instead: words and vectors agree on them.
+    agreed_margin: float
+
+
 class LocalModel(NamedTuple):
     """One model memcli can run locally, with what it was measured to cost (2 shared cores)."""
 
@@ -35,19 +52,12 @@ class LocalModel(NamedTuple):
     normalize: bool = True
     query_prefix: str = ""
     passage_prefix: str = ""
-    #: Recall's rule for it, chosen with benchmarks/recall_bench.py (the most relevant prompts
-    #: recalled on the tuning halves of both projects with at most 5% of their unrelated ones):
-    #: an entry's similarity to the prompt reaches agent.recall_min_similarity (0: this) and
-    #: the prompt's mean similarity to its 3 nearest everyday requests plus ``recall_margin``
-    #: (memcli.search.background).
-    recall_similarity: float = 0.23
-    recall_margin: float = 0.02
+    #: When recall gives an entry with this model's vectors (benchmarks/recall_bench.py).
+    recall: RecallRule = RecallRule(0.23, 0.02, 0.40, -0.02)
 
 
-#: agent.recall_min_similarity for an embedding model not listed here, and its margin over
-#: the everyday requests.
-RECALL_SIMILARITY = 0.35
-RECALL_MARGIN = 0.0
+#: Recall's rule for an embedding model not listed here.
+RECALL_RULE = RecallRule(0.35, 0.0, 0.40, -0.02)
 
 #: The models memcli knows, the default first (figures: benchmarks/RESULTS.md, "Local models").
 MODELS: tuple[LocalModel, ...] = (
@@ -77,8 +87,8 @@ MODELS: tuple[LocalModel, ...] = (
         # Japanese and Korean, top-3 0.79 -> 0.90 ("passage: " before; RESULTS.md)
         query_prefix="query: ",
         passage_prefix="query: ",
-        recall_similarity=0.81,  # E5's similarities all sit high: unrelated texts reach 0.8
-        recall_margin=-0.01,
+        # E5's similarities all sit high: unrelated texts reach 0.8
+        recall=RecallRule(0.815, -0.01, 0.35, -0.03),
     ),
 )
 
@@ -166,7 +176,7 @@ def describe(model: LocalModel) -> dict[str, Any]:
         "load_s": model.load_s,
         "passage_ms": model.passage_ms,
         "query_ms": model.query_ms,
-        "recall_similarity": model.recall_similarity,
-        "recall_margin": model.recall_margin,
+        "recall_similarity": model.recall.floor,
+        "recall_rule": model.recall._asdict(),
         "default": model is DEFAULT,
     }

@@ -36,19 +36,8 @@ def nearest_entries(
     """Each hit narrowed to the entry of its chunk nearest ``query_vector``, with that
     entry's cosine similarity; in the hits' order. A hit whose chunk holds no entry is left
     out."""
-    entries: list[tuple[Hit, Passage, str]] = []
-    for hit in hits:
-        lines = hit.text.split("\n")
-        for p in split_passages(hit.path, lines, first_line=hit.chunk_start):
-            text = "\n".join(lines[p.start - hit.chunk_start : p.end - hit.chunk_start + 1])
-            if text.strip():
-                entries.append((hit, p, text))
-    if not entries:
-        return []
-    vectors = embed([plain_entry(text) for _, _, text in entries])
     best: dict[int, tuple[float, Passage, str]] = {}
-    for (hit, p, text), vector in zip(entries, vectors, strict=True):
-        sim = cosine(query_vector, vector)
+    for hit, p, text, sim in _entries(hits, query_vector, embed, matched=False):
         if id(hit) not in best or sim > best[id(hit)][0]:
             best[id(hit)] = (sim, p, text)
     out = []
@@ -57,6 +46,38 @@ def nearest_entries(
             sim, p, text = best[id(hit)]
             out.append((narrowed(hit, p, text, sim), sim))
     return out
+
+
+def matched_entries(
+    hit: Hit, query_vector: Sequence[float], embed: Embed
+) -> list[tuple[Hit, float]]:
+    """Each entry of ``hit``'s matching lines (its snippet's) as a hit of its own, with its
+    cosine similarity to ``query_vector``."""
+    found = _entries([hit], query_vector, embed, matched=True)
+    return [(narrowed(hit, p, text, sim), sim) for hit, p, text, sim in found]
+
+
+def _entries(
+    hits: list[Hit], query_vector: Sequence[float], embed: Embed, *, matched: bool
+) -> list[tuple[Hit, Passage, str, float]]:
+    """The entries of the hits' chunks (``matched``: of their matching lines only), each
+    with its hit, its passage, its text and its similarity; each embedded alone."""
+    entries: list[tuple[Hit, Passage, str]] = []
+    for hit in hits:
+        lines = hit.text.split("\n")
+        for p in split_passages(hit.path, lines, first_line=hit.chunk_start):
+            if matched and (p.end < hit.start_line or p.start > hit.end_line):
+                continue
+            text = "\n".join(lines[p.start - hit.chunk_start : p.end - hit.chunk_start + 1])
+            if text.strip():
+                entries.append((hit, p, text))
+    if not entries:
+        return []
+    vectors = embed([plain_entry(text) for _, _, text in entries])
+    return [
+        (hit, p, text, cosine(query_vector, vector))
+        for (hit, p, text), vector in zip(entries, vectors, strict=True)
+    ]
 
 
 def entry_similarities(

@@ -21,6 +21,7 @@ from memcli.service.core import MemoryCore
 if TYPE_CHECKING:
     from memcli.agents.claude_plugin import PluginInstall
     from memcli.agentsetup.change import Change
+    from memcli.providers.models import RecallRule
     from memcli.search.context import ContextBlock, Quote
     from memcli.service.search_answers import Context
 
@@ -32,6 +33,7 @@ __all__ = [
     "forget_given",
     "recall",
     "recall_min_similarity",
+    "recall_rule",
     "session_flushing",
 ]
 
@@ -166,56 +168,69 @@ def _recalled(core: MemoryCore, result: Any) -> list[Any]:
     """The hits recall keeps. In a search with vectors: each hit narrowed to the entry of
     its chunk nearest the prompt, kept when that entry's own similarity reaches
     :func:`recall_min_similarity` and the prompt is nearer to it than to the everyday
-    requests nearest it, by :func:`recall_margin` (:mod:`memcli.search.background`): a
-    fused score says less, it ranks, it does not tell a prompt about memory from one that
-    is not. Otherwise: hits scoring at least
-    ``agent.recall_min_score``, with their matching passage."""
+    requests nearest it, by the model's margin (:mod:`memcli.search.background`): a fused
+    score says less, it ranks, it does not tell a prompt about memory from one that is not.
+    An entry the best keyword result quotes (when it scores well enough) needs a smaller
+    margin: words and vectors agree on it (:func:`recall_rule`). Otherwise: hits scoring at
+    least ``agent.recall_min_score``, with their matching passage."""
     embedder = core.embedder
     if result.mode != "keyword" and embedder is not None and result.hits:
         from functools import partial
 
         import memcli.search.background as background  # recall with vectors only
         from memcli.errors import ProviderError
-        from memcli.search.nearest import nearest_entries
+        from memcli.search.nearest import matched_entries, nearest_entries
 
         embed = partial(embedder.embed, quick=True)
-        threshold = recall_min_similarity(core)
+        rule = recall_rule(core)
         try:
             vector = embedder.embed_query(result.query)
             found = nearest_entries(result.hits, vector, embed)
-            if any(sim >= threshold for _, sim in found):
-                key = embedder.fingerprint.key
-                usual = background.similarity(vector, embed, key) + recall_margin(core)
-                threshold = max(threshold, usual)
+            best = _best_keyword_hit(core, result.query, rule.agreed_score)
+            agreed = matched_entries(best, vector, embed) if best is not None else []
+            if not any(sim >= rule.floor for _, sim in found + agreed):
+                return []
+            usual = background.similarity(vector, embed, embedder.fingerprint.key)
         except ProviderError:  # the model failed since the search: scores alone
-            found = None
-        if found is not None:
-            return [hit for hit, sim in found if sim >= threshold]
+            pass
+        else:
+            kept = [hit for hit, sim in found if sim >= max(rule.floor, usual + rule.margin)]
+            seen = {(hit.path, hit.start_line) for hit in kept}
+            for hit, sim in agreed:
+                place = (hit.path, hit.start_line)
+                if sim >= max(rule.floor, usual + rule.agreed_margin) and place not in seen:
+                    kept.append(hit)
+                    seen.add(place)
+            return kept
     min_score = float(core.settings.get("agent.recall_min_score"))
     return [hit for hit in result.hits if hit.score >= min_score]
 
 
+def _best_keyword_hit(core: MemoryCore, query: str, score: float) -> Any:
+    """The best result of a keyword search for ``query``, when it scores at least ``score``;
+    else None."""
+    request = SearchRequest(limit=1, min_score=score, strategy="keyword")
+    hits = searching.search(core, query, searching.search_options(core, request)).hits
+    return hits[0] if hits else None
+
+
 def recall_min_similarity(core: MemoryCore) -> float:
-    """``agent.recall_min_similarity``, or (0, the default) the value measured for the
-    embedding model (:data:`memcli.providers.models.MODELS`), or
-    :data:`~memcli.providers.models.RECALL_SIMILARITY` for a model not measured."""
+    """The similarity an entry needs at least to be recalled: ``agent.recall_min_similarity``,
+    or (0, the default) the floor of :func:`recall_rule`."""
+    return recall_rule(core).floor
+
+
+def recall_rule(core: MemoryCore) -> RecallRule:
+    """When recall gives an entry: the rule measured for the embedding model
+    (:data:`memcli.providers.models.MODELS`), or
+    :data:`~memcli.providers.models.RECALL_RULE` for a model not measured; its floor
+    ``agent.recall_min_similarity`` when that is set."""
+    from memcli.providers.models import RECALL_RULE, find
+
+    known = find(str(core.settings.get("embedding.model") or ""))
+    rule = known.recall if known is not None else RECALL_RULE
     value = float(core.settings.get("agent.recall_min_similarity"))
-    if value > 0:
-        return value
-    from memcli.providers.models import RECALL_SIMILARITY, find
-
-    known = find(str(core.settings.get("embedding.model") or ""))
-    return known.recall_similarity if known is not None else RECALL_SIMILARITY
-
-
-def recall_margin(core: MemoryCore) -> float:
-    """How much nearer the prompt an entry must be than the everyday requests nearest it
-    (:mod:`memcli.search.background`): the value measured for the embedding model, or
-    :data:`~memcli.providers.models.RECALL_MARGIN` for a model not measured."""
-    from memcli.providers.models import RECALL_MARGIN, find
-
-    known = find(str(core.settings.get("embedding.model") or ""))
-    return known.recall_margin if known is not None else RECALL_MARGIN
+    return rule._replace(floor=value) if value > 0 else rule
 
 
 def _briefing_title(kinds: tuple[str, ...]) -> str:
