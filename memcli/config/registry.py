@@ -555,9 +555,10 @@ SETTINGS: tuple[Setting, ...] = (
     _s(
         "agent.recall_min_similarity",
         0.0,
-        "With an embedding model: a prompt gets the entries whose own similarity to it"
-        " reaches this (0: the value measured for the model, see `memcli init --local-model"
-        " list`; 0.35 for a model not measured).",
+        "With an embedding model: the least similarity to a prompt an entry needs to be"
+        " recalled, besides being nearer the prompt than everyday requests are (0: the floor"
+        " measured for the model, see `memcli init --local-model list`; 0.35 for a model not"
+        " measured).",
         low=0,
         high=1,
     ),
