@@ -398,6 +398,24 @@ def test_undated_fact_is_as_old_as_its_files_last_commit(repo: Path, cli: Cli) -
     assert search(cli, "refund retries twice")[0]["stale"] is None  # never committed
 
 
+def test_a_write_of_an_evergreen_file_keeps_its_facts_stale_marks(repo: Path, cli: Cli) -> None:
+    """A line added to MEMORY.md by hand is synced at the next search: the facts already
+    there keep their dates, so their stale marks stay until the next refresh."""
+    memory = repo / "memory" / "MEMORY.md"
+    memory.write_text("- Exports in `jobs/export.py` stream rows.\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "memory", when="2026-11-05T10:00:00")
+    (repo / "jobs" / "export.py").write_text("changed = True\n")
+    git(repo, "commit", "-qam", "code", when="2026-11-20T09:00:00")
+    assert cli("index").exit_code == 0
+    assert search(cli, "exports stream rows")[0]["stale"] is not None
+    memory.write_text(memory.read_text() + "- `jobs/export.py` also writes a footer.\n")
+    stale = search(cli, "exports stream rows")[0]["stale"]  # the search syncs MEMORY.md
+    assert stale is not None and (stale["path"], stale["date"]) == ("jobs/export.py", "2026-11-20")
+    review = cli("review", "--json").json()["facts"]  # the new line is newer than the change
+    assert [f["line"] for f in review if f["path"] == "memory/MEMORY.md"] == [1]
+
+
 def test_an_index_before_links_read_as_it_is_has_none(repo: Path, cli: Cli) -> None:
     """An index of schema 7 that cannot be written (so not migrated) is read without the
     links tables: no linked or stale facts, no error."""

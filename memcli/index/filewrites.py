@@ -70,6 +70,7 @@ def write_files(
     now = time.time()
     file_ids: list[int] = []
     updated = [w for w in writes if w.file_id is not None]
+    dated = _known_dates(conn, updated)
     for w in updated:
         assert w.file_id is not None
         delete_rows(w.file_id)
@@ -107,11 +108,38 @@ def write_files(
     conn.executemany(
         "INSERT INTO links (line, since, name, file_id) VALUES (?, ?, ?, ?)",
         chain.from_iterable(
-            map(_join, w.links or (), repeat((file_id,)))
+            map(_join, _dated(w, dated) if dated else w.links or (), repeat((file_id,)))
             for file_id, w in zip(file_ids, writes, strict=True)
         ),
     )
     return file_ids
+
+
+def _known_dates(conn: Any, updated: Sequence[FileWrite]) -> dict[tuple[Any, ...], str]:
+    """The dates the refresh of the links gave facts of ``updated`` files that have none of
+    their own (an evergreen file's: :func:`memcli.git.changes.date_undated`), by (file id,
+    fact hash, name): a fact the new text keeps keeps its date, and its stale mark, until
+    the next refresh, instead of losing them to a write of its file."""
+    ids = [w.file_id for w in updated if w.file_id is not None and w.evergreen]
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT l.file_id, f.hash, l.name, l.since FROM links l JOIN facts f"
+        " ON f.file_id = l.file_id AND f.line = l.line"
+        f" WHERE l.file_id IN ({marks}) AND l.since IS NOT NULL",
+        ids,
+    )
+    return {(file_id, fact, name): since for file_id, fact, name, since in rows}
+
+
+def _dated(w: FileWrite, dated: dict[tuple[Any, ...], str]) -> list[tuple[int, str | None, str]]:
+    """``w``'s links, those without a date given the one their fact had (:func:`_known_dates`)."""
+    facts = {line: fact for fact, line in w.facts}
+    return [
+        (line, since or dated.get((w.file_id, facts.get(line), name)), name)
+        for line, since, name in w.links or ()
+    ]
 
 
 def _insert_chunks(conn: Any, file_ids: list[int], writes: Sequence[FileWrite]) -> None:
