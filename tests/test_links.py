@@ -273,6 +273,16 @@ def test_added_fact_links_at_once(repo: Path, cli: Cli) -> None:
     assert rows == [("jobs", "jobs", None)]  # the folder; its changes: the next index
 
 
+def test_fact_written_by_hand_links_at_the_next_search(repo: Path, cli: Cli) -> None:
+    """A fact written into a memory file by hand, not with ``add``: the sync before the file
+    hook's answer resolves the names it brings, before any whole ``index``."""
+    assert cli("index").exit_code == 0
+    day = repo / "memory" / "2026-11-10.md"
+    day.write_text(day.read_text() + "- 15:00 Refund mails go out from `payments/refund.py`.\n")
+    out = hook(repo, touch(repo, "payments/refund.py", "Read", session="h1"))
+    assert "Refund mails go out" in json.loads(out)["hookSpecificOutput"]["additionalContext"]
+
+
 @pytest.mark.slow
 def test_each_agents_file_tools_bring_the_facts(repo: Path, cli: Cli) -> None:
     """Gemini CLI's AfterTool of read_file, Codex's PostToolUse of apply_patch and of a

@@ -129,6 +129,8 @@ def sync_before_search(core: MemoryCore) -> tuple[bool | None, list[str]]:
         return True, [f"{exc.message}: answering from the index as it is"]
     try:
         report = indexer.sync(embed_limit=SEARCH_EMBED_LIMIT, reuse_scan=at_once)
+        if report.changed:  # a fact written by hand links now, not at the next 'index'
+            refresh_links(core, report.changed)
     except db.database_errors() as exc:
         cause = db.write_failure(exc)
         if cause is None:
