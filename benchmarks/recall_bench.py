@@ -220,6 +220,17 @@ GRIDS: dict[str, tuple[list[float], list[float]]] = {
         [0.02, 0.01, 0.005, 0.0, -0.005, -0.01, -0.02],
     ),
 }
+
+
+def grid(model: str, floor: float) -> tuple[list[float], list[float]]:
+    """The floors and margins swept for ``model``: its own (:data:`GRIDS`), or for a model
+    not listed there, floors 0.10 either side of its ``floor`` in steps of 0.01."""
+    own = GRIDS.get(model)
+    if own is not None:
+        return own
+    return [round(floor + 0.10 - i * 0.01, 3) for i in range(21)], [0.05, 0.02, 0.0, -0.02, -0.05]
+
+
 #: For the entries of the best keyword result: its scores from which they count, and their
 #: margins over the everyday requests (strictest first).
 AGREED_SCORES = (0.45, 0.40, 0.35, 0.30, 0.25)
@@ -413,7 +424,7 @@ def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
     shown = list(rules)
     rt, ut, checks = split(projects)
     if m["similarity"] is not None:
-        floors, margins = GRIDS[m["model"]]
+        floors, margins = grid(m["model"], m["similarity"])
         alone = [nearest(t) for t in floors]
         rules += alone
         shown += [r for i, r in enumerate(alone) if i % 3 == 0]
@@ -446,7 +457,7 @@ def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
     rows = [row(rule.__name__, rule) for rule in shown]
     chosen: dict[str, Any] = {"best": best_rule(rules, rt, ut, checks)}
     if m.get("whole") is not None:
-        sweep = [nearest(t) for t in GRIDS[m["model"]][0]]
+        sweep = [nearest(t) for t in grid(m["model"], m["similarity"])[0]]
         chosen["whole"] = best_rule(sweep, *split(projects, "whole"))
     name = f"score >= {m['default']:.2f}, results with their neighbours (search's block)"
     rows.append(row(name, as_given, "with_neighbours"))
