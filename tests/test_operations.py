@@ -1,3 +1,4 @@
+# ruff: noqa: F811 - the tests take test_engine's fixtures by the names imported
 """The operations are declared once (memcli.operations): the engine answers exactly those
 declared for it, the MCP server offers exactly those declared for MCP, with real processes
 (an engine started by ``memcli serve``, the MCP SDK's own client against ``memcli mcp``)."""
@@ -6,20 +7,14 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import pytest
 
 pytest.importorskip("mcp")  # memcli[mcp]; `make test` installs it
 
 from mcp.client.session import ClientSession
-from mcp.client.stdio import StdioServerParameters, stdio_client
 
 import memcli.operations as operations
 from memcli.agent.mcp_workspace import IN_PROCESS
@@ -27,49 +22,8 @@ from memcli.agents.base import READ_ONLY_TOOLS
 from memcli.engine.engine import Engine
 from memcli.enginelink import ask
 from tests.conftest import Cli
-
-MEMCLI = [sys.executable, "-m", "memcli"]
-
-
-def run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*MEMCLI, "-w", str(root), *args], capture_output=True, text=True, timeout=60
-    )
-
-
-def mcp_session(root: Path, body: Any) -> Any:
-    """``body(session)`` with an initialised MCP client session of ``memcli -w ROOT mcp``."""
-    params = StdioServerParameters(
-        command=MEMCLI[0], args=[*MEMCLI[1:], "-w", str(root), "mcp"], env=dict(os.environ)
-    )
-
-    async def main() -> Any:
-        with open(os.devnull, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as s:
-                    await s.initialize()
-                    return await body(s)
-
-    return anyio.run(main)
-
-
-def text_of(result: Any) -> str:
-    return "".join(c.text for c in result.content if getattr(c, "type", "") == "text")
-
-
-@pytest.fixture
-def ws(cli: Cli, workspace: Path) -> Path:
-    for text in ("Use Valkey for the session cache.", "Alice owns the billing service."):
-        assert cli("add", text).exit_code == 0
-    return workspace
-
-
-@pytest.fixture
-def engine(ws: Path) -> Iterator[Path]:
-    r = run(ws, "serve", "--detach", "--json")
-    assert r.returncode == 0, r.stderr
-    yield ws
-    run(ws, "serve", "--stop")
+from tests.test_engine import engine, run, ws  # noqa: F401 (engine and ws: fixtures)
+from tests.test_mcp import session, text_of
 
 
 def _requests(root: Path) -> int:
@@ -124,7 +78,7 @@ def test_the_mcp_tools_are_the_operations_declared_for_mcp(ws: Path) -> None:
     async def body(s: ClientSession) -> Any:
         return (await s.list_tools()).tools
 
-    tools = {t.name: t for t in mcp_session(ws, body)}
+    tools = {t.name: t for t in session(ws, body)}
     mcp = {op.name: op for op in operations.exposed(operations.MCP)}
     assert set(tools) == {"search", *mcp}
     for name, op in mcp.items():
@@ -175,7 +129,7 @@ def test_the_mcp_server_answers_through_the_workspaces_engine(engine: Path) -> N
         out["error"] = text_of(blank) if blank.is_error else ""
         return out
 
-    said = mcp_session(engine, body)
+    said = session(engine, body)
     assert said["add"].startswith("remembered as fact ")
     assert "release train leaves on Thursdays" in said["search"]
     assert "Fact ids (for supersede, forget, confirm):" in said["search"]
