@@ -208,9 +208,10 @@ def _recalled(core: MemoryCore, result: Any) -> list[Any]:
 
 def _best_keyword_hit(core: MemoryCore, query: str, score: float) -> Any:
     """The best result of a keyword search for ``query``, when it scores at least ``score``;
-    else None."""
+    else None. Recall's own search synced the index just before: no second check."""
     request = SearchRequest(limit=1, min_score=score, strategy="keyword")
-    hits = searching.search(core, query, searching.search_options(core, request)).hits
+    opts = searching.search_options(core, request)
+    hits = searching.search(core, query, opts, sync=False).hits
     return hits[0] if hits else None
 
 
