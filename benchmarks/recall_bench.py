@@ -101,12 +101,14 @@ def facts_in(text: str, ids: dict[str, str]) -> set[str]:
 
 # -- rules -----------------------------------------------------------------------------------
 # A rule sees the candidates of a prompt, best first, and says which facts to recall. A
-# candidate: (score, fact ids of its matching passage, similarity of the entry of its chunk
-# nearest the prompt or None in keyword mode, fact ids of that entry, the prompt's mean
-# similarity to its nearest everyday requests (memcli.search.background) or None in keyword
-# mode, and where it comes from: "search" (a result of recall's search) or "keyword" (with
+# candidate: (score, fact ids of its matching passage, similarity of an entry to the prompt
+# or None in keyword mode, fact ids of that entry, the prompt's mean similarity to its
+# nearest everyday requests (memcli.search.background) or None in keyword mode, where it
+# comes from, and whether the entry names a thing the prompt names in other words
+# (memcli.search.related). Where from: "search" (a result of recall's search, with the entry
+# of its chunk nearest the prompt), "other" (another entry of that chunk) or "keyword" (with
 # vectors: an entry of the best keyword result's matching lines, its score that result's).
-Cand = tuple[float, set[str], float | None, set[str], float | None, str]
+Cand = tuple[float, set[str], float | None, set[str], float | None, str, bool]
 
 
 def searched(cands: list[Cand]) -> list[Cand]:
@@ -182,6 +184,33 @@ def agreeing(t: float, margin: float, score: float, agreed: float) -> Any:
     return rule
 
 
+def relating(t: float, margin: float, score: float, agreed: float, related: float) -> Any:
+    """Recall's rule (memcli.providers.models.RecallRule): every entry of the results' chunks
+    and of the best keyword result's lines (when it scores at least ``score``), with the
+    smallest margin over the everyday requests that applies to it: ``margin``, the entry of
+    its chunk nearest the prompt; ``agreed``, an entry of the best keyword result; ``related``,
+    an entry that names a thing the prompt names in other words."""
+
+    def rule(cands: list[Cand]) -> list[set[str]]:
+        kept = []
+        for c in cands:
+            if c[5] == "keyword" and c[0] < score:  # no keyword result agrees
+                continue
+            margins = [margin] if c[5] == "search" else [agreed] if c[5] == "keyword" else []
+            if c[6]:
+                margins.append(related)
+            usual, sim = c[4], c[2]
+            if margins and sim is not None and usual is not None:
+                kept += [c[3]] if sim >= max(t, usual + min(margins)) else []
+        return kept
+
+    rule.__name__ = (
+        f"{agreeing(t, margin, score, agreed).__name__}; entries that name what the prompt"
+        f" names in other words >= everyday requests' {related:+.4g}"
+    )
+    return rule
+
+
 def evaluate(
     rule: Any, relevant: list[tuple[list[str], list[Cand]]], unrelated: list[list[Cand]]
 ) -> dict[str, float]:
@@ -235,6 +264,12 @@ def grid(model: str, floor: float) -> tuple[list[float], list[float]]:
 #: margins over the everyday requests (strictest first).
 AGREED_SCORES = (0.45, 0.40, 0.35, 0.30, 0.25)
 AGREED_MARGINS = (0.0, -0.01, -0.02, -0.03, -0.04, -0.05)
+#: With related entries (memcli.search.related): their margins over the everyday requests,
+#: and the keyword scores and margins swept with them (strictest first; fewer: the sweep
+#: multiplies).
+RELATED_MARGINS = (0.0, -0.02, -0.04, -0.05, -0.06, -0.08)
+RELATED_SCORES = (0.45, 0.40, 0.35)
+RELATED_AGREED = (0.0, -0.02, -0.04)
 #: Prompts of each kind that also go through the whole process ``memcli agent hook prompt``.
 HOOK_SAMPLE = 6
 
@@ -270,11 +305,12 @@ def measure_mode(
     from functools import partial
 
     import memcli.search.background as background
+    import memcli.search.related as related
     from memcli.memory import Memory
     from memcli.search.context import _core
-    from memcli.search.nearest import matched_entries, nearest_entries
+    from memcli.search.nearest import chunk_entries, matched_entries
     from memcli.search.options import SearchRequest
-    from memcli.service.agent import MIN_RECALL_CHARS, RECALL_QUERY_CHARS
+    from memcli.service.agent import MIN_RECALL_CHARS, RECALL_QUERY_CHARS, recall_search
 
     relevant = [(r["prompt"], r["facts"]) for r in data["relevant"]]
     unrelated = list(data["unrelated"])
@@ -294,29 +330,34 @@ def measure_mode(
             text = " ".join(prompt.split())
             found: list[Cand] = []
             if len(text) >= MIN_RECALL_CHARS and not text.startswith("/"):  # as recall does
-                result = mem.search(text[:RECALL_QUERY_CHARS], opts)
+                result = recall_search(mem, text[:RECALL_QUERY_CHARS], opts)
                 if result.mode != mode:
                     raise SystemExit(f"searched in mode {result.mode}, not {mode}")
-                near: dict[int, tuple[float, set[str]]] = {}
-                usual = vector = None
-                if mode != "keyword" and mem.embedder is not None:
-                    vector = mem.embedder.embed_query(result.query)
-                    embed = partial(mem.embedder.embed, quick=True)
-                    for h, sim in nearest_entries(result.hits, vector, embed):
-                        near[h.chunk_id] = (sim, facts_in(h.snippet, ids))
-                    usual = background.similarity(vector, embed, mem.embedder.fingerprint.key)
+                quoted = {}  # each result's facts, as its matching passage quotes them
                 for h in result.hits:
                     core = _core(h)
-                    entry_sim, entry = near.get(h.chunk_id, (None, set()))
-                    quoted = facts_in(core[2] if core else h.snippet, ids)
-                    found.append((h.score, quoted, entry_sim, entry, usual, "search"))
-                if vector is not None and mem.embedder is not None:  # the best keyword
-                    best = mem.search(result.query, keyword).hits[:1]  # result's entries
-                    for h in best:
-                        embed = partial(mem.embedder.embed, quick=True)
-                        for e, sim in matched_entries(h, vector, embed):
+                    quoted[h.chunk_id] = facts_in(core[2] if core else h.snippet, ids)
+                if mode == "keyword" or mem.embedder is None:
+                    for h in result.hits:
+                        found.append(
+                            (h.score, quoted[h.chunk_id], None, set(), None, "search", False)
+                        )
+                else:
+                    vector = mem.embedder.embed_query(result.query)
+                    embed = partial(mem.embedder.embed, quick=True)
+                    usual = background.similarity(vector, embed, mem.embedder.fingerprint.key)
+                    names = related.named(result.query)
+                    for h, sim, nearest in chunk_entries(result.hits, vector, embed):
+                        one = facts_in(h.snippet, ids)
+                        near = bool(names & related.named(h.snippet))
+                        where = "search" if nearest else "other"
+                        got = quoted[h.chunk_id] if nearest else one
+                        found.append((h.score, got, sim, one, usual, where, near))
+                    for h in mem.search(result.query, keyword).hits[:1]:  # the best keyword
+                        for e, sim in matched_entries(h, vector, embed):  # result's entries
                             one = facts_in(e.snippet, ids)
-                            found.append((h.score, one, sim, one, usual, "keyword"))
+                            near = bool(names & related.named(e.snippet))
+                            found.append((h.score, one, sim, one, usual, "keyword", near))
             cands[prompt] = found
             ctx = mem.recall(prompt)
             blocks[prompt] = ctx.block.text if ctx is not None else ""
@@ -368,7 +409,9 @@ def whole_memory(mem: Any, data: dict[str, Any], prompts: list[str], limit: int)
             reverse=True,
         )
         usual = background.similarity(query, mem.embedder.embed, mem.embedder.fingerprint.key)
-        out[prompt] = [(sim, {fid}, sim, {fid}, usual, "search") for sim, fid in sims[:limit]]
+        out[prompt] = [
+            (sim, {fid}, sim, {fid}, usual, "search", False) for sim, fid in sims[:limit]
+        ]
     return out
 
 
@@ -414,6 +457,29 @@ def as_given(cands: list[set[str]]) -> list[set[str]]:
     return cands
 
 
+def families(floors: list[float], margins: list[float]) -> list[list[Any]]:
+    """The families of rules with vectors swept, each a list: for each margin, every floor
+    (:func:`nearer`); for each margin of agreed entries, every floor, margin and keyword score
+    (:func:`agreeing`); for each margin of related entries, every floor, margin, keyword score
+    and agreed margin (:func:`relating`)."""
+    out = [[nearer(t, margin) for t in floors] for margin in margins]
+    out += [
+        [agreeing(t, m, score, agreed) for m in margins for score in AGREED_SCORES for t in floors]
+        for agreed in AGREED_MARGINS
+    ]
+    out += [
+        [
+            relating(t, m, score, agreed, related)
+            for agreed in RELATED_AGREED
+            for m in margins
+            for score in RELATED_SCORES
+            for t in floors
+        ]
+        for related in RELATED_MARGINS
+    ]
+    return out
+
+
 def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
     """Markdown rows of one mode: each rule on the tuning halves and on each project's checking
     half, then the shipped recall's blocks; and the rules chosen on the tuning halves."""
@@ -431,19 +497,7 @@ def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
         best_alone = best_rule(alone, rt, ut, checks)
         if best_alone is not None and best_alone[1] not in [r.__name__ for r in shown]:
             shown.append(next(r for r in alone if r.__name__ == best_alone[1]))
-        for margin in margins:  # each margin's best floor on the tuning halves
-            swept = [nearer(t, margin) for t in floors]
-            rules += swept
-            best = best_rule(swept, rt, ut, checks)
-            if best is not None:
-                shown.append(next(r for r in swept if r.__name__ == best[1]))
-        for agreed in AGREED_MARGINS:  # each margin of agreed entries: its best rule
-            swept = [
-                agreeing(t, margin, score, agreed)
-                for margin in margins
-                for score in AGREED_SCORES
-                for t in floors
-            ]
+        for swept in families(floors, margins):  # each family's best rule on the tuning halves
             rules += swept
             best = best_rule(swept, rt, ut, checks)
             if best is not None:
@@ -464,7 +518,7 @@ def table(projects: list[Project], quick: bool) -> tuple[str, dict[str, Any]]:
     name = f"**recall** (score >= {m['default']:.2f}, matching entries only)"
     if m["similarity"] is not None:
         rule = m["rule"]
-        name = "**recall** (" + agreeing(*rule).__name__ + ")"
+        name = "**recall** (" + relating(*rule).__name__ + ")"
     rows.append(row(name, as_given, "given"))
     return "\n".join(rows), chosen
 

@@ -30,22 +30,22 @@ from memcli.search.snippets import Passage, split_passages
 Embed = Callable[[Sequence[str]], list[list[float]]]
 
 
-def nearest_entries(
+def chunk_entries(
     hits: list[Hit], query_vector: Sequence[float], embed: Embed
-) -> list[tuple[Hit, float]]:
-    """Each hit narrowed to the entry of its chunk nearest ``query_vector``, with that
-    entry's cosine similarity; in the hits' order. A hit whose chunk holds no entry is left
-    out."""
-    best: dict[int, tuple[float, Passage, str]] = {}
-    for hit, p, text, sim in _entries(hits, query_vector, embed, matched=False):
-        if id(hit) not in best or sim > best[id(hit)][0]:
-            best[id(hit)] = (sim, p, text)
-    out = []
-    for hit in hits:
-        if id(hit) in best:
-            sim, p, text = best[id(hit)]
-            out.append((narrowed(hit, p, text, sim), sim))
-    return out
+) -> list[tuple[Hit, float, bool]]:
+    """Every entry of the hits' chunks as a hit of its own, with its cosine similarity to
+    ``query_vector`` and whether it is the entry of its chunk nearest it (the first, of
+    equals); the hits' order, each chunk's entries in line order. A chunk that holds no
+    entry gives none."""
+    found = _entries(hits, query_vector, embed, matched=False)
+    nearest: dict[int, int] = {}  # hit -> the index in found of its nearest entry
+    for i, (hit, _, _, sim) in enumerate(found):
+        if id(hit) not in nearest or sim > found[nearest[id(hit)]][3]:
+            nearest[id(hit)] = i
+    return [
+        (narrowed(hit, p, text, sim), sim, nearest[id(hit)] == i)
+        for i, (hit, p, text, sim) in enumerate(found)
+    ]
 
 
 def matched_entries(

@@ -34,6 +34,7 @@ __all__ = [
     "recall",
     "recall_min_similarity",
     "recall_rule",
+    "recall_search",
     "session_flushing",
 ]
 
@@ -141,7 +142,7 @@ def recall(
     from memcli.search.context import render  # recall builds a block
     from memcli.service.search_answers import Context  # (with the block)
 
-    result = searching.search(core, text[:RECALL_QUERY_CHARS], opts)
+    result = recall_search(core, text[:RECALL_QUERY_CHARS], opts)
     result.hits = _recalled(core, result)
     if session and result.hits:
         from memcli.flush.given import Given, given_folder  # a session's recall only
@@ -156,6 +157,24 @@ def recall(
     return Context(result, block, budget) if block.included else None
 
 
+def recall_search(core: MemoryCore, query: str, opts: Any) -> Any:
+    """Recall's search for ``query``. With vectors, its keyword query also holds the words
+    related to the prompt's (:mod:`memcli.search.related`), and its vector is the prompt's
+    own; when the search falls back to keywords, it runs again with the prompt alone, as a
+    keyword recall does. The result's query is the prompt."""
+    if core.embedder is not None:
+        import memcli.search.related as related  # recall with vectors only
+
+        wider = related.expanded(query)
+        result = searching.search(core, wider, opts, meaning=query)
+        if result.mode == "keyword" and wider != query:
+            result = searching.search(core, query, opts, sync=False)
+    else:
+        result = searching.search(core, query, opts)
+    result.query = query
+    return result
+
+
 def forget_given(core: MemoryCore, session: str) -> None:
     """The session starts again after a compaction or a clear: what recall gave it is gone
     from its context, and may be given again."""
@@ -165,45 +184,69 @@ def forget_given(core: MemoryCore, session: str) -> None:
 
 
 def _recalled(core: MemoryCore, result: Any) -> list[Any]:
-    """The hits recall keeps. In a search with vectors: each hit narrowed to the entry of
-    its chunk nearest the prompt, kept when that entry's own similarity reaches
-    :func:`recall_min_similarity` and the prompt is nearer to it than to the everyday
-    requests nearest it, by the model's margin (:mod:`memcli.search.background`): a fused
-    score says less, it ranks, it does not tell a prompt about memory from one that is not.
-    An entry the best keyword result quotes (when it scores well enough) needs a smaller
-    margin: words and vectors agree on it (:func:`recall_rule`). Otherwise: hits scoring at
-    least ``agent.recall_min_score``, with their matching passage."""
+    """The hits recall keeps. In a search with vectors: the entries of the hits' chunks, each
+    kept when its own similarity to the prompt reaches :func:`recall_min_similarity` and the
+    prompt is nearer to it than to the everyday requests nearest it
+    (:mod:`memcli.search.background`), by a margin that says how much else points to it
+    (:func:`recall_rule`): it is the entry of its chunk nearest the prompt; the best keyword
+    result quotes it (words and vectors agree); it names a thing the prompt names in other
+    words (:mod:`memcli.search.related`). A fused score says less: it ranks, it does not tell
+    a prompt about memory from one that is not. Otherwise: hits scoring at least
+    ``agent.recall_min_score``, with their matching passage."""
     embedder = core.embedder
     if result.mode != "keyword" and embedder is not None and result.hits:
         from functools import partial
 
         import memcli.search.background as background  # recall with vectors only
         from memcli.errors import ProviderError
-        from memcli.search.nearest import matched_entries, nearest_entries
+        from memcli.search.nearest import chunk_entries, matched_entries
 
         embed = partial(embedder.embed, quick=True)
         rule = recall_rule(core)
         try:
             vector = embedder.embed_query(result.query)
-            found = nearest_entries(result.hits, vector, embed)
+            found = chunk_entries(result.hits, vector, embed)
             best = _best_keyword_hit(core, result.query, rule.agreed_score)
             agreed = matched_entries(best, vector, embed) if best is not None else []
-            if not any(sim >= rule.floor for _, sim in found + agreed):
+            sims = [sim for _, sim, _ in found] + [sim for _, sim in agreed]
+            if not any(sim >= rule.floor for sim in sims):
                 return []
             usual = background.similarity(vector, embed, embedder.fingerprint.key)
         except ProviderError:  # the model failed since the search: scores alone
             pass
         else:
-            kept = [hit for hit, sim in found if sim >= max(rule.floor, usual + rule.margin)]
-            seen = {(hit.path, hit.start_line) for hit in kept}
-            for hit, sim in agreed:
-                place = (hit.path, hit.start_line)
-                if sim >= max(rule.floor, usual + rule.agreed_margin) and place not in seen:
-                    kept.append(hit)
-                    seen.add(place)
-            return kept
+            return _kept_entries(result.query, rule, usual, found, agreed)
     min_score = float(core.settings.get("agent.recall_min_score"))
     return [hit for hit in result.hits if hit.score >= min_score]
+
+
+def _kept_entries(
+    prompt: str,
+    rule: RecallRule,
+    usual: float,
+    found: list[tuple[Any, float, bool]],
+    agreed: list[tuple[Any, float]],
+) -> list[Any]:
+    """The entries of :func:`_recalled` that pass: ``found``, each entry of the hits' chunks
+    with its similarity and whether it is its chunk's nearest; ``agreed``, the best keyword
+    result's; ``usual``, the prompt's similarity to its nearest everyday requests."""
+    import memcli.search.related as related  # recall with vectors only
+
+    places: dict[tuple[str, int], tuple[Any, float, list[float]]] = {}
+    for hit, sim, nearest in found:
+        places[(hit.path, hit.start_line)] = (hit, sim, [rule.margin] if nearest else [])
+    for hit, sim in agreed:
+        places.setdefault((hit.path, hit.start_line), (hit, sim, []))[2].append(
+            rule.agreed_margin
+        )
+    names = related.named(prompt)
+    kept = []
+    for hit, sim, margins in places.values():
+        if names & related.named(hit.snippet):
+            margins.append(rule.related_margin)
+        if margins and sim >= max(rule.floor, usual + min(margins)):
+            kept.append(hit)
+    return kept
 
 
 def _best_keyword_hit(core: MemoryCore, query: str, score: float) -> Any:

@@ -19,18 +19,32 @@ if TYPE_CHECKING:
     from memcli.service.search_answers import BatchAnswer, Context
 
 
-def search(core: MemoryCore, query: str, opts: SearchOptions, *, sync: bool = True) -> SearchResult:
+def search(
+    core: MemoryCore,
+    query: str,
+    opts: SearchOptions,
+    *,
+    sync: bool = True,
+    meaning: str | None = None,
+) -> SearchResult:
+    """Search for ``query``; ``meaning``: the text whose vector the search uses instead
+    (recall's prompt, whose keyword query carries related words too)."""
     return core._with_repair(
-        lambda: _search(core, query, opts, sync=sync),
-        retry=lambda: _search(core, query, opts, sync=True),
+        lambda: _search(core, query, opts, sync=sync, meaning=meaning),
+        retry=lambda: _search(core, query, opts, sync=True, meaning=meaning),
     )
 
 
 def _search(
-    core: MemoryCore, query: str, opts: SearchOptions, *, sync: bool = True
+    core: MemoryCore,
+    query: str,
+    opts: SearchOptions,
+    *,
+    sync: bool = True,
+    meaning: str | None = None,
 ) -> SearchResult:
     stale, warnings = indexing.sync_before_search(core) if sync else (False, [])
-    plan = plan_search(core.store, core.embedder, opts.strategy, query)
+    plan = plan_search(core.store, core.embedder, opts.strategy, meaning or query)
     warnings = [*warnings, *plan.warnings]
     embed = None
     if plan.vector is not None and core.embedder is not None:
