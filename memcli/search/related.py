@@ -62,14 +62,21 @@ def _index() -> dict[tuple[str, ...], tuple[int, ...]]:
 
 def named(text: str) -> frozenset[int]:
     """The groups ``text`` names: one of their terms or their label, as whole words (plurals
-    and verb endings aside)."""
+    and verb endings aside), the longest term that starts at a word first ("logged out" is
+    not "logged")."""
     stems = _stems(text)
     index = _index()
     longest = max((len(k) for k in index), default=0)
     found: set[int] = set()
-    for i in range(len(stems)):
-        for n in range(1, min(longest, len(stems) - i) + 1):
-            found.update(index.get(stems[i : i + n], ()))
+    i = 0
+    while i < len(stems):
+        for n in range(min(longest, len(stems) - i), 0, -1):
+            if stems[i : i + n] in index:
+                found.update(index[stems[i : i + n]])
+                i += n
+                break
+        else:
+            i += 1
     return frozenset(found)
 
 
