@@ -43,7 +43,7 @@ def test_a_text_names_a_group_by_a_term_or_its_label_in_any_form() -> None:
 
 
 def test_the_longest_term_at_a_word_counts_not_the_words_inside_it() -> None:
-    """"logged out" is about sessions ending; "logged" alone is about logs."""
+    """A phrase such as "logged out" (sessions ending) names its group, not "logged"'s."""
     assert "session expiry" in labels("users get logged out too soon")
     assert "logging" not in labels("users get logged out too soon")
     assert "logging" in labels("the request is logged twice")
