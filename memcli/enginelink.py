@@ -17,7 +17,8 @@ in process.
 
 **Its result** (:func:`engine_result`): a request's result, or None when no engine answered
 (a caller then answers in process); a context block (``--format context``, recall, briefing)
-only when it is framed as in process (:func:`framed`). Printing what the engine answered for a
+only when it is framed as in process (:func:`framed`), and the entries it quotes, when an
+answer names them, only as a list of texts. Printing what the engine answered for a
 command is the CLI's (:mod:`memcli.cli.via_engine`).
 
 One module (it was three): every short-lived process that asks the engine loads all of it.
@@ -272,11 +273,20 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
     result: Any = answer["result"]  # the engine's JSON: checked, not assumed, for framed ops
     if op in _FRAMED_OPS and not (isinstance(result, dict) and framed(result.get("text"))):
         return None  # not the block memcli frames: the hook answers in process
+    if op in _FRAMED_OPS and not _texts(result.get("given", [])):
+        return None  # entries quoted that are not texts: the hook answers in process
     return cast("dict[str, Any]", result)
 
 
-#: Ops whose answer is a context block for an agent (``{"text": block}``).
+#: Ops whose answer is a context block for an agent (``{"text": block}``); recall's and
+#: file_context's name the entries the block quotes too (``"given"``: their texts), which
+#: the hook records as given to its session once it has the answer.
 _FRAMED_OPS = ("recall", "briefing", "file_context")
+
+
+def _texts(value: Any) -> bool:
+    """Whether ``value`` is a list of strings."""
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def framed(text: Any) -> bool:

@@ -98,6 +98,7 @@ class Memory(MemoryCore):
     forget_given = agent_ops.forget_given
     recall_min_similarity = agent_ops.recall_min_similarity
     file_context = filecontext.file_context
+    touched_blocks = filecontext.touched_blocks
     touched_context = filecontext.touched_context
     agent_install = agent_ops.agent_install
     agent_status = agent_ops.agent_status

@@ -161,6 +161,14 @@ class BlockAnswer(TypedDict):
     text: str
 
 
+class GivenAnswer(BlockAnswer):
+    """A framed context block for an agent's hook and the text of each entry it quotes: the
+    engine records none of them as given to the session, the hook does once it has the
+    answer (a hook that stopped waiting for it answers in process and gives them itself)."""
+
+    given: list[str]
+
+
 class HitCited(TypedDict):
     """A hit of a context block, as a model is told of it: its lines, the ids of the facts
     it shows with each one's state ("" active, superseded, retracted, ...)."""
@@ -215,9 +223,9 @@ OPERATIONS: tuple[Operation, ...] = (
     Operation("get", GetAsk, GetAnswer, True, (CLI, ENGINE, MCP)),
     Operation("files", NoArgs, FilesAnswer, True, (CLI, ENGINE)),
     Operation("status", NoArgs, StatusAnswer, True, (CLI, ENGINE, MCP)),
-    Operation("recall", RecallAsk, BlockAnswer, True, (ENGINE,)),
+    Operation("recall", RecallAsk, GivenAnswer, True, (ENGINE,)),
     Operation("briefing", NoArgs, BlockAnswer, True, (ENGINE,)),
-    Operation("file_context", FileContextAsk, BlockAnswer, True, (ENGINE,)),
+    Operation("file_context", FileContextAsk, GivenAnswer, True, (ENGINE,)),
     Operation("add", AddAsk, AddAnswer, False, (CLI, ENGINE, MCP)),
     Operation("supersede", SupersedeAsk, Changed, False, (CLI, ENGINE, MCP)),
     Operation("forget", ForgetAsk, Changed, False, (CLI, ENGINE, MCP)),

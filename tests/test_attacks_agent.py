@@ -8,7 +8,8 @@ loopback OpenAI-compatible server that records every request, and real Unix sock
    only, with a size cap; ``.netrc`` and ``.pgpass`` passwords are redacted besides.
 9. The engine's runtime folder: a folder (or socket) that another local user owns or could
    write is never used, neither to ask an engine nor to listen; commands answer in process.
-   What an engine answers for an agent is used only when framed as in process.
+   What an engine answers for an agent is used only when framed as in process, and the
+   entries it names as quoted (recorded as given to the session) only as texts.
 """
 
 from __future__ import annotations
@@ -276,8 +277,7 @@ class FakeEngine:
                     continue
                 conn.sendall(json.dumps(self.answer()).encode() + b"\n")
 
-    @staticmethod
-    def answer() -> dict[str, Any]:
+    def answer(self) -> dict[str, Any]:
         result = {"text": UNFRAMED, "entry": UNFRAMED, "path": "memory/FAKE.md", "line": 1}
         result.update(query="q", mode="keyword", stale=False, warnings=[], results=[])
         context: dict[str, Any] = {
@@ -433,5 +433,64 @@ def test_9_what_an_engine_answers_is_framed_as_in_process(
         r = memcli(clone, "search", "--format", "context", "session cache")
         assert r.code == 0 and r.out == context
         assert [g["op"] for g in fake.got] == ["recall", "search"]  # asked, answer dropped
+    finally:
+        fake.close()
+
+
+class QuotingEngine(FakeEngine):
+    """A fake engine that answers a framed block of its own, naming what it quotes as
+    ``given`` (``quoted``; :data:`ABSENT`: no ``given`` at all, as an older engine)."""
+
+    ENTRY = "- the fake engine's entry"
+    ABSENT = object()
+    quoted: Any = ABSENT
+
+    def answer(self) -> dict[str, Any]:
+        body = f'## Memory for "x"\n\n`memory/FAKE.md:1-1`\n{self.ENTRY}\n'
+        marker = hashlib.sha256(body.encode()).hexdigest()[:12]
+        result: dict[str, Any] = {
+            "text": f"<<<BEGIN MEMORY {marker}>>>\n{body}<<<END MEMORY {marker}>>>\n"
+        }
+        if self.quoted is not self.ABSENT:
+            result["given"] = self.quoted
+        return {"ok": True, "result": result}
+
+
+def test_9_the_entries_an_engine_names_as_given_are_texts(
+    tmp_path: Path, short: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The prompt hook records the entries an engine's answer names as quoted (``given``) as
+    given to its session; an answer that names none (an older engine) is taken as it is; one
+    whose ``given`` is not a list of texts is dropped: the hook answers in process, and the
+    session's record holds nothing of it."""
+    from memcli.flush.given import Given, given_folder
+
+    clone = hostile_clone(tmp_path, {})
+    run = short / "run"
+    run.mkdir(mode=0o700)
+    monkeypatch.setenv("MEMCLI_RUNTIME_DIR", str(run))
+
+    def prompt(session: str) -> str:
+        payload = {**PROMPT, "cwd": str(clone), "session_id": session}
+        proc = run_hook([*MEMCLI, "agent", "hook", "prompt"], payload, clone)
+        return context_of(proc, "UserPromptSubmit")
+
+    monkeypatch.setenv("MEMCLI_ENGINE", "off")
+    in_process = prompt("in-process")
+    assert in_process.startswith("<<<BEGIN MEMORY ") and QuotingEngine.ENTRY not in in_process
+    monkeypatch.delenv("MEMCLI_ENGINE")
+    fake = QuotingEngine(run / socket_name(clone), mode=0o600)
+    try:
+        fake.quoted = [QuotingEngine.ENTRY]
+        assert QuotingEngine.ENTRY in prompt("q-1")
+        assert Given(given_folder(clone), "q-1").has(QuotingEngine.ENTRY)
+        fake.quoted = QuotingEngine.ABSENT
+        assert QuotingEngine.ENTRY in prompt("q-2")
+        assert not Given(given_folder(clone), "q-2").has(QuotingEngine.ENTRY)
+        for n, quoted in enumerate((QuotingEngine.ENTRY, [1], [QuotingEngine.ENTRY, None], {})):
+            fake.quoted = quoted
+            assert prompt(f"bad-{n}") == in_process, quoted
+            assert not Given(given_folder(clone), f"bad-{n}").has(QuotingEngine.ENTRY)
+        assert [g["op"] for g in fake.got] == ["recall"] * 6
     finally:
         fake.close()

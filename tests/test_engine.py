@@ -158,6 +158,62 @@ def test_an_agents_hooks_are_answered_by_the_engine_with_the_same_text(engine: P
 
 
 @pytest.mark.slow
+def test_a_recall_the_hook_gave_up_on_is_given_in_process(
+    engine: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine records nothing as given to the session: a prompt hook that stopped
+    waiting for it (it answered, but too late) recalls in process and gives the entry
+    (before, the engine had recorded it, and the hook gave nothing for the prompt)."""
+    from memcli.enginelink import engine_result
+    from tests.agent_helpers import context_of, run_hook
+
+    ask = "Which cache do we use for sessions?"
+    late = engine_result(engine, "recall", {"prompt": ask, "session": "s-late"})  # not taken
+    assert late is not None and "Use Valkey for the session cache." in late["text"]
+    monkeypatch.setenv("MEMCLI_ENGINE", "off")  # the hook that gave up: in process
+    payload = {"cwd": str(engine), "prompt": ask, "session_id": "s-late"}
+    proc = run_hook([*MEMCLI, "agent", "hook", "prompt"], payload, engine)
+    assert "Use Valkey for the session cache." in context_of(proc, "UserPromptSubmit")
+    proc = run_hook([*MEMCLI, "agent", "hook", "prompt"], payload, engine)
+    assert context_of(proc, "UserPromptSubmit") == ""  # then recorded: never twice
+
+
+@pytest.mark.slow
+def test_the_prompt_hook_records_what_the_engine_gave_it(
+    engine: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine's recall names the entries it quotes; the hook that takes its answer
+    records them as given to the session, and the session's next prompt, through the engine
+    or in process, does not repeat them."""
+    from memcli.enginelink import engine_result
+    from memcli.flush.given import Given, given_folder
+    from tests.agent_helpers import context_of, run_hook
+
+    ask = "Which cache do we use for sessions?"
+    answer = engine_result(engine, "recall", {"prompt": ask, "session": "s-1"})
+    assert answer is not None and len(answer["given"]) == 1
+    assert "Use Valkey for the session cache." in answer["given"][0]
+    assert not Given(given_folder(engine), "s-1").has(answer["given"][0])
+    payload = {"cwd": str(engine), "prompt": ask, "session_id": "s-1"}
+
+    def prompt() -> str:
+        proc = run_hook([*MEMCLI, "agent", "hook", "prompt"], payload, engine)
+        return context_of(proc, "UserPromptSubmit")
+
+    def requests() -> int:
+        info = json.loads(run(engine, "serve", "--status", "--json").stdout)["engine"]
+        return int(info["requests"])
+
+    before = requests()
+    assert "Use Valkey for the session cache." in prompt()
+    assert requests() == before + 1  # the engine's answer, taken
+    assert Given(given_folder(engine), "s-1").has(answer["given"][0])
+    assert prompt() == ""
+    monkeypatch.setenv("MEMCLI_ENGINE", "off")
+    assert prompt() == ""
+
+
+@pytest.mark.slow
 def test_one_engine_per_workspace(engine: Path) -> None:
     r = run(engine, "serve", "--detach")
     assert r.returncode == 3

@@ -389,6 +389,57 @@ def test_file_hook_drops_an_engine_answer_not_framed(
         shutil.rmtree(run, ignore_errors=True)
 
 
+@pytest.mark.slow
+def test_file_hook_records_what_the_engine_gave_it(repo: Path, cli: Cli) -> None:
+    """The engine records nothing as given: a file hook that stopped waiting for it (it
+    answered, too late) gives the facts in process; one that takes its answer records them,
+    and the session is not given them again. A tool call of two files gets the facts of both
+    (two blocks are not one framed block: the hook answers in process, and the engine had
+    recorded them already, so the agent got nothing)."""
+    from memcli.enginelink import engine_result
+    from tests.test_engine import run
+
+    assert cli("index").exit_code == 0
+    assert run(repo, "serve", "--detach", "--json").returncode == 0
+    try:
+
+        def ask(session: str) -> dict[str, Any] | None:
+            args = {"paths": ["jobs/export.py"], "session": session, "cwd": str(repo)}
+            return engine_result(repo, "file_context", args)
+
+        late = ask("e-late")  # the answer no hook takes
+        assert late is not None and "writes CSV with a BOM" in late["text"]
+        alone = hook(repo, touch(repo, "jobs/export.py", session="e-late"), MEMCLI_ENGINE="off")
+        assert "writes CSV with a BOM" in alone
+
+        answer = ask("e-1")
+        assert answer is not None and len(answer["given"]) == 1
+        assert "writes CSV with a BOM" in answer["given"][0]
+        through = hook(repo, touch(repo, "jobs/export.py", session="e-1"))
+        assert through == alone  # the engine's answer, taken and recorded
+        assert hook(repo, touch(repo, "jobs/export.py", session="e-1")) == ""
+        assert hook(repo, touch(repo, "jobs/export.py", session="e-1"), MEMCLI_ENGINE="off") == ""
+
+        patch = "".join(
+            f"*** Update File: {path}\n@@\n-x\n+y\n"
+            for path in ("jobs/export.py", "payments/refund.py")
+        )
+        codex: dict[str, object] = {
+            "session_id": "c1",
+            "cwd": str(repo),
+            "hook_event_name": "PostToolUse",
+            "tool_name": "apply_patch",
+            "tool_input": {"command": f"*** Begin Patch\n{patch}*** End Patch\n"},
+        }
+        both = hook(repo, codex)
+        assert "writes CSV with a BOM" in both and "idempotent by order id" in both
+        assert hook(repo, codex) == ""
+        status = json.loads(run(repo, "serve", "--status", "--json").stdout)
+    finally:
+        run(repo, "serve", "--stop")
+    assert status["engine"]["requests"] == 6  # each question, and each hook not told "off"
+
+
 def test_undated_fact_is_as_old_as_its_files_last_commit(repo: Path, cli: Cli) -> None:
     """A fact of MEMORY.md has no date: it was last known true when its file was last
     committed, so a later change of the code it names marks it; an uncommitted file's facts

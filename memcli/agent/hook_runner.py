@@ -110,11 +110,15 @@ def _context_output(event: str, text: str, payload: dict[str, Any]) -> str:
     return json.dumps(hook_answer(event, text, payload), ensure_ascii=False)
 
 
-def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
+def _engine_text(
+    root: Path, op: str, args: dict[str, Any], session: str | None = None
+) -> str | None:
     """The text the workspace's engine gives for ``op`` ("" for nothing; with its model
     loaded, it spares the hook a model's load or LiteLLM's import on every prompt). None,
     whatever the reason, leaves the hook to work in process, which gives the same text and
-    logs what fails."""
+    logs what fails. The entries the text quotes (the answer's ``given``) are recorded here
+    as given to ``session``, the answer in hand: the engine records nothing, so that a hook
+    that stopped waiting for it gives them in process."""
     try:
         from memcli.enginelink import engine_result  # a socket: no heavy imports
 
@@ -122,7 +126,14 @@ def _engine_text(root: Path, op: str, args: dict[str, Any]) -> str | None:
     except Exception:
         return None
     text = result.get("text") if isinstance(result, dict) else None
-    return text if isinstance(text, str) else None
+    if result is None or not isinstance(text, str):
+        return None
+    given = result.get("given")  # a list of texts (engine_result checks it)
+    if session is not None and given:
+        from memcli.flush.given import Given, given_folder  # a file written: nothing heavy
+
+        Given(given_folder(root), session).add(given)
+    return text
 
 
 def _session_start(root: Path, payload: dict[str, Any]) -> str:
@@ -152,7 +163,7 @@ def _prompt(root: Path, payload: dict[str, Any]) -> str:
     if not isinstance(prompt, str):
         return ""
     session = _session(payload)
-    text = _engine_text(root, "recall", {"prompt": prompt, "session": session})
+    text = _engine_text(root, "recall", {"prompt": prompt, "session": session}, session)
     if text is not None:
         return text
     from memcli.memory import Memory
@@ -176,7 +187,8 @@ def _file_touched(root: Path, payload: dict[str, Any]) -> str:
         return ""
     session = _session(payload)
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
-    text = _engine_text(root, "file_context", {"paths": paths, "session": session, "cwd": cwd})
+    asked = {"paths": paths, "session": session, "cwd": cwd}
+    text = _engine_text(root, "file_context", asked, session)
     if text is None:
         from memcli.memory import Memory
 

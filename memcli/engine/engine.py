@@ -158,24 +158,32 @@ class Engine:
         return {"notices": notices, "result": info}
 
     def _recall(self, asked: RecallAsk) -> dict[str, Any]:
-        """An agent's prompt hook: the recalled block's text, "" when nothing is."""
+        """An agent's prompt hook: the recalled block's text ("" when nothing is) and the
+        entries it quotes, which the hook records as given to its session once it has the
+        answer (a hook that stopped waiting answers in process, and gives them itself)."""
         session = asked.session if isinstance(asked.session, str) else None
-        ctx = self._memory(lenient=True).recall(str(asked.prompt), session=session)
-        return {"text": ctx.block.text if ctx is not None else ""}
+        mem = self._memory(lenient=True)
+        ctx = mem.recall(str(asked.prompt), session=session, record=False)
+        if ctx is None:
+            return {"text": "", "given": []}
+        return {"text": ctx.block.text, "given": ctx.block.quoted}
 
     def _briefing(self, asked: NoArgs) -> dict[str, Any]:
         """An agent's session-start hook: the briefing block's text."""
         return {"text": self._memory(lenient=True).briefing().block.text}
 
     def _file_context(self, asked: FileContextAsk) -> dict[str, Any]:
-        """An agent's file hook: the facts linked to the files a tool call touched."""
+        """An agent's file hook: the facts linked to the files a tool call touched, and the
+        entries quoted, which the hook records as given (as for :meth:`_recall`)."""
         session, cwd = asked.session, asked.cwd
-        text = self._memory(lenient=True).touched_context(
+        blocks = self._memory(lenient=True).touched_blocks(
             [str(p) for p in asked.paths],
             session=session if isinstance(session, str) else None,
             cwd=Path(cwd) if isinstance(cwd, str) else None,
+            record=False,
         )
-        return {"text": text}
+        text = "\n".join(b.text for b in blocks)
+        return {"text": text, "given": [quoted for b in blocks for quoted in b.quoted]}
 
     def _search(self, asked: SearchAsk) -> dict[str, Any]:
         from memcli.search.options import SearchRequest

@@ -123,14 +123,21 @@ def _recent_entries(core: MemoryCore, kinds: tuple[str, ...], limit: int) -> lis
 
 
 def recall(
-    core: MemoryCore, prompt: str, max_tokens: int | None = None, session: str | None = None
+    core: MemoryCore,
+    prompt: str,
+    max_tokens: int | None = None,
+    session: str | None = None,
+    *,
+    record: bool = True,
 ) -> Context | None:
     """The memories that match ``prompt`` well (score at least ``agent.recall_min_score``,
     at most ``agent.recall_limit``) as a :class:`~memcli.service.search_answers.Context`, or
     None when nothing does, the prompt is too short to search or is a slash command.
     The block quotes the entries that matched, not their neighbours. ``session``: the
     agent's session, which is never given the same entry twice (:mod:`memcli.flush.given`:
-    an entry whose text changed since is new)."""
+    an entry whose text changed since is new). ``record``: the entries the block quotes
+    (``block.quoted``) are recorded as given to ``session``; False leaves that to the caller
+    once the block is delivered (the engine: the hook that asked may have stopped waiting)."""
     from memcli.flush.transcripts import strip_recalled  # recall only
 
     text = " ".join(strip_recalled(prompt).split())
@@ -152,7 +159,7 @@ def recall(
         given = None
     skip = given.has if given is not None else None
     block = render(result.query, result.hits, budget, matches_only=True, skip=skip)
-    if given is not None and block.included:
+    if record and given is not None and block.included:
         given.add(block.quoted)
     return Context(result, block, budget) if block.included else None
 

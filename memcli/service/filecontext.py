@@ -13,9 +13,12 @@ from memcli.notes.workspace import find_git_root
 from memcli.service.core import MemoryCore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from memcli.flush.given import Given
     from memcli.search.context import ContextBlock
 
-__all__ = ["file_context", "repo_path"]
+__all__ = ["file_context", "repo_path", "touched_blocks", "touched_context"]
 
 
 def repo_path(top: Path, path: str | Path, cwd: Path | None = None) -> str | None:
@@ -51,11 +54,78 @@ def file_context(
     session: str | None = None,
     cwd: Path | None = None,
     max_tokens: int | None = None,
+    record: bool = True,
 ) -> ContextBlock | None:
     """The facts linked to the repository file ``path`` (or a folder holding it) as a
     context block framed like recall (:func:`memcli.search.context.render`), at most
     ``agent.recall_limit`` entries; None when none is linked or all were given in
-    ``session`` already (:mod:`memcli.flush.given`). Reads the index only: no git."""
+    ``session`` already (:mod:`memcli.flush.given`). ``record``: the entries the block
+    quotes are recorded as given to ``session``; False leaves that to the caller once the
+    block is delivered. Reads the index only: no git."""
+    given = _given(core, session)
+    block = _block(core, path, cwd, max_tokens, given.has if given is not None else None)
+    if record and given is not None and block is not None:
+        given.add(block.quoted)
+    return block
+
+
+def touched_blocks(
+    core: MemoryCore,
+    paths: list[str],
+    *,
+    session: str | None = None,
+    cwd: Path | None = None,
+    record: bool = True,
+) -> list[ContextBlock]:
+    """The context blocks (:func:`file_context`) of the files one tool call read or edited
+    that have a fact to give, an entry given to ``session`` in none of them twice.
+    ``record``: the entries they quote are recorded as given to ``session``; False leaves
+    that to the caller once the blocks are delivered (the engine: the hook that asked may
+    have stopped waiting)."""
+    from memcli.flush.given import digest  # (a small module)
+
+    given = _given(core, session)
+    quoted: set[str] = set()  # what the blocks before quoted, not recorded yet
+
+    def given_already(text: str) -> bool:
+        return given is not None and (given.has(text) or digest(text) in quoted)
+
+    blocks = []
+    for path in paths:
+        block = _block(core, path, cwd, None, given_already if given is not None else None)
+        if block is not None:
+            blocks.append(block)
+            quoted.update(map(digest, block.quoted))
+    if record and given is not None and blocks:
+        given.add([text for block in blocks for text in block.quoted])
+    return blocks
+
+
+def touched_context(
+    core: MemoryCore, paths: list[str], *, session: str | None = None, cwd: Path | None = None
+) -> str:
+    """The text of :func:`touched_blocks`, one after another (recorded as given to
+    ``session``); "" when no file has a fact to give."""
+    return "\n".join(b.text for b in touched_blocks(core, paths, session=session, cwd=cwd))
+
+
+def _given(core: MemoryCore, session: str | None) -> Given | None:
+    """The record of what ``session`` was given (None: no session)."""
+    if not session:
+        return None
+    from memcli.flush.given import Given, given_folder  # a session's record only
+
+    return Given(given_folder(core.ws.root), session)
+
+
+def _block(
+    core: MemoryCore,
+    path: str | Path,
+    cwd: Path | None,
+    max_tokens: int | None,
+    skip: Callable[[str], bool] | None,
+) -> ContextBlock | None:
+    """The block of :func:`file_context`, without the entries ``skip`` holds true for."""
     top = find_git_root(core.ws.root)
     rel = repo_path(top, path, cwd) if top is not None else None
     budget = int(core.settings.get("agent.recall_tokens") if max_tokens is None else max_tokens)
@@ -72,28 +142,11 @@ def file_context(
     from memcli.search.context import render
     from memcli.search.stale import shown_path
 
-    given = None
-    if session:
-        from memcli.flush.given import Given, given_folder  # a session's record only
-
-        given = Given(given_folder(core.ws.root), session)
-    skip = given.has if given is not None else None
     fresh = [q for q in quotes if skip is None or not skip(strip_controls(q.snippet))]
     fresh = fresh[:limit]
     title = f"Memory about `{shown_path(rel)}`"
     block = render(rel, fresh, budget, title=title, matches_only=True)
-    if given is not None and block.included:
-        given.add(block.quoted)
     return block if block.included else None
-
-
-def touched_context(
-    core: MemoryCore, paths: list[str], *, session: str | None = None, cwd: Path | None = None
-) -> str:
-    """The context blocks (:func:`file_context`) of the files one tool call read or edited,
-    one after another; "" when none has a fact to give."""
-    blocks = [file_context(core, p, session=session, cwd=cwd) for p in paths]
-    return "\n".join(b.text for b in blocks if b is not None)
 
 
 def _linked_quotes(core: MemoryCore, found: list[tuple[str, int]]) -> list[Any]:
