@@ -243,9 +243,7 @@ def _kept_entries(
     for hit, sim, nearest in found:
         places[(hit.path, hit.start_line)] = (hit, sim, [rule.margin] if nearest else [])
     for hit, sim in agreed:
-        places.setdefault((hit.path, hit.start_line), (hit, sim, []))[2].append(
-            rule.agreed_margin
-        )
+        places.setdefault((hit.path, hit.start_line), (hit, sim, []))[2].append(rule.agreed_margin)
     names = related.named(prompt)
     kept = []
     for hit, sim, margins in places.values():
