@@ -222,10 +222,12 @@ class Engine:
             mem = self._memory()
             mem.store.counts()
             embedder = mem.embedder
-            if embedder is not None:  # and the everyday requests recall compares prompts with
-                import memcli.search.background as background
+            if embedder is not None:  # and what recall with vectors reads: the everyday
+                import memcli.search.background as background  # requests it compares
+                import memcli.search.related as related  # prompts with, the related words
 
                 embedder.embed(list(background.requests()), quick=True)
+                related.named("")
 
         for step in (load, self.warm_memory.start_learner):
             try:
