@@ -110,6 +110,10 @@ def test_init_lists_the_models_and_sets_nothing_up(tmp_path: Path) -> None:
     for m in listed.values():
         assert m["size_mb"] > 0 and m["load_s"] > 0 and m["passage_ms"] > 0 and m["query_ms"] > 0
         assert 0 < m["recall_similarity"] < 1
+        rule = m["recall_rule"]  # when recall gives an entry: each value of the rule
+        assert set(rule) == {"floor", "margin", "agreed_score", "agreed_margin", "related_margin"}
+        assert rule["floor"] == m["recall_similarity"]
+        assert rule["related_margin"] <= rule["margin"]  # a related entry needs no more
     # each model's own: E5's similarities all sit high, MiniLM's spread from 0
     assert listed["multilingual-e5-small"]["recall_similarity"] > 0.8
     assert listed["all-MiniLM-L6-v2"]["recall_similarity"] < 0.5
