@@ -271,8 +271,11 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
         code = int(err.get("code", 3))
         raise EngineError(str(err.get("message")), err.get("hint"), code, fields)
     result: Any = answer["result"]  # the engine's JSON: checked, not assumed, for framed ops
-    if op in _FRAMED_OPS and not (isinstance(result, dict) and framed(result.get("text"))):
-        return None  # not the block memcli frames: the hook answers in process
+    many = op == "file_context"  # a block for each file of a tool call
+    if op in _FRAMED_OPS and not (
+        isinstance(result, dict) and framed(result.get("text"), many=many)
+    ):
+        return None  # not the blocks memcli frames: the hook answers in process
     if op in _FRAMED_OPS and not _texts(result.get("given", [])):
         return None  # entries quoted that are not texts: the hook answers in process
     return cast("dict[str, Any]", result)
@@ -289,26 +292,33 @@ def _texts(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def framed(text: Any) -> bool:
+def framed(text: Any, *, many: bool = False) -> bool:
     """Whether ``text`` is "" or one context block as :func:`memcli.search.context.render`
     frames it: a ``<<<BEGIN MEMORY m>>>`` line, a body under a ``## `` title, an
     ``<<<END MEMORY m>>>`` line, ``m`` the first 12 hex digits of the body's SHA-256. What an
     engine answers for a prompt goes to the agent only when it is (the same framing as in
-    process, whoever answered)."""
+    process, whoever answered). ``many``: one or more such blocks, each after a blank line
+    (the file hook's answer for a tool call of several files)."""
     if text == "":
         return True
     if not isinstance(text, str):
         return False
     import re  # only a framed answer needs it
 
-    found = re.fullmatch(
-        r"<<<BEGIN MEMORY ([0-9a-f]{12})>>>\n(## [^\n]*\n.*)<<<END MEMORY \1>>>\n",
-        text,
-        re.DOTALL,
+    block = re.compile(
+        r"<<<BEGIN MEMORY ([0-9a-f]{12})>>>\n(## [^\n]*\n.*?)<<<END MEMORY \1>>>\n", re.DOTALL
     )
-    if found is None:
-        return False
-    return sha256_hex(found.group(2).encode())[:12] == found.group(1)
+    at = 0
+    while True:
+        found = block.match(text, at)
+        if found is None or sha256_hex(found.group(2).encode())[:12] != found.group(1):
+            return False
+        at = found.end()
+        if at == len(text):
+            return True
+        if not many or not text.startswith("\n", at):
+            return False
+        at += 1
 
 
 def _given_up_lately(root: Path) -> bool:

@@ -393,9 +393,10 @@ def test_file_hook_drops_an_engine_answer_not_framed(
 def test_file_hook_records_what_the_engine_gave_it(repo: Path, cli: Cli) -> None:
     """The engine records nothing as given: a file hook that stopped waiting for it (it
     answered, too late) gives the facts in process; one that takes its answer records them,
-    and the session is not given them again. A tool call of two files gets the facts of both
-    (two blocks are not one framed block: the hook answers in process, and the engine had
-    recorded them already, so the agent got nothing)."""
+    and the session is not given them again. A tool call of two files gets the facts of both,
+    a framed block for each, from the engine (the engine had recorded them already, and two
+    blocks were refused as not one framed block: the hook answered in process, with
+    nothing)."""
     from memcli.enginelink import engine_result
     from tests.test_engine import run
 
@@ -434,10 +435,15 @@ def test_file_hook_records_what_the_engine_gave_it(repo: Path, cli: Cli) -> None
         both = hook(repo, codex)
         assert "writes CSV with a BOM" in both and "idempotent by order id" in both
         assert hook(repo, codex) == ""
+        # the engine's answer for two files is taken: a framed block for each
+        args = {"paths": ["jobs/export.py", "payments/refund.py"], "session": "e-2"}
+        two = engine_result(repo, "file_context", {**args, "cwd": str(repo)})
+        assert two is not None and two["text"].count("<<<BEGIN MEMORY ") == 2
+        assert len(two["given"]) == 2
         status = json.loads(run(repo, "serve", "--status", "--json").stdout)
     finally:
         run(repo, "serve", "--stop")
-    assert status["engine"]["requests"] == 6  # each question, and each hook not told "off"
+    assert status["engine"]["requests"] == 7  # each question, and each hook not told "off"
 
 
 def test_undated_fact_is_as_old_as_its_files_last_commit(repo: Path, cli: Cli) -> None:
