@@ -19,8 +19,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 MEMCLI_SEARCH = "mcp__memcli__search"
-#: The tools that read one file: Claude Code's, Gemini CLI's.
-READERS = ("Read", "read_file")
+#: The tools that read one file: Claude Code's, Gemini CLI's, Codex's shell (``cat``).
+READERS = ("Read", "read_file", "exec_command")
 
 
 def _last_tool_anthropic(messages: list[dict[str, Any]]) -> str | None:
@@ -223,7 +223,7 @@ class ModelAPI:
             block = {"type": "tool_use", "id": f"toolu_{n}", "name": value, "input": {}}
             select = {"query": f"select:{self.search_tool}", "max_results": 1}
             args = self._args() if value != "ToolSearch" else select
-            args = {"file_path": self.read_path} if value == "Read" else args
+            args = self._read_args(value) if value == "Read" else args
             delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
             stop = "tool_use"
         else:
@@ -261,7 +261,9 @@ class ModelAPI:
                 "id": f"fc_{n}",
                 "call_id": f"call_{n}",
                 "name": name,
-                "arguments": json.dumps(self._args()),
+                "arguments": json.dumps(
+                    self._read_args(name) if value in READERS else self._args()
+                ),
                 "status": "completed",
             }
             if space:
@@ -337,7 +339,7 @@ class ModelAPI:
         if self.asks_for_facts(body, tools):
             kind, value = "text", self._facts(body)
         if kind == "tool":
-            args = {"file_path": self.read_path} if value in READERS else self._args()
+            args = self._read_args(value) if value in READERS else self._args()
             part: dict[str, Any] = {"functionCall": {"name": value, "args": args}}
         else:
             part = {"text": value or ""}
@@ -371,3 +373,9 @@ class ModelAPI:
 
     def _args(self) -> dict[str, Any]:
         return {"query": self.tool_query or ""}
+
+    def _read_args(self, tool: str) -> dict[str, Any]:
+        """The arguments of ``tool`` (:data:`READERS`) reading :attr:`read_path`."""
+        if tool == "exec_command":
+            return {"cmd": f"cat {self.read_path}"}
+        return {"file_path": self.read_path}

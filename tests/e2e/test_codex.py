@@ -136,6 +136,41 @@ def test_briefing_recall_and_a_tool_round_trip(tmp_path: Path, model: ModelAPI) 
     assert '"scores"' not in said
 
 
+def test_a_file_codex_prints_with_its_shell_brings_the_facts_that_name_it(
+    tmp_path: Path, model: ModelAPI
+) -> None:
+    """Codex runs ``cat jobs/export.py`` with its shell tool (``exec_command``); its
+    PostToolUse hook (matched as ``Bash``, ``tool_input.command`` the command line) gives
+    the facts linked to the file, marked "may be stale" after a later commit of it, before
+    the command's output in the next request."""
+    fact = "jobs/export.py writes the CSV with a BOM so that Excel opens it."
+    root = project(tmp_path, "app", FACT)
+    (root / "jobs").mkdir()
+    (root / "jobs" / "export.py").write_text("def export(rows): ...\n")
+    subprocess.run(["git", "add", "jobs"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "export"], cwd=root, check=True, env=quiet_env())
+    assert memcli(root, "add", fact).returncode == 0
+    (root / "jobs" / "export.py").write_text("def export(rows, bom=False): ...\n")
+    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() + 2 * 86400))
+    dated = quiet_env(GIT_AUTHOR_DATE=later, GIT_COMMITTER_DATE=later)
+    subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=root, check=True, env=dated)
+    assert memcli(root, "index").returncode == 0
+    installed(root, model)
+    model.read_path = "jobs/export.py"
+    run = codex(root, model, "Have a look, please.")
+    assert model.final_text in run.stdout
+    first, *rest = model.bodies("responses")
+    assert "Memory about" not in dumps(first["input"])
+    items = rest[-1]["input"]  # after the command: memcli's context, then its output
+    calls = [i for i in items if isinstance(i, dict) and i.get("type") == "function_call"]
+    assert [c["name"] for c in calls] == ["exec_command"]
+    after = dumps(items[items.index(calls[0]) :])
+    assert after.count("Memory about `jobs/export.py`") == 1, after[-3000:]
+    memory = after.split("Memory about `jobs/export.py`")[1]
+    assert "writes the CSV with a BOM" in memory
+    assert f"may be stale: `jobs/export.py` changed on {later[:10]}" in memory
+
+
 def flushes(llm: StubOpenAI) -> list[str]:
     return [
         dumps(r["body"]["messages"])
