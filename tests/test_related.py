@@ -56,6 +56,18 @@ def test_related_words_are_the_groups_terms_the_text_does_not_hold() -> None:
     assert related.related_words("Center this div horizontally") == []
 
 
+def test_a_long_paste_adds_at_most_so_many_words_those_it_names_first_first() -> None:
+    """Each word added is one more term a keyword search scores: a paste naming many things
+    adds the words of the first things it names, no more than MAX_WORDS."""
+    paste = "the deploy failed: " + ", ".join(
+        ["postgres timed out", "redis cache miss", "kafka consumer lag", "sentry errors"] * 20
+    )
+    words = related.related_words(paste)
+    assert len(words) == related.MAX_WORDS
+    assert "roll out" in words  # deploy's, named first
+    assert len(related.related_words("deploy")) < related.MAX_WORDS
+
+
 def test_the_expanded_query_keeps_the_text_and_quotes_each_phrase() -> None:
     text = "How do I ship this?"
     wider = related.expanded(text)

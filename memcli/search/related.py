@@ -19,6 +19,11 @@ from pathlib import Path
 #: One group a line: ``label: term, term``.
 RELATED = Path(__file__).with_name("related.txt")
 
+#: The most words added to a query: each is one more term its keyword search scores (a long
+#: paste naming many things would add hundreds; no prompt of benchmarks/recall_bench.py
+#: needs more than 46).
+MAX_WORDS = 48
+
 _WORD = re.compile(r"[a-z0-9]+")
 _SUFFIXES = ("ies", "ing", "es", "ed", "s")
 
@@ -64,33 +69,38 @@ def named(text: str) -> frozenset[int]:
     """The groups ``text`` names: one of their terms or their label, as whole words (plurals
     and verb endings aside), the longest term that starts at a word first ("logged out" is
     not "logged")."""
+    return frozenset(_mentions(text))
+
+
+def _mentions(text: str) -> list[int]:
+    """The groups ``text`` names (:func:`named`), in the order it first names them."""
     stems = _stems(text)
     index = _index()
     longest = max((len(k) for k in index), default=0)
-    found: set[int] = set()
+    found: dict[int, None] = {}
     i = 0
     while i < len(stems):
         for n in range(min(longest, len(stems) - i), 0, -1):
             if stems[i : i + n] in index:
-                found.update(index[stems[i : i + n]])
+                found.update(dict.fromkeys(index[stems[i : i + n]]))
                 i += n
                 break
         else:
             i += 1
-    return frozenset(found)
+    return list(found)
 
 
 def related_words(text: str) -> list[str]:
-    """The terms of the groups ``text`` names that it does not hold itself, in the groups'
-    order."""
+    """The terms of the groups ``text`` names that it does not hold itself, the groups it
+    names first first, at most :data:`MAX_WORDS`."""
     own = set(_stems(text))
     words: dict[str, None] = {}
-    for g in sorted(named(text)):
+    for g in _mentions(text):
         label, terms = groups()[g]
         for term in (label, *terms):
             if not set(_stems(term)) <= own:
                 words.setdefault(term, None)
-    return list(words)
+    return list(words)[:MAX_WORDS]
 
 
 def expanded(text: str) -> str:
