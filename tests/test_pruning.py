@@ -129,6 +129,18 @@ def test_pruned_queries_find_what_the_whole_query_finds(mem: Memory) -> None:
 
 
 @pytest.mark.slow
+def test_a_query_of_more_common_terms_than_pruning_pays_for_runs_whole(mem: Memory) -> None:
+    """Pruning scores the pairs of common terms: with more than MAX_COMMON of them it costs
+    more than the whole query, which runs instead (and finds the same)."""
+    known = learnt(mem)
+    many = " ".join(COMMON[: pruning.MAX_COMMON + 1])
+    whole, fast, cut = both(mem, known, many, 5)
+    assert fast == whole and not cut
+    whole, fast, cut = both(mem, known, " ".join(COMMON[: pruning.MAX_COMMON]), 5)
+    assert fast == whole and cut  # as many as it pays for: pruned
+
+
+@pytest.mark.slow
 def test_pruned_queries_in_two_halves(mem: Memory, monkeypatch: pytest.MonkeyPatch) -> None:
     known = learnt(mem)
     monkeypatch.setattr(parallel_rank, "SPLIT_FROM", 1)
