@@ -276,8 +276,8 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
         isinstance(result, dict) and framed(result.get("text"), many=many)
     ):
         return None  # not the blocks memcli frames: the hook answers in process
-    if op in _FRAMED_OPS and not _texts(result.get("given", [])):
-        return None  # entries quoted that are not texts: the hook answers in process
+    if op in _FRAMED_OPS and not _quoted(result.get("given", []), result["text"]):
+        return None  # entries named that the block does not quote: answered in process
     return cast("dict[str, Any]", result)
 
 
@@ -287,9 +287,10 @@ def engine_result(root: Path, op: str, payload: dict[str, Any]) -> dict[str, Any
 _FRAMED_OPS = ("recall", "briefing", "file_context")
 
 
-def _texts(value: Any) -> bool:
-    """Whether ``value`` is a list of strings."""
-    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+def _quoted(value: Any, text: str) -> bool:
+    """Whether ``value`` is a list of texts that ``text`` (the block) each quotes: the
+    entries the hook records as given."""
+    return isinstance(value, list) and all(isinstance(v, str) and v in text for v in value)
 
 
 def framed(text: Any, *, many: bool = False) -> bool:

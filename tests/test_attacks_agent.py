@@ -461,8 +461,8 @@ def test_9_the_entries_an_engine_names_as_given_are_texts(
 ) -> None:
     """The prompt hook records the entries an engine's answer names as quoted (``given``) as
     given to its session; an answer that names none (an older engine) is taken as it is; one
-    whose ``given`` is not a list of texts is dropped: the hook answers in process, and the
-    session's record holds nothing of it."""
+    whose ``given`` is not a list of texts the block quotes is dropped: the hook answers in
+    process, and the session's record holds nothing of it."""
     from memcli.flush.given import Given, given_folder
 
     clone = hostile_clone(tmp_path, {})
@@ -487,11 +487,14 @@ def test_9_the_entries_an_engine_names_as_given_are_texts(
         fake.quoted = QuotingEngine.ABSENT
         assert QuotingEngine.ENTRY in prompt("q-2")
         assert not Given(given_folder(clone), "q-2").has(QuotingEngine.ENTRY)
-        for n, quoted in enumerate((QuotingEngine.ENTRY, [1], [QuotingEngine.ENTRY, None], {})):
+        hidden = "- an entry the block does not quote"  # it would hide it for the session
+        bad: tuple[Any, ...] = (QuotingEngine.ENTRY, [1], [QuotingEngine.ENTRY, None], {}, [hidden])
+        for n, quoted in enumerate(bad):
             fake.quoted = quoted
             assert prompt(f"bad-{n}") == in_process, quoted
             assert not Given(given_folder(clone), f"bad-{n}").has(QuotingEngine.ENTRY)
-        assert [g["op"] for g in fake.got] == ["recall"] * 6
+            assert not Given(given_folder(clone), f"bad-{n}").has(hidden)
+        assert [g["op"] for g in fake.got] == ["recall"] * 7
     finally:
         fake.close()
 
