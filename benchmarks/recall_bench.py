@@ -189,10 +189,11 @@ def relating(t: float, margin: float, score: float, agreed: float, related: floa
     and of the best keyword result's lines (when it scores at least ``score``), with the
     smallest margin over the everyday requests that applies to it: ``margin``, the entry of
     its chunk nearest the prompt; ``agreed``, an entry of the best keyword result; ``related``,
-    an entry that names a thing the prompt names in other words."""
+    an entry that names a thing the prompt names in other words. The :data:`RECALL_LIMIT`
+    entries nearest the prompt of those that pass."""
 
     def rule(cands: list[Cand]) -> list[set[str]]:
-        kept = []
+        kept: dict[frozenset[str], float] = {}  # an entry (its facts): its similarity
         for c in cands:
             if c[5] == "keyword" and c[0] < score:  # no keyword result agrees
                 continue
@@ -200,13 +201,17 @@ def relating(t: float, margin: float, score: float, agreed: float, related: floa
             if c[6]:
                 margins.append(related)
             usual, sim = c[4], c[2]
-            if margins and sim is not None and usual is not None:
-                kept += [c[3]] if sim >= max(t, usual + min(margins)) else []
-        return kept
+            if not margins or sim is None or usual is None:
+                continue
+            if sim >= max(t, usual + min(margins)):
+                kept[frozenset(c[3])] = sim
+        best = sorted(kept, key=lambda k: -kept[k])[:RECALL_LIMIT]
+        return [set(k) for k in best]
 
     rule.__name__ = (
         f"{agreeing(t, margin, score, agreed).__name__}; entries that name what the prompt"
-        f" names in other words >= everyday requests' {related:+.4g}"
+        f" names in other words >= everyday requests' {related:+.4g}; the"
+        f" {RECALL_LIMIT} nearest"
     )
     return rule
 
@@ -267,6 +272,8 @@ AGREED_MARGINS = (0.0, -0.01, -0.02, -0.03, -0.04, -0.05)
 #: With related entries (memcli.search.related): their margins over the everyday requests,
 #: and the keyword scores and margins swept with them (strictest first; fewer: the sweep
 #: multiplies).
+#: The entries recall gives at most (``agent.recall_limit``'s default).
+RECALL_LIMIT = 3
 RELATED_MARGINS = (0.0, -0.02, -0.04, -0.05, -0.06, -0.08)
 RELATED_SCORES = (0.45, 0.40, 0.35)
 RELATED_AGREED = (0.0, -0.02, -0.04)
@@ -349,14 +356,14 @@ def measure_mode(
                     names = related.named(result.query)
                     for h, sim, nearest in chunk_entries(result.hits, vector, embed):
                         one = facts_in(h.snippet, ids)
-                        near = bool(names & related.named(h.snippet))
+                        near = bool(names & related.entry_named(h.snippet))
                         where = "search" if nearest else "other"
                         got = quoted[h.chunk_id] if nearest else one
                         found.append((h.score, got, sim, one, usual, where, near))
                     for h in mem.search(result.query, keyword).hits[:1]:  # the best keyword
                         for e, sim in matched_entries(h, vector, embed):  # result's entries
                             one = facts_in(e.snippet, ids)
-                            near = bool(names & related.named(e.snippet))
+                            near = bool(names & related.entry_named(e.snippet))
                             found.append((h.score, one, sim, one, usual, "keyword", near))
             cands[prompt] = found
             ctx = mem.recall(prompt)

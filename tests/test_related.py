@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 import memcli.search.related as related
+from memcli.notes.entryparse import plain_entry
+from memcli.search.nearest import cosine
 from memcli.search.query import parse_query
 from tests.agent_helpers import MEMCLI, context_of, run_hook
 
@@ -37,9 +39,27 @@ def test_a_text_names_a_group_by_a_term_or_its_label_in_any_form() -> None:
     assert "deploy" in labels("How do I ship this?")
     assert "deploy" in labels("who deploys on Fridays")  # a verb ending
     assert "type checker" in labels("Which type checkers do we run?")  # a plural
+    assert "release" in labels("how are releases tagged") == labels("who released it")
     assert "error tracking" in labels("errors go to Sentry")  # a tool
     assert "rollback" in labels("how do I roll back the release")  # a phrase
     assert not labels("Center this div horizontally")
+
+
+def test_a_word_of_many_meanings_or_of_a_question_names_nothing() -> None:
+    """ "what kind of" is no Kubernetes tool; an address is no TLS; a flag of a command is
+    no feature flag; a term made of stop words only ("who did what") never counts."""
+    assert "kubernetes" not in labels("What kind of cache do we use?")
+    assert not labels("see https://example.com/x")
+    assert "feature flag" not in labels("add a --verbose flag to the script")
+    assert not labels("who did what")
+
+
+def test_an_entry_names_things_in_its_own_words_only() -> None:
+    """Not by its kind ("procedure" names runbooks), its tags, or a redaction marker."""
+    entry = "- 09:30 [procedure] Ask Ada before lunch [REDACTED:aws-access-key] #aws #deploy"
+    assert related.entry_named(entry) == frozenset()
+    assert related.named("procedure aws access key deploy")  # each would name a group
+    assert labels("- 09:30 [procedure] Deploy on Tuesdays") >= {"deploy"}
 
 
 def test_the_longest_term_at_a_word_counts_not_the_words_inside_it() -> None:
@@ -76,6 +96,9 @@ def test_the_expanded_query_keeps_the_text_and_quotes_each_phrase() -> None:
     assert "deploy" in parsed.terms
     assert ("roll", "out") in parsed.phrases  # "roll out": a phrase, not two words
     assert related.expanded("Center this div") == "Center this div"
+    # a quote the prompt leaves open would pair with the first phrase added
+    loose = parse_query(related.expanded('It says "connection refused: which port is valkey on?'))
+    assert "port" in loose.terms and "valkey" in loose.terms
 
 
 # -- recall with the local model, through the hook process -----------------------------------
@@ -186,3 +209,41 @@ def test_a_recall_that_falls_back_to_keywords_searches_the_prompt_alone(
     monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL", "local/sentence-transformers/all-MiniLM-L6-v2")
     monkeypatch.setenv("MEMCLI_EMBEDDING_MODEL_PATH", str(broken))
     assert recall(notes, prompt) == keyword_only
+
+
+DEPLOYS = [
+    "- 09:10 [procedure] Deploy with `make release-prod`: it builds the image and restarts the"
+    " pods one at a time.",
+    "- 09:20 [fact] Deploys to production need a green CI run on main first.",
+    "- 09:30 [constraint] No deploys to production on Fridays after 15:00.",
+    "- 09:40 [fact] The deploy script posts a message in #releases when it finishes.",
+    "- 09:50 [decision] Staging is deployed automatically on every merge to main.",
+    "- 10:00 [gotcha] A deploy that changes the schema must run migrations before the new pods"
+    " start.",
+    "- 10:10 [fact] Rollouts go to 10% of the pods first, then the rest after five minutes.",
+    "- 10:20 [procedure] Production deploys are announced in the #ops channel an hour ahead.",
+]
+
+
+@pytest.mark.slow
+@needs_model
+def test_with_the_local_model_recall_gives_at_most_its_limit_the_nearest_first(
+    workspace: Path, with_model: None
+) -> None:
+    """Eight facts about deploys in one day file: many pass, at most agent.recall_limit (3)
+    come, each nearer the prompt than the next."""
+    (workspace / "memory" / "2026-11-20.md").write_text(
+        "# 2026-11-20\n\n" + "\n".join(DEPLOYS) + "\n"
+    )
+    index(workspace)
+    prompt = "what are the rules for deploying to production?"
+    text = recall(workspace, prompt)
+    given = [line for line in text.splitlines() if line.startswith("- ")]
+    assert 1 <= len(given) <= 3, text
+    from memcli.memory import Memory
+
+    with Memory.open(workspace) as mem:
+        assert mem.embedder is not None
+        vector = mem.embedder.embed_query(prompt)
+        sims = [cosine(vector, v) for v in mem.embedder.embed([plain_entry(g) for g in given])]
+    assert sims == sorted(sims, reverse=True), (given, sims)

@@ -148,14 +148,24 @@ def plain_entry(passage: str) -> str:
     """An entry's kind and words, as a model reads them best: ``decision: text`` for
     ``- 10:00 [decision] text #tag``, without the list mark, the time and the tags that end
     its first line; its other lines as they are; any other text as it is."""
+    kind, words = _kind_and_words(passage)
+    return f"{kind}: {words}" if kind else words
+
+
+def entry_words(passage: str) -> str:
+    """An entry's own words: :func:`plain_entry` without its kind."""
+    return _kind_and_words(passage)[1]
+
+
+def _kind_and_words(passage: str) -> tuple[str | None, str]:
     first, nl, rest = passage.strip().partition("\n")
     m = _ENTRY.match(first)
     if m is None:
-        return passage.strip()
+        return None, passage.strip()
     _, kind, body = m.groups()
     tags = _tags_start(body)
     body = body[:tags].rstrip() if tags > 0 else body
-    return (f"{kind}: {body}" if kind else body) + nl + rest
+    return kind, body + nl + rest
 
 
 #: Characters that do not show: a fact holding one is the same fact without it.

@@ -1,13 +1,14 @@
-"""Words of software work that name the same thing: what recall adds to a prompt before it
-searches.
+"""Words of software work that name the same thing: what recall adds to a prompt's keyword
+query, and how it tells that an entry names what a prompt names in other words.
 
 An agent asks "how do I ship this to prod?" and the fact says "Deploy with make deploy";
 it asks "which type checker do we use?" and the fact names mypy. A small embedding model
 and a keyword search both miss such pairs. ``related.txt`` holds groups of words and phrases
 people use for one thing, and well-known tools named for what they are (``deploy: ship,
 release, roll out``; ``type checker: mypy, pyright``), written for no project in particular.
-Recall adds to a prompt the words of every group it names: the keyword search then finds the
-fact's own words, and the prompt's vector moves towards them.
+Recall adds to a prompt's keyword query the words of the groups it names (its vector stays
+the prompt's own), and gives an entry that names a group the prompt names with a smaller
+margin (:func:`memcli.service.agent.recall`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+
+from memcli.notes.entryparse import entry_words
+from memcli.notes.redact import marker_re
+from memcli.search.query import STOPWORDS
 
 #: One group a line: ``label: term, term``.
 RELATED = Path(__file__).with_name("related.txt")
@@ -29,11 +34,13 @@ _SUFFIXES = ("ies", "ing", "es", "ed", "s")
 
 
 def _stem(word: str) -> str:
-    """``word`` without a plural or verb ending (enough to match "deploys" with "deploy")."""
+    """``word`` without a plural or verb ending and a final "e" (enough to match "deploys"
+    with "deploy", "releases" and "released" with "release")."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
+            word = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
 def _stems(text: str) -> tuple[str, ...]:
@@ -60,7 +67,7 @@ def _index() -> dict[tuple[str, ...], tuple[int, ...]]:
     for n, (label, terms) in enumerate(groups()):
         for term in (label, *terms):
             stems = _stems(term)
-            if stems:
+            if stems and not set(_WORD.findall(term)) <= STOPWORDS:  # "who did what"
                 index.setdefault(stems, []).append(n)
     return {k: tuple(v) for k, v in index.items()}
 
@@ -103,8 +110,20 @@ def related_words(text: str) -> list[str]:
     return list(words)[:MAX_WORDS]
 
 
+def entry_named(passage: str) -> frozenset[int]:
+    """The groups an entry names in its own words: not its kind, time or tags, nor a
+    redaction marker (``[REDACTED:aws-access-key]`` names no key)."""
+    return named(marker_re().sub(" ", entry_words(passage)))
+
+
 def expanded(text: str) -> str:
     """``text`` and its :func:`related_words`, a phrase of several words quoted (a keyword
-    query's phrase, :mod:`memcli.search.query`)."""
+    query's phrase, :mod:`memcli.search.query`). A quote ``text`` leaves open is dropped:
+    it would pair with the first phrase added and make a phrase of the prompt's words."""
     words = [f'"{w}"' if " " in w else w for w in related_words(text)]
+    if not words:
+        return text
+    if text.count('"') % 2:
+        cut = text.rfind('"')
+        text = text[:cut] + " " + text[cut + 1 :]
     return " ".join([text, *words])

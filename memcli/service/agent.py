@@ -165,19 +165,16 @@ def recall(
 
 
 def recall_search(core: MemoryCore, query: str, opts: Any) -> Any:
-    """Recall's search for ``query``. With vectors, its keyword query also holds the words
-    related to the prompt's (:mod:`memcli.search.related`), and its vector is the prompt's
-    own; when the search falls back to keywords, it runs again with the prompt alone, as a
-    keyword recall does. The result's query is the prompt."""
+    """Recall's search for ``query``. When it uses vectors, its keyword query also holds
+    the words related to the prompt's (:mod:`memcli.search.related`), and its vector is the
+    prompt's own; a keyword search scores the prompt alone (a keyword score falls with every
+    word the query holds that an entry does not). The result's query is the prompt."""
+    wider = None
     if core.embedder is not None:
         import memcli.search.related as related  # recall with vectors only
 
         wider = related.expanded(query)
-        result = searching.search(core, wider, opts, meaning=query)
-        if result.mode == "keyword" and wider != query:
-            result = searching.search(core, query, opts, sync=False)
-    else:
-        result = searching.search(core, query, opts)
+    result = searching.search(core, query, opts, wider=wider)
     result.query = query
     return result
 
@@ -222,7 +219,8 @@ def _recalled(core: MemoryCore, result: Any) -> list[Any]:
         except ProviderError:  # the model failed since the search: scores alone
             pass
         else:
-            return _kept_entries(result.query, rule, usual, found, agreed)
+            kept = _kept_entries(result.query, rule, usual, found, agreed)
+            return kept[: int(core.settings.get("agent.recall_limit"))]
     min_score = float(core.settings.get("agent.recall_min_score"))
     return [hit for hit in result.hits if hit.score >= min_score]
 
@@ -234,9 +232,10 @@ def _kept_entries(
     found: list[tuple[Any, float, bool]],
     agreed: list[tuple[Any, float]],
 ) -> list[Any]:
-    """The entries of :func:`_recalled` that pass: ``found``, each entry of the hits' chunks
-    with its similarity and whether it is its chunk's nearest; ``agreed``, the best keyword
-    result's; ``usual``, the prompt's similarity to its nearest everyday requests."""
+    """The entries of :func:`_recalled` that pass, the nearest the prompt first: ``found``,
+    each entry of the hits' chunks with its similarity and whether it is its chunk's
+    nearest; ``agreed``, the best keyword result's; ``usual``, the prompt's similarity to its
+    nearest everyday requests."""
     import memcli.search.related as related  # recall with vectors only
 
     places: dict[tuple[str, int], tuple[Any, float, list[float]]] = {}
@@ -247,11 +246,11 @@ def _kept_entries(
     names = related.named(prompt)
     kept = []
     for hit, sim, margins in places.values():
-        if names & related.named(hit.snippet):
+        if names & related.entry_named(hit.snippet):
             margins.append(rule.related_margin)
         if margins and sim >= max(rule.floor, usual + min(margins)):
-            kept.append(hit)
-    return kept
+            kept.append((sim, hit))
+    return [hit for _, hit in sorted(kept, key=lambda k: -k[0])]
 
 
 def _best_keyword_hit(core: MemoryCore, query: str, score: float) -> Any:

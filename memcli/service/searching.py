@@ -25,13 +25,14 @@ def search(
     opts: SearchOptions,
     *,
     sync: bool = True,
-    meaning: str | None = None,
+    wider: str | None = None,
 ) -> SearchResult:
-    """Search for ``query``; ``meaning``: the text whose vector the search uses instead
-    (recall's prompt, whose keyword query carries related words too)."""
+    """Search for ``query``. ``wider``: the keyword query to run instead when the search
+    uses vectors, whose vector stays ``query``'s (recall's prompt with its related words,
+    :mod:`memcli.search.related`)."""
     return core._with_repair(
-        lambda: _search(core, query, opts, sync=sync, meaning=meaning),
-        retry=lambda: _search(core, query, opts, sync=True, meaning=meaning),
+        lambda: _search(core, query, opts, sync=sync, wider=wider),
+        retry=lambda: _search(core, query, opts, sync=True, wider=wider),
     )
 
 
@@ -41,14 +42,15 @@ def _search(
     opts: SearchOptions,
     *,
     sync: bool = True,
-    meaning: str | None = None,
+    wider: str | None = None,
 ) -> SearchResult:
     stale, warnings = indexing.sync_before_search(core) if sync else (False, [])
-    plan = plan_search(core.store, core.embedder, opts.strategy, meaning or query)
+    plan = plan_search(core.store, core.embedder, opts.strategy, query)
     warnings = [*warnings, *plan.warnings]
     embed = None
     if plan.vector is not None and core.embedder is not None:
         embed = partial(core.embedder.embed, quick=True)
+        query = wider or query
     result = run_search(
         core.store, query, opts, mode=plan.mode, query_vector=plan.vector, embed=embed
     )
