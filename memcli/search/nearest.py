@@ -4,8 +4,8 @@ and what an agent's recall quotes, and how sure it is.
 A chunk's vector stands for all its entries at once, and a chunk found by vectors alone is
 shown by its first passage, so a hybrid search may rank the right chunk and quote the wrong
 entry of it, with a similarity diluted by its neighbours. Recall therefore embeds each entry
-(passage) of the chunks a search found, alone, and takes the one nearest the prompt: its own
-cosine similarity says far better than a fused score whether the prompt is about it
+(passage) of the chunks a search found, alone (:func:`chunk_entries`): an entry's own cosine
+similarity says far better than a fused score whether the prompt is about it
 (``benchmarks/recall_bench.py``). An entry is embedded as its kind and words
 (:func:`~memcli.notes.entryparse.plain_entry`: no list mark, time or tags, which only blur
 it); the vectors come from the embedding cache after the first time an entry is seen.
