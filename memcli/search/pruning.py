@@ -22,8 +22,8 @@ from memcli.search import bounds as bounds_mod
 from memcli.search.query import ParsedQuery
 
 #: The most common terms a query is pruned with: their pairs grow as their square, and past
-#: it the pairs cost more than the whole query (20 common terms on 120,000 chunks: 448 ms
-#: pruned, 135 ms whole; recall's query may hold dozens of related words).
+#: a few they cost more than the whole query (benchmarks/RESULTS.md: on 120,000 rows, 31
+#: against 42 ms with 4, 110 against 74 with 8; recall's query may hold dozens of words).
 MAX_COMMON = 6
 
 
