@@ -72,6 +72,12 @@ def _index() -> dict[tuple[str, ...], tuple[int, ...]]:
     return {k: tuple(v) for k, v in index.items()}
 
 
+@cache
+def _longest() -> int:
+    """The most words a term has."""
+    return max((len(k) for k in _index()), default=0)
+
+
 def named(text: str) -> frozenset[int]:
     """The groups ``text`` names: one of their terms or their label, as whole words (plurals
     and verb endings aside), the longest term that starts at a word first ("logged out" is
@@ -83,7 +89,7 @@ def _mentions(text: str) -> list[int]:
     """The groups ``text`` names (:func:`named`), in the order it first names them."""
     stems = _stems(text)
     index = _index()
-    longest = max((len(k) for k in index), default=0)
+    longest = _longest()
     found: dict[int, None] = {}
     i = 0
     while i < len(stems):
