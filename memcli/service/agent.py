@@ -150,7 +150,7 @@ def recall(
     from memcli.service.search_answers import Context  # (with the block)
 
     result = recall_search(core, text[:RECALL_QUERY_CHARS], opts)
-    result.hits = _recalled(core, result)
+    result.hits = _recalled(core, result)[:limit]
     if session and result.hits:
         from memcli.flush.given import Given, given_folder  # a session's recall only
 
@@ -219,8 +219,7 @@ def _recalled(core: MemoryCore, result: Any) -> list[Any]:
         except ProviderError:  # the model failed since the search: scores alone
             pass
         else:
-            kept = _kept_entries(result.query, rule, usual, found, agreed)
-            return kept[: int(core.settings.get("agent.recall_limit"))]
+            return _kept_entries(result.query, rule, usual, found, agreed)
     min_score = float(core.settings.get("agent.recall_min_score"))
     return [hit for hit in result.hits if hit.score >= min_score]
 

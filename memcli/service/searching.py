@@ -30,19 +30,12 @@ def search(
     """Search for ``query``. ``wider``: the keyword query to run instead when the search
     uses vectors, whose vector stays ``query``'s (recall's prompt with its related words,
     :mod:`memcli.search.related`)."""
-    return core._with_repair(
-        lambda: _search(core, query, opts, sync=sync, wider=wider),
-        retry=lambda: _search(core, query, opts, sync=True, wider=wider),
-    )
+    run = partial(_search, core, query, opts, wider)
+    return core._with_repair(lambda: run(sync), retry=lambda: run(True))
 
 
 def _search(
-    core: MemoryCore,
-    query: str,
-    opts: SearchOptions,
-    *,
-    sync: bool = True,
-    wider: str | None = None,
+    core: MemoryCore, query: str, opts: SearchOptions, wider: str | None, sync: bool
 ) -> SearchResult:
     stale, warnings = indexing.sync_before_search(core) if sync else (False, [])
     plan = plan_search(core.store, core.embedder, opts.strategy, query)

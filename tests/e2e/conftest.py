@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,27 @@ def project(tmp_path: Path, name: str, *facts: str) -> Path:
             r = memcli(root, "add", "--type", "decision", fact)
             assert r.returncode == 0, r.stderr
     return root
+
+
+def stale_linked_file(root: Path) -> str:
+    """``jobs/export.py`` committed in ``root``, the fact naming it added, then the file
+    changed in a commit dated two days on (the fact "may be stale" since); that commit's
+    date, the index made again."""
+    (root / "jobs").mkdir()
+    (root / "jobs" / "export.py").write_text("def export(rows): ...\n")
+    subprocess.run(["git", "add", "jobs"], cwd=root, check=True)
+    subprocess.run(["git", "commit", "-qm", "export"], cwd=root, check=True, env=quiet_env())
+    assert memcli(root, "add", EXPORT_FACT).returncode == 0
+    (root / "jobs" / "export.py").write_text("def export(rows, bom=False): ...\n")
+    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() + 2 * 86400))
+    dated = quiet_env(GIT_AUTHOR_DATE=later, GIT_COMMITTER_DATE=later)
+    subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=root, check=True, env=dated)
+    assert memcli(root, "index").returncode == 0
+    return later
+
+
+#: The fact :func:`stale_linked_file` adds.
+EXPORT_FACT = "jobs/export.py writes the CSV with a BOM so that Excel opens it."
 
 
 def first_memory_blocks(text: str) -> int:

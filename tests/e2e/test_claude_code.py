@@ -19,6 +19,7 @@ from tests.e2e.conftest import (
     memory_text,
     project,
     quiet_env,
+    stale_linked_file,
 )
 from tests.e2e.model_api import MEMCLI_SEARCH, ModelAPI
 from tests.stub_openai import StubOpenAI
@@ -92,18 +93,8 @@ def test_a_file_the_agent_reads_brings_the_facts_that_name_it(
     """Claude Code reads jobs/export.py: memcli's PostToolUse hook adds the fact that names
     it, once, framed as memory about that file, to what the model reads next; the file
     changed in a commit after the fact, so the fact comes marked "may be stale"."""
-    fact = "jobs/export.py writes the CSV with a BOM so that Excel opens it."
     root = project(tmp_path, "app", FACT)
-    (root / "jobs").mkdir()
-    (root / "jobs" / "export.py").write_text("def export(rows): ...\n")
-    subprocess.run(["git", "add", "jobs"], cwd=root, check=True)
-    subprocess.run(["git", "commit", "-qm", "export"], cwd=root, check=True, env=quiet_env())
-    assert memcli(root, "add", fact).returncode == 0
-    (root / "jobs" / "export.py").write_text("def export(rows, bom=False): ...\n")
-    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() + 2 * 86400))
-    dated = quiet_env(GIT_AUTHOR_DATE=later, GIT_COMMITTER_DATE=later)
-    subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=root, check=True, env=dated)
-    assert memcli(root, "index").returncode == 0
+    later = stale_linked_file(root)
     assert memcli(root, "agent", "install", "claude-code").returncode == 0
     trust(root)
     model.read_path = str(root / "jobs" / "export.py")

@@ -19,6 +19,7 @@ from tests.e2e.conftest import (
     memory_text,
     project,
     quiet_env,
+    stale_linked_file,
 )
 from tests.e2e.model_api import ModelAPI
 from tests.stub_openai import StubOpenAI
@@ -143,18 +144,8 @@ def test_a_file_codex_prints_with_its_shell_brings_the_facts_that_name_it(
     PostToolUse hook (matched as ``Bash``, ``tool_input.command`` the command line) gives
     the facts linked to the file, marked "may be stale" after a later commit of it, before
     the command's output in the next request."""
-    fact = "jobs/export.py writes the CSV with a BOM so that Excel opens it."
     root = project(tmp_path, "app", FACT)
-    (root / "jobs").mkdir()
-    (root / "jobs" / "export.py").write_text("def export(rows): ...\n")
-    subprocess.run(["git", "add", "jobs"], cwd=root, check=True)
-    subprocess.run(["git", "commit", "-qm", "export"], cwd=root, check=True, env=quiet_env())
-    assert memcli(root, "add", fact).returncode == 0
-    (root / "jobs" / "export.py").write_text("def export(rows, bom=False): ...\n")
-    later = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(time.time() + 2 * 86400))
-    dated = quiet_env(GIT_AUTHOR_DATE=later, GIT_COMMITTER_DATE=later)
-    subprocess.run(["git", "commit", "-qam", "no BOM"], cwd=root, check=True, env=dated)
-    assert memcli(root, "index").returncode == 0
+    later = stale_linked_file(root)
     installed(root, model)
     model.read_path = "jobs/export.py"
     run = codex(root, model, "Have a look, please.")
